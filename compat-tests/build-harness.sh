@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Build the Redisson interop harness fat jar for one Redisson version.
+#
+#   compat-tests/build-harness.sh 3.52.0      -> compat-tests/jars/harness-3.52.0.jar
+#
+# Skips the build when the jar exists and is newer than pom.xml and every
+# file under src/. Maven's local repository is ${COMPAT_M2_REPO:-$HOME/.m2/repository}
+# so later runs reuse downloads. Each version builds in its own target-VERSION/.
+# Prints the jar path on stdout when done.
+set -euo pipefail
+
+usage() {
+    echo "usage: $0 REDISSON_VERSION   (e.g. 4.7.0, 3.52.0, 3.24.3, 3.17.7)" >&2
+    exit 2
+}
+
+[ $# -eq 1 ] || usage
+VERSION="$1"
+case "$VERSION" in
+    ''|*[!A-Za-z0-9._-]*) echo "build-harness: invalid version '$VERSION'" >&2; exit 2 ;;
+esac
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+JAR_DIR="$HERE/jars"
+JAR="$JAR_DIR/harness-$VERSION.jar"
+
+# Up to date? (jar newer than pom.xml and all sources/resources)
+if [ -f "$JAR" ]; then
+    stale=0
+    if [ "$HERE/pom.xml" -nt "$JAR" ]; then
+        stale=1
+    elif [ -n "$(find "$HERE/src" -type f -newer "$JAR" -print -quit)" ]; then
+        stale=1
+    fi
+    if [ "$stale" -eq 0 ]; then
+        echo "build-harness: $JAR is up to date" >&2
+        echo "$JAR"
+        exit 0
+    fi
+fi
+
+if ! command -v java >/dev/null 2>&1; then
+    echo "build-harness: 'java' not found on PATH; install a JDK 17+ (e.g. apt-get install openjdk-17-jdk-headless)" >&2
+    exit 1
+fi
+if ! command -v mvn >/dev/null 2>&1; then
+    echo "build-harness: 'mvn' not found on PATH; install Maven 3.8+ (e.g. apt-get install maven)" >&2
+    exit 1
+fi
+
+M2_REPO="${COMPAT_M2_REPO:-$HOME/.m2/repository}"
+BUILD_DIR="target-$VERSION"
+
+echo "build-harness: building Redisson $VERSION harness (maven repo: $M2_REPO)" >&2
+start=$(date +%s)
+if ! (cd "$HERE" && mvn -B -q \
+        -Dstyle.color=never \
+        -Dmaven.repo.local="$M2_REPO" \
+        -Dredisson.version="$VERSION" \
+        -DbuildDir="$BUILD_DIR" \
+        package >&2); then   # keep our stdout for the jar path only
+    echo "build-harness: Maven build FAILED for Redisson $VERSION" >&2
+    exit 1
+fi
+
+BUILT="$HERE/$BUILD_DIR/harness-$VERSION.jar"
+if [ ! -f "$BUILT" ]; then
+    echo "build-harness: expected $BUILT but Maven did not produce it" >&2
+    exit 1
+fi
+mkdir -p "$JAR_DIR"
+cp -f "$BUILT" "$JAR.tmp.$$"
+mv -f "$JAR.tmp.$$" "$JAR"
+echo "build-harness: built $JAR in $(( $(date +%s) - start ))s" >&2
+echo "$JAR"

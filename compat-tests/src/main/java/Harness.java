@@ -1,0 +1,676 @@
+import java.io.BufferedReader;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import org.redisson.Redisson;
+import org.redisson.api.RBucket;
+import org.redisson.api.RList;
+import org.redisson.api.RLock;
+import org.redisson.api.RReadWriteLock;
+import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.StringCodec;
+import org.redisson.config.Config;
+
+/**
+ * Interop harness: drives real Redisson locks from a line-based protocol.
+ *
+ * <pre>
+ *   java -jar harness-V.jar --url redis://127.0.0.1:PORT --watchdog-ms 30000 [--bench]
+ * </pre>
+ *
+ * stdin:  one command per line, {@code SEQ WORKER CMD ARGS...}
+ * stdout: one JSON object per line (a "ready" event, then exactly one response per command).
+ * See README.md in this directory for the full contract.
+ *
+ * Only Redisson API that exists in 3.17.x .. 4.x is used.
+ */
+public final class Harness {
+
+    /** Real stdout; System.out is redirected to stderr so no library can corrupt the protocol. */
+    private static PrintStream protocolOut;
+    private static final Object OUT_LOCK = new Object();
+
+    private static RedissonClient redisson;
+    private static String clientId;
+    private static boolean benchMode;
+    private static long exitGraceMs = 10_000;
+
+    /** Only touched by the stdin reader (main) thread. */
+    private static final Map<String, Worker> WORKERS = new LinkedHashMap<>();
+
+    private Harness() {
+    }
+
+    // ------------------------------------------------------------------ main
+
+    public static void main(String[] args) throws Exception {
+        protocolOut = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
+        System.setOut(System.err);
+
+        String url = null;
+        long watchdogMs = 30_000;
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            switch (a) {
+                case "--url":
+                    url = requireArg(args, ++i, a);
+                    break;
+                case "--watchdog-ms":
+                    watchdogMs = Long.parseLong(requireArg(args, ++i, a));
+                    break;
+                case "--exit-grace-ms":
+                    exitGraceMs = Long.parseLong(requireArg(args, ++i, a));
+                    break;
+                case "--bench":
+                    benchMode = true;
+                    break;
+                case "-h":
+                case "--help":
+                    System.err.println("usage: java -jar harness.jar --url redis://HOST:PORT [--watchdog-ms MS] [--exit-grace-ms MS] [--bench]");
+                    System.exit(0);
+                    break;
+                default:
+                    System.err.println("harness: unknown argument: " + a);
+                    System.exit(2);
+            }
+        }
+        if (url == null) {
+            System.err.println("harness: --url is required");
+            System.exit(2);
+        }
+
+        try {
+            Config config = new Config();
+            config.setLockWatchdogTimeout(watchdogMs);
+            config.setThreads(4);
+            config.setNettyThreads(8);
+            config.useSingleServer()
+                    .setAddress(url)
+                    .setConnectionPoolSize(8)
+                    .setConnectionMinimumIdleSize(1)
+                    .setSubscriptionConnectionPoolSize(2)
+                    .setSubscriptionConnectionMinimumIdleSize(1);
+            redisson = Redisson.create(config);
+            clientId = redisson.getId();
+        } catch (Throwable t) {
+            Map<String, Object> fatal = new LinkedHashMap<>();
+            fatal.put("event", "fatal");
+            fatal.put("error", message(t));
+            fatal.put("errorClass", t.getClass().getName());
+            fatal.put("ts_ms", System.currentTimeMillis());
+            emit(Json.write(fatal));
+            t.printStackTrace(System.err);
+            System.exit(1);
+        }
+
+        Map<String, Object> ready = new LinkedHashMap<>();
+        ready.put("event", "ready");
+        ready.put("clientId", clientId);
+        ready.put("version", redissonVersion());
+        ready.put("ts_ms", System.currentTimeMillis());
+        emit(Json.write(ready));
+
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = in.readLine()) != null) {
+            String trimmed = line.trim();
+            if (trimmed.isEmpty() || trimmed.startsWith("#")) {
+                continue;
+            }
+            String[] tok = trimmed.split("\\s+");
+            Long seq = null;
+            if (tok.length >= 1) {
+                try {
+                    seq = Long.parseLong(tok[0]);
+                } catch (NumberFormatException e) {
+                    seq = null;
+                }
+            }
+            if (seq == null || tok.length < 3) {
+                emitMalformed(seq, tok.length >= 2 ? tok[1] : null, tok.length >= 3 ? tok[2] : null,
+                        "malformed command line (expected 'SEQ WORKER CMD ARGS...'): " + trimmed);
+                continue;
+            }
+            String workerName = tok[1];
+            String cmd = tok[2];
+            String[] cmdArgs = new String[tok.length - 3];
+            System.arraycopy(tok, 3, cmdArgs, 0, cmdArgs.length);
+
+            Worker w = worker(workerName);
+            if (cmd.equals("exit")) {
+                long startMs = System.currentTimeMillis();
+                drainAll(startMs + exitGraceMs);
+                emitResponse(seq, workerName, cmd, true, null, null, w.threadId, startMs);
+                shutdownAndExit(0);
+                return;
+            }
+            final long fseq = seq;
+            w.executor.execute(() -> runCommand(fseq, w, cmd, cmdArgs));
+        }
+        // stdin EOF: let already-submitted commands finish (bounded), then shut down.
+        drainAll(System.currentTimeMillis() + exitGraceMs);
+        shutdownAndExit(0);
+    }
+
+    private static String requireArg(String[] args, int i, String flag) {
+        if (i >= args.length) {
+            System.err.println("harness: " + flag + " needs a value");
+            System.exit(2);
+        }
+        return args[i];
+    }
+
+    // --------------------------------------------------------------- workers
+
+    private static final class Worker {
+        final String name;
+        final ExecutorService executor;
+        final long threadId;
+
+        Worker(String name) {
+            this.name = name;
+            final Thread[] holder = new Thread[1];
+            this.executor = Executors.newSingleThreadExecutor(r -> {
+                Thread t = new Thread(r, "harness-worker-" + name);
+                t.setDaemon(true);
+                holder[0] = t;
+                return t;
+            });
+            // Start the thread now so its id is known (also used for the exit response).
+            try {
+                executor.submit(() -> { }).get();
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+            this.threadId = holder[0].getId();
+        }
+    }
+
+    private static Worker worker(String name) {
+        return WORKERS.computeIfAbsent(name, Worker::new);
+    }
+
+    /** Waits until every worker has finished all commands submitted so far, or the deadline passes. */
+    private static void drainAll(long deadlineMs) {
+        List<Future<?>> barriers = new ArrayList<>();
+        List<String> names = new ArrayList<>();
+        for (Worker w : WORKERS.values()) {
+            barriers.add(w.executor.submit(() -> { }));
+            names.add(w.name);
+        }
+        for (int i = 0; i < barriers.size(); i++) {
+            long left = deadlineMs - System.currentTimeMillis();
+            try {
+                barriers.get(i).get(Math.max(left, 0), TimeUnit.MILLISECONDS);
+            } catch (TimeoutException e) {
+                System.err.println("harness: worker " + names.get(i) + " still busy at shutdown; abandoning it");
+            } catch (Exception e) {
+                System.err.println("harness: worker " + names.get(i) + " drain failed: " + e);
+            }
+        }
+    }
+
+    private static void shutdownAndExit(int code) {
+        synchronized (OUT_LOCK) {
+            protocolOut.flush();
+        }
+        try {
+            redisson.shutdown(0, 2, TimeUnit.SECONDS);
+        } catch (Throwable t) {
+            System.err.println("harness: redisson shutdown failed: " + t);
+        }
+        System.exit(code);
+    }
+
+    // -------------------------------------------------------------- commands
+
+    private static void runCommand(long seq, Worker w, String cmd, String[] a) {
+        long startMs = System.currentTimeMillis();
+        Object result;
+        try {
+            result = execute(w, cmd, a);
+        } catch (Throwable t) {
+            emitResponse(seq, w.name, cmd, false, null, t, Thread.currentThread().getId(), startMs);
+            if (t instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            return;
+        }
+        emitResponse(seq, w.name, cmd, true, result, null, Thread.currentThread().getId(), startMs);
+    }
+
+    private static Object execute(Worker w, String cmd, String[] a) throws Exception {
+        switch (cmd) {
+            case "hello": {
+                argc(cmd, a, 0, 0);
+                long tid = Thread.currentThread().getId();
+                Map<String, Object> r = new LinkedHashMap<>();
+                r.put("clientId", clientId);
+                r.put("threadId", tid);
+                r.put("field", clientId + ":" + tid);
+                return r;
+            }
+            case "sleep":
+                argc(cmd, a, 1, 1);
+                Thread.sleep(num(a[0]));
+                return null;
+
+            // ---- plain reentrant lock
+            case "lock":
+            case "tryLock":
+            case "unlock":
+            case "forceUnlock":
+            case "holdCount":
+            case "isLocked":
+            case "isHeldByThread":
+            case "remainTTL":
+                requireName(cmd, a);
+                return lockOp(cmd, redisson.getLock(a[0]), a);
+
+            case "counter":
+                argc(cmd, a, 4, 4);
+                return counter(w, a[0], a[1], num(a[2]), num(a[3]));
+            case "rwcounter":
+                argc(cmd, a, 4, 4);
+                return rwcounter(w, a[0], a[1], num(a[2]), num(a[3]));
+
+            case "benchLockUnlock":
+                argc(cmd, a, 2, 2);
+                return bench(redisson.getLock(a[0]), num(a[1]), false);
+            case "benchTryLock":
+                argc(cmd, a, 2, 2);
+                return bench(redisson.getLock(a[0]), num(a[1]), true);
+
+            default:
+                break;
+        }
+        // ---- read/write lock: readX / writeX
+        String sub = null;
+        boolean read = false;
+        if (cmd.startsWith("read") && cmd.length() > 4) {
+            sub = cmd.substring(4);
+            read = true;
+        } else if (cmd.startsWith("write") && cmd.length() > 5) {
+            sub = cmd.substring(5);
+        }
+        if (sub != null) {
+            String op = Character.toLowerCase(sub.charAt(0)) + sub.substring(1);
+            switch (op) {
+                case "lock":
+                case "tryLock":
+                case "unlock":
+                case "forceUnlock":
+                case "holdCount":
+                case "isLocked":
+                case "isHeldByThread":
+                case "remainTTL":
+                    requireName(cmd, a);
+                    RReadWriteLock rw = redisson.getReadWriteLock(a[0]);
+                    return lockOp(cmd, read ? rw.readLock() : rw.writeLock(), a);
+                default:
+                    break;
+            }
+        }
+        throw new IllegalArgumentException("unknown command: " + cmd);
+    }
+
+    /** The shared lock operations; {@code a[0]} is the lock name. */
+    private static Object lockOp(String cmd, RLock lock, String[] a) throws InterruptedException {
+        String op = cmd;
+        if (op.startsWith("read")) {
+            op = op.substring(4);
+        } else if (op.startsWith("write")) {
+            op = op.substring(5);
+        }
+        op = Character.toLowerCase(op.charAt(0)) + op.substring(1);
+        switch (op) {
+            case "lock":
+                argc(cmd, a, 1, 2);
+                if (a.length == 1) {
+                    lock.lock();
+                } else {
+                    lock.lock(num(a[1]), TimeUnit.MILLISECONDS);
+                }
+                return null;
+            case "tryLock":
+                argc(cmd, a, 1, 3);
+                if (a.length == 1) {
+                    return lock.tryLock();
+                } else if (a.length == 2) {
+                    return lock.tryLock(num(a[1]), TimeUnit.MILLISECONDS);
+                } else {
+                    return lock.tryLock(num(a[1]), num(a[2]), TimeUnit.MILLISECONDS);
+                }
+            case "unlock":
+                argc(cmd, a, 1, 1);
+                lock.unlock();
+                return null;
+            case "forceUnlock":
+                argc(cmd, a, 1, 1);
+                return lock.forceUnlock();
+            case "holdCount":
+                argc(cmd, a, 1, 1);
+                return lock.getHoldCount();
+            case "isLocked":
+                argc(cmd, a, 1, 1);
+                return lock.isLocked();
+            case "isHeldByThread":
+                argc(cmd, a, 1, 1);
+                return lock.isHeldByCurrentThread();
+            case "remainTTL":
+                argc(cmd, a, 1, 1);
+                return lock.remainTimeToLive();
+            default:
+                throw new IllegalArgumentException("unknown command: " + cmd);
+        }
+    }
+
+    private static long counter(Worker w, String name, String key, long rounds, long sleepMs)
+            throws InterruptedException {
+        RLock lock = redisson.getLock(name);
+        RBucket<String> value = redisson.getBucket(key, StringCodec.INSTANCE);
+        RList<String> intervals = redisson.getList(key + ":intervals", StringCodec.INSTANCE);
+        long done = 0;
+        for (long i = 0; i < rounds; i++) {
+            lock.lock();
+            try {
+                long start = epochMicros();
+                String v = value.get();
+                long n = v == null ? 0 : Long.parseLong(v.trim());
+                if (sleepMs > 0) {
+                    Thread.sleep(sleepMs);
+                }
+                value.set(Long.toString(n + 1));
+                long end = epochMicros();
+                intervals.add("java:" + w.name + ":" + start + ":" + end);
+            } finally {
+                lock.unlock();
+            }
+            done++;
+        }
+        return done;
+    }
+
+    private static long rwcounter(Worker w, String name, String key, long rounds, long writePercent) {
+        RReadWriteLock rw = redisson.getReadWriteLock(name);
+        RBucket<String> value = redisson.getBucket(key, StringCodec.INSTANCE);
+        RList<String> intervals = redisson.getList(key + ":intervals", StringCodec.INSTANCE);
+        long writes = 0;
+        for (long i = 0; i < rounds; i++) {
+            boolean write = ThreadLocalRandom.current().nextInt(100) < writePercent;
+            RLock lock = write ? rw.writeLock() : rw.readLock();
+            lock.lock();
+            try {
+                long start = epochMicros();
+                String v = value.get();
+                long n = v == null ? 0 : Long.parseLong(v.trim());
+                if (write) {
+                    value.set(Long.toString(n + 1));
+                }
+                long end = epochMicros();
+                intervals.add("java:" + w.name + ":" + (write ? "w" : "r") + ":" + start + ":" + end);
+            } finally {
+                lock.unlock();
+            }
+            if (write) {
+                writes++;
+            }
+        }
+        return writes;
+    }
+
+    private static Object bench(RLock lock, long iters, boolean tryLock) {
+        if (iters < 0 || iters > 10_000_000) {
+            throw new IllegalArgumentException("ITERS out of range: " + iters);
+        }
+        long failures = 0;
+        for (int i = 0; i < 2000; i++) {
+            if (tryLock) {
+                if (lock.tryLock()) {
+                    lock.unlock();
+                }
+            } else {
+                lock.lock();
+                lock.unlock();
+            }
+        }
+        long[] ns = new long[(int) iters];
+        for (int i = 0; i < ns.length; i++) {
+            long t0 = System.nanoTime();
+            if (tryLock) {
+                if (lock.tryLock()) {
+                    lock.unlock();
+                } else {
+                    failures++;
+                }
+            } else {
+                lock.lock();
+                lock.unlock();
+            }
+            ns[i] = System.nanoTime() - t0;
+        }
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("iters", iters);
+        if (tryLock) {
+            r.put("failures", failures);
+        }
+        r.put("ns", ns);
+        return r;
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    /** Wall-clock epoch microseconds (Instant has microsecond precision on Linux, Java 15+). */
+    static long epochMicros() {
+        Instant now = Instant.now();
+        return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
+    }
+
+    private static void requireName(String cmd, String[] a) {
+        if (a.length < 1) {
+            throw new IllegalArgumentException(cmd + ": missing lock NAME");
+        }
+    }
+
+    private static void argc(String cmd, String[] a, int min, int max) {
+        if (a.length < min || a.length > max) {
+            throw new IllegalArgumentException(cmd + ": expected " + (min == max ? "" + min : min + ".." + max)
+                    + " argument(s), got " + a.length);
+        }
+    }
+
+    private static long num(String s) {
+        try {
+            return Long.parseLong(s);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("not an integer: " + s);
+        }
+    }
+
+    private static String message(Throwable t) {
+        String m = t.getMessage();
+        return m != null ? m : t.toString();
+    }
+
+    static String redissonVersion() {
+        // The Maven metadata of the bundled Redisson jar is kept by the shade plugin.
+        String v = readProperty("/META-INF/maven/org.redisson/redisson/pom.properties", "version");
+        if (v == null) {
+            v = readProperty("/harness.properties", "redisson.version");
+        }
+        return v != null ? v : "unknown";
+    }
+
+    private static String readProperty(String resource, String key) {
+        try (InputStream in = Harness.class.getResourceAsStream(resource)) {
+            if (in == null) {
+                return null;
+            }
+            Properties p = new Properties();
+            p.load(in);
+            return p.getProperty(key);
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    // ----------------------------------------------------------------- output
+
+    static void emit(String line) {
+        synchronized (OUT_LOCK) {
+            protocolOut.print(line);
+            protocolOut.print('\n');
+            protocolOut.flush();
+        }
+    }
+
+    private static void emitResponse(long seq, String worker, String cmd, boolean ok, Object result, Throwable err,
+                                     Long threadId, long startMs) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("seq", seq);
+        m.put("worker", worker);
+        m.put("cmd", cmd);
+        m.put("ok", ok);
+        m.put("result", result);
+        m.put("error", err == null ? null : message(err));
+        m.put("errorClass", err == null ? null : err.getClass().getName());
+        m.put("threadId", threadId);
+        m.put("ts_ms", System.currentTimeMillis());
+        m.put("start_ms", startMs);
+        emit(Json.write(m));
+    }
+
+    private static void emitMalformed(Long seq, String worker, String cmd, String msg) {
+        long now = System.currentTimeMillis();
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("seq", seq);
+        m.put("worker", worker);
+        m.put("cmd", cmd);
+        m.put("ok", false);
+        m.put("result", null);
+        m.put("error", msg);
+        m.put("errorClass", IllegalArgumentException.class.getName());
+        m.put("threadId", null);
+        m.put("ts_ms", now);
+        m.put("start_ms", now);
+        emit(Json.write(m));
+    }
+
+    /** Minimal JSON writer for null, Boolean, Number, String, Map, List, long[]. */
+    static final class Json {
+        private Json() {
+        }
+
+        static String write(Object v) {
+            StringBuilder sb = new StringBuilder(64);
+            write(sb, v);
+            return sb.toString();
+        }
+
+        private static void write(StringBuilder sb, Object v) {
+            if (v == null) {
+                sb.append("null");
+            } else if (v instanceof Boolean || v instanceof Integer || v instanceof Long
+                    || v instanceof Short || v instanceof Byte) {
+                sb.append(v);
+            } else if (v instanceof Number) {
+                double d = ((Number) v).doubleValue();
+                if (Double.isNaN(d) || Double.isInfinite(d)) {
+                    sb.append("null");
+                } else {
+                    sb.append(v);
+                }
+            } else if (v instanceof long[]) {
+                long[] arr = (long[]) v;
+                sb.append('[');
+                for (int i = 0; i < arr.length; i++) {
+                    if (i > 0) {
+                        sb.append(',');
+                    }
+                    sb.append(arr[i]);
+                }
+                sb.append(']');
+            } else if (v instanceof Map) {
+                sb.append('{');
+                boolean first = true;
+                for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
+                    if (!first) {
+                        sb.append(',');
+                    }
+                    first = false;
+                    string(sb, String.valueOf(e.getKey()));
+                    sb.append(':');
+                    write(sb, e.getValue());
+                }
+                sb.append('}');
+            } else if (v instanceof Iterable) {
+                sb.append('[');
+                boolean first = true;
+                for (Object o : (Iterable<?>) v) {
+                    if (!first) {
+                        sb.append(',');
+                    }
+                    first = false;
+                    write(sb, o);
+                }
+                sb.append(']');
+            } else {
+                string(sb, v.toString());
+            }
+        }
+
+        private static void string(StringBuilder sb, String s) {
+            sb.append('"');
+            for (int i = 0; i < s.length(); i++) {
+                char c = s.charAt(i);
+                switch (c) {
+                    case '"':
+                        sb.append("\\\"");
+                        break;
+                    case '\\':
+                        sb.append("\\\\");
+                        break;
+                    case '\n':
+                        sb.append("\\n");
+                        break;
+                    case '\r':
+                        sb.append("\\r");
+                        break;
+                    case '\t':
+                        sb.append("\\t");
+                        break;
+                    case '\b':
+                        sb.append("\\b");
+                        break;
+                    case '\f':
+                        sb.append("\\f");
+                        break;
+                    default:
+                        if (c < 0x20 || c == 0x2028 || c == 0x2029) {
+                            sb.append(String.format("\\u%04x", (int) c));
+                        } else {
+                            sb.append(c);
+                        }
+                }
+            }
+            sb.append('"');
+        }
+    }
+}

@@ -1,0 +1,9 @@
+-- RLock: delete the lock whoever holds it, and wake one waiter per subscribed client.
+-- KEYS[1] lock hash, KEYS[2] unlock channel
+-- ARGV[1] message ("0"), ARGV[2] publish command ("PUBLISH" or "SPUBLISH")
+-- Reply: 1 when a lock was deleted (and the message published), 0 when there was none.
+if redis.call('del', KEYS[1]) == 1 then
+  redis.call(ARGV[2], KEYS[2], ARGV[1])
+  return 1
+end
+return 0

@@ -1,0 +1,28 @@
+-- RLock: release one hold (Redisson 3.24+ form, with the idempotency latch).
+-- KEYS[1] lock hash, KEYS[2] unlock channel, KEYS[3] latch "redisson_unlock_latch:{N}:<request id>"
+-- ARGV[1] message to publish ("0"), ARGV[2] lease ms re-applied after a partial release,
+-- ARGV[3] owner field, ARGV[4] publish command ("PUBLISH" or "SPUBLISH"), ARGV[5] latch TTL ms
+-- Reply: nil = the owner holds nothing (nothing changed); 0 = still held (count decremented);
+--        1 = fully released (key deleted, message published). A repeated request replays its first reply.
+local lock_key, channel, latch = KEYS[1], KEYS[2], KEYS[3]
+local message, lease_ms, owner, publish_cmd, latch_ms = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+
+local earlier = redis.call('get', latch)
+if earlier then
+  return tonumber(earlier)
+end
+if redis.call('hexists', lock_key, owner) == 0 then
+  return nil
+end
+
+local remaining = redis.call('hincrby', lock_key, owner, -1)
+if remaining > 0 then
+  redis.call('pexpire', lock_key, lease_ms)
+  redis.call('set', latch, '0', 'px', latch_ms)
+  return 0
+end
+
+redis.call('del', lock_key)
+redis.call(publish_cmd, channel, message)
+redis.call('set', latch, '1', 'px', latch_ms)
+return 1

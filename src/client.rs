@@ -1,0 +1,386 @@
+//! The client: connections, the client id, and the per-client hub, watchdog and release worker.
+
+use std::sync::Arc;
+
+use redis::aio::ConnectionManagerConfig;
+use redis::ProtocolVersion;
+use tokio::sync::mpsc;
+
+use crate::config::{Config, PublishMode};
+use crate::conn::Connection;
+use crate::core::{release_worker, ReleaseJob};
+use crate::error::{Error, Result};
+use crate::lock::RLock;
+use crate::pubsub::{push_handler, Hub, PubSubConn};
+use crate::watchdog::Watchdog;
+
+pub(crate) struct ClientInner {
+    pub id: String,
+    pub config: Config,
+    pub conn: Connection,
+    pub hub: Arc<Hub>,
+    pub watchdog: Watchdog,
+    pub release_tx: mpsc::UnboundedSender<ReleaseJob>,
+    pub publish_cmd: &'static str,
+}
+
+/// A connection to Redis for locks: one id, one pub/sub hub, one watchdog.
+///
+/// Equivalent to a `RedissonClient` for locking purposes: it gets a random UUID v4 id at
+/// creation, which forms the first half of every hash field it writes
+/// (`<client id>:<owner id>`). Cloning is cheap and shares everything. Background work (the
+/// watchdog, pub/sub, releases queued by dropped guards) runs on the tokio runtime the client was
+/// created in and stops when the last clone and the last guard are gone.
+///
+/// # Examples
+///
+/// ```no_run
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), redisson_lock::Error> {
+/// let client = redisson_lock::Client::connect("redis://127.0.0.1:6379/").await?;
+/// let lock = client.lock("lock:order:42")?;
+/// let guard = lock.lock().await?;
+/// // ... work on order 42 ...
+/// guard.unlock().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    pub(crate) inner: Arc<ClientInner>,
+}
+
+/// Counters that show what a client is doing (for diagnostics and tests).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ClientStats {
+    /// (lock, owner) pairs the watchdog is renewing.
+    pub renewing: usize,
+    /// Unlock channels with at least one local waiter (or still being unsubscribed).
+    pub channels: usize,
+}
+
+impl Client {
+    /// Connects with the default [`Config`]. `url` is a redis URL: `redis://[user:password@]host[:port][/db]`
+    /// or `rediss://` for TLS (with the `tls-rustls` feature).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a malformed URL, [`Error::Redis`] when Redis cannot be reached.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo() -> redisson_lock::Result<()> {
+    /// let client = redisson_lock::Client::connect("redis://:secret@127.0.0.1:6380/2").await?;
+    /// # let _ = client; Ok(()) }
+    /// ```
+    pub async fn connect(url: &str) -> Result<Client> {
+        Client::builder().url(url).build().await
+    }
+
+    /// A builder for other connections or settings.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo() -> redisson_lock::Result<()> {
+    /// use std::time::Duration;
+    /// let client = redisson_lock::Client::builder()
+    ///     .url("redis://127.0.0.1/")
+    ///     .config(redisson_lock::Config::default().lock_watchdog_timeout(Duration::from_secs(10)))
+    ///     .build()
+    ///     .await?;
+    /// # let _ = client; Ok(()) }
+    /// ```
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::default()
+    }
+
+    /// This client's id: a lowercase UUID v4, like Java's `UUID.toString()`.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) {
+    /// assert_eq!(client.id().len(), 36);
+    /// # }
+    /// ```
+    pub fn id(&self) -> &str {
+        &self.inner.id
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    /// A handle to the reentrant lock `name` (Redisson's `getLock(name)`). Nothing is sent yet.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when `name` (after the name mapper) is empty.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let lock = client.lock("lock:order:42")?;
+    /// assert!(client.lock("").is_err());
+    /// # let _ = lock; Ok(()) }
+    /// ```
+    pub fn lock(&self, name: &str) -> Result<RLock> {
+        let key = crate::name::lock_key(&self.inner.config.name_mapper, name)?;
+        Ok(RLock::new(self.inner.clone(), key))
+    }
+
+    /// What the client is doing right now.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) {
+    /// println!("renewing {} locks", client.stats().renewing);
+    /// # }
+    /// ```
+    pub fn stats(&self) -> ClientStats {
+        ClientStats {
+            renewing: self.inner.watchdog.len(),
+            channels: self.inner.hub.channel_count(),
+        }
+    }
+
+    /// The command connection (for application commands next to the locks).
+    ///
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redis::RedisResult<()> {
+    /// let mut conn = client.connection();
+    /// let _: () = redis::cmd("PING").query_async(&mut conn).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn connection(&self) -> Connection {
+        self.inner.conn.clone()
+    }
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("id", &self.inner.id)
+            .field("conn", &self.inner.conn)
+            .field("publish", &self.inner.publish_cmd)
+            .finish()
+    }
+}
+
+enum Source {
+    None,
+    Url(String),
+    Redis(redis::Client),
+    Connection(Connection),
+    Cluster(Vec<String>),
+}
+
+/// Builds a [`Client`] from a URL, a `redis::Client`, an existing connection or cluster nodes.
+///
+/// # Examples
+///
+/// Reusing a connection the application already has; give the `redis::Client` too so waiters
+/// can subscribe to unlock messages (without it they poll every
+/// [`poll_interval`](Config::poll_interval)):
+///
+/// ```no_run
+/// # async fn demo() -> redisson_lock::Result<()> {
+/// let redis = redis::Client::open("redis://127.0.0.1/")?;
+/// let conn = redis.get_multiplexed_async_connection().await?;
+/// let client = redisson_lock::Client::builder()
+///     .connection(conn)
+///     .pubsub_client(redis)
+///     .build()
+///     .await?;
+/// # let _ = client; Ok(()) }
+/// ```
+pub struct ClientBuilder {
+    source: Source,
+    pubsub: Option<redis::Client>,
+    config: Config,
+}
+
+impl Default for ClientBuilder {
+    fn default() -> Self {
+        ClientBuilder {
+            source: Source::None,
+            pubsub: None,
+            config: Config::default(),
+        }
+    }
+}
+
+impl ClientBuilder {
+    /// Connect to this redis URL (a reconnecting connection manager, plus a RESP3 pub/sub connection).
+    pub fn url(mut self, url: impl Into<String>) -> Self {
+        self.source = Source::Url(url.into());
+        self
+    }
+
+    /// Connect with this `redis::Client` (a reconnecting connection manager, plus pub/sub).
+    pub fn redis_client(mut self, client: redis::Client) -> Self {
+        self.source = Source::Redis(client);
+        self
+    }
+
+    /// Send lock commands over a connection the application already has
+    /// (`ConnectionManager`, `MultiplexedConnection` or `ClusterConnection`).
+    pub fn connection(mut self, conn: impl Into<Connection>) -> Self {
+        self.source = Source::Connection(conn.into());
+        self
+    }
+
+    /// With [`connection`](Self::connection): where to open the pub/sub connection.
+    pub fn pubsub_client(mut self, client: redis::Client) -> Self {
+        self.pubsub = Some(client);
+        self
+    }
+
+    /// Connect to a Redis Cluster through these seed nodes (redis URLs).
+    pub fn cluster<I, S>(mut self, nodes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.source = Source::Cluster(nodes.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Use this configuration.
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Connects and starts the background tasks. Must be called inside a tokio runtime.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a bad URL or configuration; [`Error::Redis`] when Redis
+    /// cannot be reached.
+    pub async fn build(self) -> Result<Client> {
+        let config = self.config;
+        config.validate()?;
+        let channels = Hub::new_channels();
+        let (conn, pubsub) = match self.source {
+            Source::None => {
+                return Err(Error::InvalidArgument("no Redis URL, client or connection given".into()))
+            }
+            Source::Url(url) => {
+                let client = redis::Client::open(url.as_str())
+                    .map_err(|e| Error::InvalidArgument(format!("bad redis URL `{}`: {e}", redact(&url))))?;
+                manager_pair(&client, &config, channels.clone()).await?
+            }
+            Source::Redis(client) => manager_pair(&client, &config, channels.clone()).await?,
+            Source::Connection(conn) => {
+                let pubsub = match self.pubsub {
+                    Some(c) => Some(pubsub_manager(&c, &config, channels.clone()).await?),
+                    None => None,
+                };
+                (conn, pubsub)
+            }
+            Source::Cluster(nodes) => {
+                if nodes.is_empty() {
+                    return Err(Error::InvalidArgument("no cluster nodes given".into()));
+                }
+                let cc = redis::cluster::ClusterClientBuilder::new(nodes)
+                    .use_protocol(ProtocolVersion::RESP3)
+                    .push_sender(push_handler(channels.clone()))
+                    .response_timeout(config.command_timeout)
+                    .connection_timeout(config.connect_timeout)
+                    .build()
+                    .map_err(|e| Error::InvalidArgument(format!("bad cluster configuration: {e}")))?;
+                let conn = cc.get_async_connection().await?;
+                (Connection::Cluster(conn.clone()), Some(PubSubConn::Cluster(conn)))
+            }
+        };
+
+        let sharded = match config.publish_mode {
+            PublishMode::Classic => false,
+            PublishMode::Sharded => {
+                if !conn.is_cluster() {
+                    return Err(Error::InvalidArgument(
+                        "PublishMode::Sharded needs a cluster connection (Redisson shards pub/sub only in cluster mode)".into(),
+                    ));
+                }
+                true
+            }
+            PublishMode::Auto => conn.is_cluster() && supports_sharded(&conn, &config).await,
+        };
+        if pubsub.is_none() {
+            tracing::info!("no pub/sub connection: waiters poll every {:?}", config.poll_interval);
+        }
+
+        let watchdog = Watchdog::start(conn.clone(), &config);
+        let (release_tx, release_rx) = mpsc::unbounded_channel();
+        tokio::spawn(release_worker(release_rx));
+        let id = uuid::Uuid::new_v4().to_string();
+        tracing::debug!(client_id = %id, sharded, "lock client ready");
+        Ok(Client {
+            inner: Arc::new(ClientInner {
+                id,
+                hub: Arc::new(Hub::new(channels, pubsub, sharded)),
+                config,
+                conn,
+                watchdog,
+                release_tx,
+                publish_cmd: if sharded { "SPUBLISH" } else { "PUBLISH" },
+            }),
+        })
+    }
+}
+
+fn manager_config(config: &Config) -> ConnectionManagerConfig {
+    ConnectionManagerConfig::new()
+        .set_response_timeout(Some(config.command_timeout))
+        .set_connection_timeout(Some(config.connect_timeout))
+        .set_max_delay(std::time::Duration::from_secs(2))
+}
+
+async fn manager_pair(
+    client: &redis::Client,
+    config: &Config,
+    channels: crate::pubsub::ChannelsHandle,
+) -> Result<(Connection, Option<PubSubConn>)> {
+    let conn = client.get_connection_manager_with_config(manager_config(config)).await?;
+    let pubsub = match pubsub_manager(client, config, channels).await {
+        Ok(p) => Some(p),
+        Err(e) => {
+            tracing::warn!(error = %e, "no RESP3 pub/sub connection (Redis < 6?): waiters will poll");
+            None
+        }
+    };
+    Ok((Connection::Manager(conn), pubsub))
+}
+
+/// A RESP3 connection manager that delivers pushes to the hub and re-subscribes after reconnects.
+async fn pubsub_manager(
+    client: &redis::Client,
+    config: &Config,
+    channels: crate::pubsub::ChannelsHandle,
+) -> Result<PubSubConn> {
+    let info = client.get_connection_info().clone();
+    let settings = info.redis_settings().clone().set_protocol(ProtocolVersion::RESP3);
+    let resp3 = redis::Client::open(info.set_redis_settings(settings))?;
+    let cfg = manager_config(config)
+        .set_push_sender(push_handler(channels))
+        .set_automatic_resubscription();
+    Ok(PubSubConn::Manager(resp3.get_connection_manager_with_config(cfg).await?))
+}
+
+async fn supports_sharded(conn: &Connection, config: &Config) -> bool {
+    let mut c = conn.clone();
+    let mut cmd = redis::cmd("PUBSUB");
+    cmd.arg("SHARDNUMSUB").arg("0");
+    let probe = cmd.query_async::<redis::Value>(&mut c);
+    matches!(tokio::time::timeout(config.command_timeout, probe).await, Ok(Ok(_)))
+}
+
+/// Hides a password in a URL for error messages.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => format!("{}://***@{}", &url[..s], &url[at + 1..]),
+        _ => url.to_owned(),
+    }
+}

@@ -1,0 +1,145 @@
+//! The crate's one error type.
+
+use std::time::Duration;
+
+use crate::lease::LostReason;
+
+/// Everything that can go wrong with a lock operation.
+///
+/// The variants callers usually match on are [`Error::NotHeld`] (an unlock of a lock the owner
+/// does not hold, e.g. because its lease ran out), [`Error::Timeout`], [`Error::Lost`] and
+/// [`Error::Redis`]. Bad input is reported as [`Error::InvalidArgument`] before anything is sent
+/// to Redis, and a key of another type under a lock's name as [`Error::WrongType`]; in both cases
+/// nothing in Redis is changed.
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo(lock: redisson_lock::RLock) -> Result<(), redisson_lock::Error> {
+/// use redisson_lock::Error;
+///
+/// let guard = lock.lock().await?;
+/// match guard.unlock().await {
+///     Ok(_) => {}
+///     // the lease ran out (or someone force-unlocked) before we released: the work done
+///     // under the lock may have overlapped with another holder's.
+///     Err(Error::NotHeld { key, field }) => eprintln!("{key} was no longer held by {field}"),
+///     Err(e) => return Err(e),
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An argument was rejected before anything was sent (empty name, zero lease, bad URL...).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+
+    /// The owner does not hold this lock (Java: `IllegalMonitorStateException`).
+    /// Redis was not changed.
+    #[error("lock `{key}` is not held by `{field}`")]
+    NotHeld {
+        /// The lock's Redis key.
+        key: String,
+        /// The owner field `<client id>:<owner id>` that tried to release.
+        field: String,
+    },
+
+    /// A wait for the lock ended without acquiring it.
+    #[error("timed out after {waited:?} waiting for lock `{key}`")]
+    Timeout {
+        /// The lock's Redis key.
+        key: String,
+        /// How long the call waited.
+        waited: Duration,
+    },
+
+    /// The lock was lost while held (lease ran out, force-unlocked, Redis restarted...).
+    #[error("lock `{key}` held by `{field}` was lost: {reason}")]
+    Lost {
+        /// The lock's Redis key.
+        key: String,
+        /// The owner field that held it.
+        field: String,
+        /// Why the hold ended.
+        reason: LostReason,
+    },
+
+    /// The key under the lock's name holds another Redis type (Redis `WRONGTYPE`). Nothing changed.
+    #[error("key `{key}` holds a value of another type, not a lock")]
+    WrongType {
+        /// The offending key.
+        key: String,
+    },
+
+    /// The operation cannot succeed by waiting, e.g. upgrading a read hold to a write hold.
+    #[error("waiting for lock `{key}` would deadlock: {why}")]
+    WouldDeadlock {
+        /// The lock's Redis key.
+        key: String,
+        /// What the deadlock would be.
+        why: &'static str,
+    },
+
+    /// A Redis command got no reply within the configured command timeout.
+    #[error("redis command timed out after {0:?}")]
+    CommandTimeout(Duration),
+
+    /// The client (or its background runtime) has shut down.
+    #[error("the lock client has shut down")]
+    Shutdown,
+
+    /// Redis answered something the lock protocol does not allow.
+    #[error("unexpected reply from redis: {0}")]
+    Protocol(String),
+
+    /// An error from Redis or the connection to it.
+    #[error(transparent)]
+    Redis(#[from] redis::RedisError),
+}
+
+/// `Result<T, Error>`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Whether retrying the same operation later may succeed (connection trouble, timeouts).
+    ///
+    /// ```
+    /// use redisson_lock::Error;
+    /// assert!(Error::CommandTimeout(std::time::Duration::from_secs(1)).is_transient());
+    /// assert!(!Error::InvalidArgument("x".into()).is_transient());
+    /// ```
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Error::CommandTimeout(_) => true,
+            Error::Redis(e) => {
+                e.is_io_error()
+                    || e.is_timeout()
+                    || e.is_connection_dropped()
+                    || e.is_connection_refusal()
+                    || matches!(
+                        e.kind(),
+                        redis::ErrorKind::Server(
+                            redis::ServerErrorKind::BusyLoading
+                                | redis::ServerErrorKind::TryAgain
+                                | redis::ServerErrorKind::MasterDown
+                                | redis::ServerErrorKind::ClusterDown
+                        ) | redis::ErrorKind::ClusterConnectionNotFound
+                    )
+            }
+            _ => false,
+        }
+    }
+
+    /// Maps a Redis error on `key`, turning `WRONGTYPE` into [`Error::WrongType`].
+    pub(crate) fn from_redis(key: &str, e: redis::RedisError) -> Self {
+        let wrong_type = e.code() == Some("WRONGTYPE") || e.to_string().contains("WRONGTYPE");
+        if wrong_type {
+            Error::WrongType {
+                key: key.to_owned(),
+            }
+        } else {
+            Error::Redis(e)
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! Distributed locks on Redis, **wire-compatible with Java's [Redisson]**: a Rust service using
+//! this crate and a Java service using Redisson lock the same key and see each other's holds,
+//! re-entry counts, leases and wake-ups.
+//!
+//! ```no_run
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), redisson_lock::Error> {
+//! use redisson_lock::Client;
+//!
+//! let client = Client::connect("redis://127.0.0.1:6379/").await?;
+//! let lock = client.lock("lock:order:42")?;      // Java: redisson.getLock("lock:order:42")
+//! let guard = lock.lock().await?;                 // watchdog keeps it alive
+//! // ... work on order 42 ...
+//! guard.unlock().await?;                          // wakes a waiter, Java or Rust
+//! # Ok(()) }
+//! ```
+//!
+//! # What you get
+//!
+//! * [`RLock`]: Redisson's reentrant lock, with the same keys, hash fields, scripts' arguments and
+//!   replies, channels and messages (Redisson 3.24+ unlock form with the idempotency latch).
+//! * Explicit owners ([`OwnerId`], [`RLock::with_owner`]) instead of thread affinity: by default
+//!   the owner is the current tokio task, or the OS thread in blocking code.
+//! * Guards ([`LockGuard`]) that release on drop in the background, never blocking or panicking.
+//! * A lock-lost signal ([`LockGuard::lost`]) fed by the watchdog.
+//! * One pub/sub connection and one batched watchdog per [`Client`].
+//! * A blocking facade in [`blocking`].
+//!
+//! # Leases and the watchdog
+//!
+//! Without a lease ([`RLock::lock`], [`RLock::try_lock_for`]) the lock's TTL is the watchdog
+//! timeout (30 s) and the client renews it every timeout/3 while the guard lives. **Passing a
+//! lease turns the watchdog off**: the lock then expires after the lease even if the work is not
+//! done, and a second holder may get in. Choose a lease only for work with a hard time bound.
+//!
+//! # What a Redis lock can and cannot promise
+//!
+//! Redis replicates asynchronously: a failover can lose a lock another client then takes, and a
+//! holder paused longer than its lease (GC, swap, a stopped VM) keeps working after the lock
+//! expired. Use these locks to avoid duplicate work and contention, and make the protected
+//! resource check ownership where correctness matters (fencing tokens, conditional updates,
+//! idempotency keys). When a hold ends early the guard reports it ([`LockGuard::lost`]) and its
+//! unlock returns [`Error::NotHeld`] rather than pretending all went well.
+//!
+//! # Cancel safety
+//!
+//! Every acquire future may be dropped at any point: if Redis granted the lock in the attempt in
+//! flight, that hold is released in the background and never renewed. Unlock futures run the
+//! release in a task of their own, so dropping them does not cancel the release.
+//!
+//! [Redisson]: https://github.com/redisson/redisson
+#![deny(missing_docs)]
+#![warn(rust_2018_idioms)]
+
+pub mod blocking;
+mod client;
+mod config;
+mod conn;
+mod core;
+mod error;
+mod lease;
+mod lock;
+mod name;
+mod owner;
+mod pubsub;
+mod script;
+mod watchdog;
+
+pub use crate::client::{Client, ClientBuilder, ClientStats};
+pub use crate::config::{Config, PublishMode};
+pub use crate::conn::Connection;
+pub use crate::core::Unlocked;
+pub use crate::error::{Error, Result};
+pub use crate::lease::{LeaseState, LostReason};
+pub use crate::lock::{LockGuard, RLock, Ttl};
+pub use crate::name::NameMapper;
+pub use crate::owner::OwnerId;

@@ -1,0 +1,129 @@
+//! Redisson's key and channel names (protocol §1.1), as pure functions.
+
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+
+/// Redisson's prefix rule: `P:N` when `N` contains `{`, otherwise `P:{N}`.
+pub(crate) fn prefix_name(prefix: &str, name: &str) -> String {
+    if name.contains('{') {
+        format!("{prefix}:{name}")
+    } else {
+        format!("{prefix}:{{{name}}}")
+    }
+}
+
+/// Redisson's suffix rule: `N:S` when `N` contains `{`, otherwise `{N}:S`.
+#[allow(dead_code)] // used by the read-write lock's timeout keys
+pub(crate) fn suffix_name(name: &str, suffix: &str) -> String {
+    if name.contains('{') {
+        format!("{name}:{suffix}")
+    } else {
+        format!("{{{name}}}:{suffix}")
+    }
+}
+
+/// The RLock unlock channel `redisson_lock__channel:{N}`.
+pub(crate) fn lock_channel(name: &str) -> String {
+    prefix_name("redisson_lock__channel", name)
+}
+
+/// The read-write lock channel `redisson_rwlock:{N}`.
+#[allow(dead_code)]
+pub(crate) fn rwlock_channel(name: &str) -> String {
+    prefix_name("redisson_rwlock", name)
+}
+
+/// The unlock latch `redisson_unlock_latch:{N}:<request id>`.
+pub(crate) fn latch(name: &str, request_id: &str) -> String {
+    format!("{}:{request_id}", prefix_name("redisson_unlock_latch", name))
+}
+
+/// Maps user-facing lock names to Redis keys (Redisson's `NameMapper`).
+///
+/// The default is the identity: the lock's key is exactly the name, as in Redisson.
+/// A Java service must use the same mapping to share locks with us.
+///
+/// # Examples
+///
+/// ```
+/// use redisson_lock::NameMapper;
+/// let m = NameMapper::prefix("app1:");
+/// assert_eq!(m.map("order:42"), "app1:order:42");
+/// assert_eq!(NameMapper::identity().map("order:42"), "order:42");
+/// ```
+#[derive(Clone)]
+pub struct NameMapper(Arc<dyn Fn(&str) -> String + Send + Sync>);
+
+impl NameMapper {
+    /// The identity mapping (Redisson's default).
+    pub fn identity() -> Self {
+        NameMapper(Arc::new(|n: &str| n.to_owned()))
+    }
+
+    /// Prepends `prefix` to every name.
+    pub fn prefix(prefix: impl Into<String>) -> Self {
+        let p: String = prefix.into();
+        NameMapper(Arc::new(move |n: &str| format!("{p}{n}")))
+    }
+
+    /// A custom mapping.
+    pub fn custom(f: impl Fn(&str) -> String + Send + Sync + 'static) -> Self {
+        NameMapper(Arc::new(f))
+    }
+
+    /// Applies the mapping.
+    pub fn map(&self, name: &str) -> String {
+        (self.0)(name)
+    }
+}
+
+impl Default for NameMapper {
+    fn default() -> Self {
+        Self::identity()
+    }
+}
+
+impl std::fmt::Debug for NameMapper {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NameMapper(..)")
+    }
+}
+
+/// Checks a user-supplied name and maps it to the lock's Redis key.
+pub(crate) fn lock_key(mapper: &NameMapper, name: &str) -> Result<String> {
+    if name.is_empty() {
+        return Err(Error::InvalidArgument("lock name must not be empty".into()));
+    }
+    let key = mapper.map(name);
+    if key.is_empty() {
+        return Err(Error::InvalidArgument(format!(
+            "the name mapper turned `{name}` into an empty key"
+        )));
+    }
+    Ok(key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_redisson_rules() {
+        assert_eq!(lock_channel("order:42"), "redisson_lock__channel:{order:42}");
+        assert_eq!(lock_channel("{t}:a"), "redisson_lock__channel:{t}:a");
+        assert_eq!(rwlock_channel("x"), "redisson_rwlock:{x}");
+        assert_eq!(latch("x", "ab"), "redisson_unlock_latch:{x}:ab");
+        assert_eq!(suffix_name("x", "f:rwlock_timeout"), "{x}:f:rwlock_timeout");
+        assert_eq!(suffix_name("a{b", "s"), "a{b:s");
+        // the `contains("{")` test, not a valid-hash-tag test
+        assert_eq!(prefix_name("p", "a{}b"), "p:a{}b");
+    }
+
+    #[test]
+    fn empty_names_are_rejected() {
+        assert!(matches!(lock_key(&NameMapper::identity(), ""), Err(Error::InvalidArgument(_))));
+        let m = NameMapper::custom(|_| String::new());
+        assert!(matches!(lock_key(&m, "a"), Err(Error::InvalidArgument(_))));
+    }
+}

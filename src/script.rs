@@ -1,0 +1,60 @@
+//! Our Lua scripts (one file per operation under `lua/`) and the runner that sends them.
+//!
+//! redis-rs's `ScriptInvocation::invoke_async` sends `EVALSHA` and, on `NOSCRIPT` (after a Redis
+//! restart or `SCRIPT FLUSH`), loads the script and retries, so callers never see the flush.
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use redis::{FromRedisValue, Script, ScriptInvocation};
+
+use crate::conn::Connection;
+use crate::error::{Error, Result};
+
+macro_rules! lua {
+    ($name:ident, $path:literal) => {
+        pub(crate) static $name: LazyLock<Script> = LazyLock::new(|| {
+            Script::new(include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/lua/",
+                $path,
+                ".lua"
+            )))
+        });
+    };
+}
+
+lua!(LOCK_ACQUIRE, "lock/acquire");
+lua!(LOCK_UNLOCK, "lock/unlock");
+lua!(LOCK_FORCE_UNLOCK, "lock/force_unlock");
+lua!(LOCK_RENEW_BATCH, "lock/renew_batch");
+
+/// Runs a script with the command timeout; `key` names the lock in errors.
+pub(crate) async fn run<T: FromRedisValue>(
+    conn: &Connection,
+    timeout: Duration,
+    key: &str,
+    inv: &ScriptInvocation<'_>,
+) -> Result<T> {
+    let mut c = conn.clone();
+    match tokio::time::timeout(timeout, inv.invoke_async::<T>(&mut c)).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(Error::from_redis(key, e)),
+        Err(_) => Err(Error::CommandTimeout(timeout)),
+    }
+}
+
+/// Runs a plain command with the command timeout.
+pub(crate) async fn cmd<T: FromRedisValue>(
+    conn: &Connection,
+    timeout: Duration,
+    key: &str,
+    cmd: &redis::Cmd,
+) -> Result<T> {
+    let mut c = conn.clone();
+    match tokio::time::timeout(timeout, cmd.query_async::<T>(&mut c)).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(Error::from_redis(key, e)),
+        Err(_) => Err(Error::CommandTimeout(timeout)),
+    }
+}

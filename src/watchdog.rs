@@ -1,0 +1,224 @@
+//! One watchdog per client: renews every watchdog-mode hold in batches (protocol §3.2).
+//!
+//! The registry maps (lock key, owner field) to the number of guards that hold it in watchdog
+//! mode and the lease those guards observe. Registration happens synchronously when an
+//! acquisition returns and removal synchronously before an unlock is sent, so a renewal can
+//! never outlive the last unlock (the race behind Redisson #7272). Every `timeout / 3` the task
+//! sends the batched renewal script: at most `batch size` keys per call (and one cluster slot per
+//! call in cluster mode). A `0` reply means the owner's field is gone: the entry is dropped and its
+//! guards learn the lock is lost. Errors are logged and renewal goes on; an entry that has not
+//! been renewed by its deadline (`lease - margin` after the last success) is reported lost.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use redis::cluster_routing::Slot;
+
+use crate::config::Config;
+use crate::conn::Connection;
+use crate::lease::{after, Lease, LeaseState, LostReason};
+use crate::script;
+
+type EntryKey = (Arc<str>, Arc<str>);
+
+struct Entry {
+    count: usize,
+    lease: Arc<Lease>,
+}
+
+pub(crate) struct Watchdog {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    entries: Mutex<HashMap<EntryKey, Entry>>,
+    timeout: Duration,
+    margin: Duration,
+}
+
+impl Watchdog {
+    /// Starts the watchdog task on the current runtime. It ends when the `Watchdog` is dropped.
+    pub(crate) fn start(conn: Connection, config: &Config) -> Watchdog {
+        let shared = Arc::new(Shared {
+            entries: Mutex::new(HashMap::new()),
+            timeout: config.lock_watchdog_timeout,
+            margin: config.lease_margin(config.lock_watchdog_timeout),
+        });
+        let task = Task {
+            shared: Arc::downgrade(&shared),
+            conn,
+            period: config.lock_watchdog_timeout / 3,
+            batch: config.watchdog_batch_size,
+            command_timeout: config.command_timeout,
+            timeout_ms: config.lock_watchdog_timeout.as_millis().max(1) as u64,
+        };
+        tokio::spawn(task.run());
+        Watchdog { shared }
+    }
+
+    /// Adds one watchdog-mode hold of `field` on `key`, granted by a request sent at `sent_at`.
+    pub(crate) fn register(&self, key: &Arc<str>, field: &Arc<str>, sent_at: Instant) -> Arc<Lease> {
+        let mut entries = self.shared.entries.lock();
+        let e = entries
+            .entry((key.clone(), field.clone()))
+            .or_insert_with(|| Entry {
+                count: 0,
+                lease: Arc::new(Lease::new(
+                    after(sent_at, self.shared.timeout - self.shared.margin),
+                    LostReason::RenewalFailed,
+                )),
+            });
+        e.count += 1;
+        e.lease.renewed(after(sent_at, self.shared.timeout - self.shared.margin));
+        e.lease.clone()
+    }
+
+    /// Removes one hold; `lease` (when given) must be the one the guard observes, so a guard of
+    /// an entry that was already lost and replaced does not remove its successor's count.
+    pub(crate) fn unregister(&self, key: &str, field: &str, lease: Option<&Arc<Lease>>) {
+        let mut entries = self.shared.entries.lock();
+        let k: EntryKey = (Arc::from(key), Arc::from(field));
+        if let Some(e) = entries.get_mut(&k) {
+            if lease.is_some_and(|l| !Arc::ptr_eq(l, &e.lease)) {
+                return;
+            }
+            e.count -= 1;
+            if e.count == 0 {
+                e.lease.set(LeaseState::Released);
+                entries.remove(&k);
+            }
+        }
+    }
+
+    /// Drops every entry of `key` (force unlock), reporting `reason` to their guards.
+    pub(crate) fn remove_key(&self, key: &str, reason: LostReason) {
+        self.shared.entries.lock().retain(|(k, _), e| {
+            if &**k == key {
+                e.lease.set(LeaseState::Lost(reason));
+                false
+            } else {
+                true
+            }
+        });
+    }
+
+    /// Number of (key, owner) entries being renewed.
+    pub(crate) fn len(&self) -> usize {
+        self.shared.entries.lock().len()
+    }
+}
+
+struct Task {
+    shared: Weak<Shared>,
+    conn: Connection,
+    period: Duration,
+    batch: usize,
+    command_timeout: Duration,
+    timeout_ms: u64,
+}
+
+struct Item {
+    key: Arc<str>,
+    field: Arc<str>,
+    lease: Arc<Lease>,
+}
+
+impl Task {
+    async fn run(self) {
+        let mut tick = tokio::time::interval(self.period);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tick.tick().await;
+        loop {
+            tick.tick().await;
+            let Some(shared) = self.shared.upgrade() else {
+                return;
+            };
+            let items = Self::collect(&shared);
+            if items.is_empty() {
+                continue;
+            }
+            self.renew(&shared, items).await;
+        }
+    }
+
+    /// Takes a snapshot of live entries; entries past their deadline are reported lost.
+    fn collect(shared: &Shared) -> Vec<Item> {
+        let mut items = Vec::new();
+        shared.entries.lock().retain(|(key, field), e| match e.lease.state() {
+            LeaseState::Held => {
+                items.push(Item {
+                    key: key.clone(),
+                    field: field.clone(),
+                    lease: e.lease.clone(),
+                });
+                true
+            }
+            state => {
+                tracing::warn!(key = %key, field = %field, ?state, "lock lost: no renewal succeeded before the lease deadline");
+                false
+            }
+        });
+        items
+    }
+
+    async fn renew(&self, shared: &Shared, items: Vec<Item>) {
+        // In a cluster every call must stay within one slot; elsewhere one call takes any keys.
+        let groups: Vec<Vec<Item>> = if self.conn.is_cluster() {
+            let mut by_slot: HashMap<Slot, Vec<Item>> = HashMap::new();
+            for it in items {
+                by_slot.entry(Slot::for_key(it.key.as_bytes())).or_default().push(it);
+            }
+            by_slot.into_values().collect()
+        } else {
+            vec![items]
+        };
+        let calls = groups.iter().flat_map(|g| g.chunks(self.batch)).map(|chunk| async move {
+            let mut inv = script::LOCK_RENEW_BATCH.prepare_invoke();
+            inv.arg(self.timeout_ms);
+            for it in chunk {
+                inv.key(&*it.key).arg(&*it.field);
+            }
+            let sent_at = Instant::now();
+            let res: crate::Result<Vec<i64>> =
+                script::run(&self.conn, self.command_timeout, &chunk[0].key, &inv).await;
+            (chunk, sent_at, res)
+        });
+        let results = futures::future::join_all(calls).await;
+        for (chunk, sent_at, res) in results {
+            match res {
+                Ok(flags) if flags.len() == chunk.len() => {
+                    let until = after(sent_at, shared.timeout - shared.margin);
+                    for (it, flag) in chunk.iter().zip(flags) {
+                        if flag == 1 {
+                            it.lease.renewed(until);
+                            tracing::trace!(key = %it.key, field = %it.field, "renewed");
+                        } else {
+                            Self::lost(shared, it);
+                        }
+                    }
+                }
+                Ok(flags) => tracing::warn!(
+                    expected = chunk.len(),
+                    got = flags.len(),
+                    "renewal reply has the wrong length; will retry"
+                ),
+                Err(e) => tracing::warn!(error = %e, locks = chunk.len(), "lock renewal failed; will retry"),
+            }
+        }
+    }
+
+    fn lost(shared: &Shared, it: &Item) {
+        let mut entries = shared.entries.lock();
+        let k: EntryKey = (it.key.clone(), it.field.clone());
+        if let Some(e) = entries.get(&k) {
+            if Arc::ptr_eq(&e.lease, &it.lease) {
+                entries.remove(&k);
+            }
+        }
+        drop(entries);
+        it.lease.set(LeaseState::Lost(LostReason::OwnerGone));
+        tracing::warn!(key = %it.key, field = %it.field, "lock lost: renewal found the owner's field gone");
+    }
+}
