@@ -48,6 +48,11 @@ if ! command -v mvn >/dev/null 2>&1; then
     exit 1
 fi
 
+JAVA_SPEC="$(java -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p' | head -n1)"
+case "$JAVA_SPEC" in
+    1.*|[0-9]|1[0-6]) echo "build-harness: Java 17+ is required to build (found java.specification.version=$JAVA_SPEC)" >&2; exit 1 ;;
+esac
+
 M2_REPO="${COMPAT_M2_REPO:-$HOME/.m2/repository}"
 BUILD_DIR="target-$VERSION"
 

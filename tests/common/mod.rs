@@ -1,0 +1,203 @@
+//! Test support: real redis-server processes on free loopback ports, stopped afterwards.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A redis-server this test started; killed (and its directory removed) on drop.
+pub struct RedisServer {
+    pub port: u16,
+    child: Option<Child>,
+    dir: PathBuf,
+}
+
+fn redis_server_bin() -> String {
+    std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".to_owned())
+}
+
+fn free_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral loopback port");
+    l.local_addr().unwrap().port()
+}
+
+impl RedisServer {
+    /// Starts a fresh redis-server (no persistence) on a free loopback port.
+    pub fn start() -> RedisServer {
+        Self::start_with(&[])
+    }
+
+    /// Starts with extra `--option value` arguments.
+    pub fn start_with(extra: &[&str]) -> RedisServer {
+        for _ in 0..20 {
+            let port = free_port();
+            let dir = std::env::temp_dir().join(format!("redisson-lock-test-{}-{port}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let mut s = RedisServer { port, child: None, dir };
+            if s.spawn(extra) {
+                return s;
+            }
+        }
+        panic!("could not start redis-server on a free port after 20 tries");
+    }
+
+    fn spawn(&mut self, extra: &[&str]) -> bool {
+        let bin = redis_server_bin();
+        let child = Command::new(&bin)
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args(["--daemonize", "no", "--protected-mode", "no", "--loglevel", "warning"])
+            .arg("--dir")
+            .arg(&self.dir)
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn();
+        let mut child = match child {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!(
+                "`{bin}` not found. The tests run real redis-server processes: install it \
+                 (Debian/Ubuntu: `sudo apt-get install -y redis-server`; macOS: `brew install redis`), \
+                 or run `scripts/test`, which installs it, or set REDIS_SERVER=/path/to/redis-server."
+            ),
+            Err(e) => panic!("cannot run `{bin}`: {e}"),
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = child.try_wait() {
+                return false; // exited: most likely the port was taken meanwhile
+            }
+            if ping(self.port) {
+                self.child = Some(child);
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        false
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    /// Kills the server (SIGKILL) and waits for it to exit.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Restarts on the same port with empty data (as after a crash without persistence).
+    pub fn restart(&mut self) {
+        self.kill();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if self.spawn(&[]) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("redis-server did not come back on port {}", self.port);
+    }
+
+    /// A fresh multiplexed connection for raw commands (assertions, foreign holders).
+    pub async fn conn(&self) -> redis::aio::MultiplexedConnection {
+        redis::Client::open(self.url())
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .expect("connect to the test redis")
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn ping(port: u16) -> bool {
+    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else { return false };
+    let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+    if s.write_all(b"PING\r\n").is_err() {
+        return false;
+    }
+    let mut buf = [0u8; 7];
+    matches!(s.read(&mut buf), Ok(n) if n >= 5 && &buf[..5] == b"+PONG")
+}
+
+/// Waits until `cond` holds, checking every 20 ms, failing the test after `limit`.
+pub async fn eventually<F, Fut>(limit: Duration, what: &str, mut cond: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + limit;
+    loop {
+        if cond().await {
+            return;
+        }
+        assert!(Instant::now() < deadline, "timed out after {limit:?} waiting until {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A raw subscriber that records every message on one channel.
+pub struct RawSubscriber {
+    pub rx: tokio::sync::mpsc::UnboundedReceiver<String>,
+    _task: tokio::task::JoinHandle<()>,
+}
+
+impl RawSubscriber {
+    pub async fn new(url: &str, channel: &str) -> RawSubscriber {
+        let client = redis::Client::open(url).unwrap();
+        let mut ps = client.get_async_pubsub().await.unwrap();
+        ps.subscribe(channel).await.unwrap();
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let task = tokio::spawn(async move {
+            use futures::StreamExt;
+            let mut stream = ps.on_message();
+            while let Some(msg) = stream.next().await {
+                let payload: String = msg.get_payload().unwrap_or_default();
+                if tx.send(payload).is_err() {
+                    break;
+                }
+            }
+        });
+        RawSubscriber { rx, _task: task }
+    }
+
+    /// Messages received so far, after a PING round trip on a data connection has made sure
+    /// everything published before now has been delivered.
+    pub async fn drain(&mut self, server: &RedisServer) -> Vec<String> {
+        // A publish is delivered to subscribers before the publisher's reply; one more round
+        // trip on any connection orders us after it. Then give the reader task a moment.
+        let mut c = server.conn().await;
+        let _: () = redis::cmd("PING").query_async(&mut c).await.unwrap();
+        let mut out = Vec::new();
+        let deadline = Instant::now() + Duration::from_millis(200);
+        loop {
+            match tokio::time::timeout_at(deadline.into(), self.rx.recv()).await {
+                Ok(Some(m)) => out.push(m),
+                _ => break,
+            }
+        }
+        out
+    }
+}
+
+pub fn uuid_field_regex() -> regex::Regex {
+    regex::Regex::new(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}:[0-9]+$").unwrap()
+}
+
+pub fn init_tracing() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_test_writer()
+        .try_init();
+}
