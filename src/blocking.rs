@@ -33,7 +33,9 @@ pub struct Client {
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("blocking::Client").field("client", &self.client).finish()
+        f.debug_struct("blocking::Client")
+            .field("client", &self.client)
+            .finish()
     }
 }
 
@@ -62,7 +64,9 @@ impl Client {
             .thread_name("redisson-lock")
             .enable_all()
             .build()
-            .map_err(|e| Error::InvalidArgument(format!("cannot start the background runtime: {e}")))?;
+            .map_err(|e| {
+                Error::InvalidArgument(format!("cannot start the background runtime: {e}"))
+            })?;
         let client = rt.block_on(crate::Client::builder().url(url).config(config).build())?;
         Ok(Client {
             rt: Arc::new(rt),
@@ -147,21 +151,33 @@ impl RLock {
 
     /// See [`crate::RLock::lock_with_lease`].
     pub fn lock_with_lease(&self, lease: Duration) -> Result<LockGuard> {
-        self.rt.block_on(self.lock.lock_with_lease(lease)).map(|g| self.guard(g))
+        self.rt
+            .block_on(self.lock.lock_with_lease(lease))
+            .map(|g| self.guard(g))
     }
 
     /// See [`crate::RLock::try_lock`].
     pub fn try_lock(&self) -> Result<Option<LockGuard>> {
-        Ok(self.rt.block_on(self.lock.try_lock())?.map(|g| self.guard(g)))
+        Ok(self
+            .rt
+            .block_on(self.lock.try_lock())?
+            .map(|g| self.guard(g)))
     }
 
     /// See [`crate::RLock::try_lock_for`].
     pub fn try_lock_for(&self, wait: Duration) -> Result<Option<LockGuard>> {
-        Ok(self.rt.block_on(self.lock.try_lock_for(wait))?.map(|g| self.guard(g)))
+        Ok(self
+            .rt
+            .block_on(self.lock.try_lock_for(wait))?
+            .map(|g| self.guard(g)))
     }
 
     /// See [`crate::RLock::try_lock_with_lease`].
-    pub fn try_lock_with_lease(&self, wait: Duration, lease: Duration) -> Result<Option<LockGuard>> {
+    pub fn try_lock_with_lease(
+        &self,
+        wait: Duration,
+        lease: Duration,
+    ) -> Result<Option<LockGuard>> {
         Ok(self
             .rt
             .block_on(self.lock.try_lock_with_lease(wait, lease))?
@@ -239,7 +255,9 @@ pub struct LockGuard {
 
 impl std::fmt::Debug for LockGuard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("blocking::LockGuard").field(&self.guard).finish()
+        f.debug_tuple("blocking::LockGuard")
+            .field(&self.guard)
+            .finish()
     }
 }
 
@@ -257,7 +275,8 @@ impl LockGuard {
     /// Blocks until the hold is lost, or `timeout` passes (`None`).
     pub fn wait_lost(&self, timeout: Duration) -> Option<crate::LostReason> {
         let lost = self.g().lost();
-        self.rt.block_on(async move { tokio::time::timeout(timeout, lost).await.ok() })
+        self.rt
+            .block_on(async move { tokio::time::timeout(timeout, lost).await.ok() })
     }
 
     /// See [`crate::LockGuard::state`].

@@ -265,11 +265,14 @@ impl ClientBuilder {
         let channels = Hub::new_channels();
         let (conn, pubsub) = match self.source {
             Source::None => {
-                return Err(Error::InvalidArgument("no Redis URL, client or connection given".into()))
+                return Err(Error::InvalidArgument(
+                    "no Redis URL, client or connection given".into(),
+                ))
             }
             Source::Url(url) => {
-                let client = redis::Client::open(url.as_str())
-                    .map_err(|e| Error::InvalidArgument(format!("bad redis URL `{}`: {e}", redact(&url))))?;
+                let client = redis::Client::open(url.as_str()).map_err(|e| {
+                    Error::InvalidArgument(format!("bad redis URL `{}`: {e}", redact(&url)))
+                })?;
                 manager_pair(&client, &config, channels.clone()).await?
             }
             Source::Redis(client) => manager_pair(&client, &config, channels.clone()).await?,
@@ -290,9 +293,14 @@ impl ClientBuilder {
                     .response_timeout(config.command_timeout)
                     .connection_timeout(config.connect_timeout)
                     .build()
-                    .map_err(|e| Error::InvalidArgument(format!("bad cluster configuration: {e}")))?;
+                    .map_err(|e| {
+                        Error::InvalidArgument(format!("bad cluster configuration: {e}"))
+                    })?;
                 let conn = cc.get_async_connection().await?;
-                (Connection::Cluster(conn.clone()), Some(PubSubConn::Cluster(conn)))
+                (
+                    Connection::Cluster(conn.clone()),
+                    Some(PubSubConn::Cluster(conn)),
+                )
             }
         };
 
@@ -309,7 +317,10 @@ impl ClientBuilder {
             PublishMode::Auto => conn.is_cluster() && supports_sharded(&conn, &config).await,
         };
         if pubsub.is_none() {
-            tracing::info!("no pub/sub connection: waiters poll every {:?}", config.poll_interval);
+            tracing::info!(
+                "no pub/sub connection: waiters poll every {:?}",
+                config.poll_interval
+            );
         }
 
         let watchdog = Watchdog::start(conn.clone(), &config);
@@ -343,7 +354,9 @@ async fn manager_pair(
     config: &Config,
     channels: crate::pubsub::ChannelsHandle,
 ) -> Result<(Connection, Option<PubSubConn>)> {
-    let conn = client.get_connection_manager_with_config(manager_config(config)).await?;
+    let conn = client
+        .get_connection_manager_with_config(manager_config(config))
+        .await?;
     let pubsub = match pubsub_manager(client, config, channels).await {
         Ok(p) => Some(p),
         Err(e) => {
@@ -361,12 +374,17 @@ async fn pubsub_manager(
     channels: crate::pubsub::ChannelsHandle,
 ) -> Result<PubSubConn> {
     let info = client.get_connection_info().clone();
-    let settings = info.redis_settings().clone().set_protocol(ProtocolVersion::RESP3);
+    let settings = info
+        .redis_settings()
+        .clone()
+        .set_protocol(ProtocolVersion::RESP3);
     let resp3 = redis::Client::open(info.set_redis_settings(settings))?;
     let cfg = manager_config(config)
         .set_push_sender(push_handler(channels))
         .set_automatic_resubscription();
-    Ok(PubSubConn::Manager(resp3.get_connection_manager_with_config(cfg).await?))
+    Ok(PubSubConn::Manager(
+        resp3.get_connection_manager_with_config(cfg).await?,
+    ))
 }
 
 async fn supports_sharded(conn: &Connection, config: &Config) -> bool {
@@ -374,7 +392,10 @@ async fn supports_sharded(conn: &Connection, config: &Config) -> bool {
     let mut cmd = redis::cmd("PUBSUB");
     cmd.arg("SHARDNUMSUB").arg("0");
     let probe = cmd.query_async::<redis::Value>(&mut c);
-    matches!(tokio::time::timeout(config.command_timeout, probe).await, Ok(Ok(_)))
+    matches!(
+        tokio::time::timeout(config.command_timeout, probe).await,
+        Ok(Ok(_))
+    )
 }
 
 /// Hides a password in a URL for error messages.

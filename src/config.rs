@@ -134,7 +134,9 @@ impl Config {
     pub(crate) fn validate(&self) -> Result<()> {
         let positive = |what: &str, d: Duration| {
             if d.as_millis() == 0 {
-                Err(Error::InvalidArgument(format!("{what} must be at least 1 ms, got {d:?}")))
+                Err(Error::InvalidArgument(format!(
+                    "{what} must be at least 1 ms, got {d:?}"
+                )))
             } else {
                 Ok(())
             }
@@ -150,7 +152,9 @@ impl Config {
         positive("connect_timeout", self.connect_timeout)?;
         positive("poll_interval", self.poll_interval)?;
         if self.watchdog_batch_size == 0 {
-            return Err(Error::InvalidArgument("watchdog_batch_size must be at least 1".into()));
+            return Err(Error::InvalidArgument(
+                "watchdog_batch_size must be at least 1".into(),
+            ));
         }
         Ok(())
     }
@@ -166,7 +170,9 @@ impl Config {
 pub(crate) fn millis(what: &str, d: Duration) -> Result<u64> {
     let ms = d.as_millis();
     if ms == 0 {
-        return Err(Error::InvalidArgument(format!("{what} must be at least 1 ms, got {d:?}")));
+        return Err(Error::InvalidArgument(format!(
+            "{what} must be at least 1 ms, got {d:?}"
+        )));
     }
     u64::try_from(ms).map_err(|_| Error::InvalidArgument(format!("{what} is too large: {d:?}")))
 }
@@ -187,7 +193,10 @@ mod tests {
 
     #[test]
     fn zero_durations_are_rejected() {
-        assert!(Config::default().lock_watchdog_timeout(Duration::ZERO).validate().is_err());
+        assert!(Config::default()
+            .lock_watchdog_timeout(Duration::ZERO)
+            .validate()
+            .is_err());
         assert!(Config::default().watchdog_batch_size(0).validate().is_err());
         assert!(millis("lease", Duration::from_micros(999)).is_err());
         assert_eq!(millis("lease", Duration::from_secs(2)).unwrap(), 2000);

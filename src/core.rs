@@ -38,7 +38,13 @@ pub(crate) trait LockKind: Send + Sync + 'static {
     /// One acquisition attempt; replies nil (granted) or the PTTL.
     fn acquire(&self, ctx: &Ctx<'_>, lease_ms: u64) -> ScriptInvocation<'static>;
     /// Release one hold; replies nil (not held) / 0 (still held) / 1 (released).
-    fn release(&self, ctx: &Ctx<'_>, lease_ms: u64, latch: &str, latch_ms: u64) -> ScriptInvocation<'static>;
+    fn release(
+        &self,
+        ctx: &Ctx<'_>,
+        lease_ms: u64,
+        latch: &str,
+        latch_ms: u64,
+    ) -> ScriptInvocation<'static>;
     /// Delete the lock regardless of owner; replies 1 / 0.
     fn force_release(&self, ctx: &Ctx<'_>) -> ScriptInvocation<'static>;
 }
@@ -96,7 +102,13 @@ impl LockCore {
 
     async fn attempt_once(&self, field: &str, lease_ms: u64) -> Result<Attempt> {
         let inv = self.kind.acquire(&self.ctx(field), lease_ms);
-        let reply: Option<i64> = script::run(&self.client.conn, self.client.config.command_timeout, &self.key, &inv).await?;
+        let reply: Option<i64> = script::run(
+            &self.client.conn,
+            self.client.config.command_timeout,
+            &self.key,
+            &inv,
+        )
+        .await?;
         Ok(match reply {
             None => Attempt::Acquired,
             Some(ttl) => Attempt::HeldElsewhere(ttl),
@@ -123,10 +135,17 @@ impl LockCore {
 
     /// The wait loop shared by every kind. `wait`: `None` waits forever, `Some(ZERO)` tries once.
     /// `lease`: `None` = watchdog mode.
-    pub(crate) async fn acquire(&self, wait: Option<Duration>, lease: Option<Duration>) -> Result<Option<Held>> {
+    pub(crate) async fn acquire(
+        &self,
+        wait: Option<Duration>,
+        lease: Option<Duration>,
+    ) -> Result<Option<Held>> {
         let lease_ms = match lease {
             Some(l) => millis("lease", l)?,
-            None => millis("lock_watchdog_timeout", self.client.config.lock_watchdog_timeout)?,
+            None => millis(
+                "lock_watchdog_timeout",
+                self.client.config.lock_watchdog_timeout,
+            )?,
         };
         let owner = self.owner.resolve();
         let field: Arc<str> = self.field_of(owner).into();
@@ -175,7 +194,9 @@ impl LockCore {
             }
 
             if sub.is_none() && last_error.is_none() && self.client.hub.has_connection() {
-                let budget = remaining.map_or(cfg.subscription_timeout, |r| r.min(cfg.subscription_timeout));
+                let budget = remaining.map_or(cfg.subscription_timeout, |r| {
+                    r.min(cfg.subscription_timeout)
+                });
                 match self.client.hub.subscribe(&self.channel, budget).await {
                     Ok(s) => {
                         sub = Some(s);
@@ -212,7 +233,14 @@ impl LockCore {
         }
     }
 
-    fn held(&self, field: Arc<str>, owner: OwnerId, lease: Option<Duration>, lease_ms: u64, sent_at: Instant) -> Held {
+    fn held(
+        &self,
+        field: Arc<str>,
+        owner: OwnerId,
+        lease: Option<Duration>,
+        lease_ms: u64,
+        sent_at: Instant,
+    ) -> Held {
         let lease_state = match lease {
             None => self.client.watchdog.register(&self.key, &field, sent_at),
             Some(l) => Arc::new(Lease::new(
@@ -242,10 +270,19 @@ impl LockCore {
         let retries = cfg.unlock_retries as u32;
         let window = (cfg.command_timeout + backoff) * (retries + 1);
         let latch_ms = window.as_millis().clamp(1, u64::MAX as u128) as u64;
-        let inv = self.kind.release(&self.ctx(field), lease_ms, &latch, latch_ms);
+        let inv = self
+            .kind
+            .release(&self.ctx(field), lease_ms, &latch, latch_ms);
         let mut tries = 0;
         let reply = loop {
-            match script::run::<Option<i64>>(&self.client.conn, cfg.command_timeout, &self.key, &inv).await {
+            match script::run::<Option<i64>>(
+                &self.client.conn,
+                cfg.command_timeout,
+                &self.key,
+                &inv,
+            )
+            .await
+            {
                 Ok(r) => break r,
                 Err(e) if e.is_transient() && tries < retries => {
                     tries += 1;
@@ -286,7 +323,10 @@ impl LockCore {
         let field = self.field_of(self.owner.resolve());
         // Redisson: every unlock call drops one watchdog count, whatever the result.
         self.client.watchdog.unregister(&self.key, &field, None);
-        let lease_ms = millis("lock_watchdog_timeout", self.client.config.lock_watchdog_timeout)?;
+        let lease_ms = millis(
+            "lock_watchdog_timeout",
+            self.client.config.lock_watchdog_timeout,
+        )?;
         let core = self.clone();
         tokio::spawn(async move { core.release_field(&field, lease_ms).await })
             .await
@@ -294,9 +334,17 @@ impl LockCore {
     }
 
     pub(crate) async fn force_unlock(&self) -> Result<bool> {
-        self.client.watchdog.remove_key(&self.key, LostReason::ForceUnlocked);
+        self.client
+            .watchdog
+            .remove_key(&self.key, LostReason::ForceUnlocked);
         let inv = self.kind.force_release(&self.ctx(""));
-        let r: i64 = script::run(&self.client.conn, self.client.config.command_timeout, &self.key, &inv).await?;
+        let r: i64 = script::run(
+            &self.client.conn,
+            self.client.config.command_timeout,
+            &self.key,
+            &inv,
+        )
+        .await?;
         tracing::info!(key = %self.key, deleted = r == 1, "force unlock");
         Ok(r == 1)
     }
@@ -328,7 +376,9 @@ struct HeldInner {
 
 impl Held {
     fn inner(&self) -> &HeldInner {
-        self.inner.as_ref().expect("a guard's state is present until it is consumed")
+        self.inner
+            .as_ref()
+            .expect("a guard's state is present until it is consumed")
     }
 
     pub(crate) fn key(&self) -> &str {
@@ -361,11 +411,11 @@ impl Held {
     fn detach(&mut self) -> Option<HeldInner> {
         let inner = self.inner.take()?;
         if inner.watchdog {
-            inner
-                .core
-                .client
-                .watchdog
-                .unregister(&inner.core.key, &inner.field, Some(&inner.lease));
+            inner.core.client.watchdog.unregister(
+                &inner.core.key,
+                &inner.field,
+                Some(&inner.lease),
+            );
         } else {
             inner.lease.set(LeaseState::Released);
         }
@@ -401,7 +451,9 @@ impl Drop for Held {
             Box::pin(async move {
                 match inner.core.release_field(&inner.field, inner.lease_ms).await {
                     Ok(_) => {}
-                    Err(e) => tracing::warn!(key = %inner.core.key, field = %inner.field, error = %e, "release on drop failed"),
+                    Err(e) => {
+                        tracing::warn!(key = %inner.core.key, field = %inner.field, error = %e, "release on drop failed")
+                    }
                 }
             })
         });

@@ -24,7 +24,9 @@ pub enum LostReason {
 impl std::fmt::Display for LostReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            LostReason::OwnerGone => "the owner's field is gone from the lock (expired, force-unlocked or Redis lost it)",
+            LostReason::OwnerGone => {
+                "the owner's field is gone from the lock (expired, force-unlocked or Redis lost it)"
+            }
             LostReason::RenewalFailed => "no renewal succeeded before the lease deadline",
             LostReason::LeaseExpired => "the lease ran out",
             LostReason::ForceUnlocked => "force-unlocked by this client",
@@ -121,7 +123,9 @@ impl Lease {
 
 /// `Instant::now() + d`, saturating.
 pub(crate) fn after(start: Instant, d: Duration) -> Instant {
-    start.checked_add(d).unwrap_or(start + Duration::from_secs(86_400 * 365))
+    start
+        .checked_add(d)
+        .unwrap_or(start + Duration::from_secs(86_400 * 365))
 }
 
 #[cfg(test)]
@@ -130,17 +134,27 @@ mod tests {
 
     #[tokio::test]
     async fn deadline_turns_held_into_lost() {
-        let l = Lease::new(Instant::now() + Duration::from_millis(30), LostReason::LeaseExpired);
+        let l = Lease::new(
+            Instant::now() + Duration::from_millis(30),
+            LostReason::LeaseExpired,
+        );
         assert_eq!(l.state(), LeaseState::Held);
         assert_eq!(l.lost().await, LostReason::LeaseExpired);
         assert_eq!(l.state(), LeaseState::Lost(LostReason::LeaseExpired));
         l.renewed(Instant::now() + Duration::from_secs(5));
-        assert_eq!(l.state(), LeaseState::Lost(LostReason::LeaseExpired), "lost is final");
+        assert_eq!(
+            l.state(),
+            LeaseState::Lost(LostReason::LeaseExpired),
+            "lost is final"
+        );
     }
 
     #[tokio::test]
     async fn explicit_loss_wakes_waiters() {
-        let l = std::sync::Arc::new(Lease::new(Instant::now() + Duration::from_secs(60), LostReason::RenewalFailed));
+        let l = std::sync::Arc::new(Lease::new(
+            Instant::now() + Duration::from_secs(60),
+            LostReason::RenewalFailed,
+        ));
         let l2 = l.clone();
         let waiter = tokio::spawn(async move { l2.lost().await });
         tokio::task::yield_now().await;

@@ -33,7 +33,13 @@ impl LockKind for Reentrant {
         inv
     }
 
-    fn release(&self, c: &Ctx<'_>, lease_ms: u64, latch: &str, latch_ms: u64) -> ScriptInvocation<'static> {
+    fn release(
+        &self,
+        c: &Ctx<'_>,
+        lease_ms: u64,
+        latch: &str,
+        latch_ms: u64,
+    ) -> ScriptInvocation<'static> {
         let mut inv = script::LOCK_UNLOCK.prepare_invoke();
         inv.key(c.key)
             .key(c.channel)
@@ -178,7 +184,10 @@ impl RLock {
     /// # Ok(()) }
     /// ```
     pub async fn lock(&self) -> Result<LockGuard> {
-        self.core.acquire(None, None).await.map(|h| LockGuard::new(h.expect("an unbounded wait only ends when acquired")))
+        self.core
+            .acquire(None, None)
+            .await
+            .map(|h| LockGuard::new(h.expect("an unbounded wait only ends when acquired")))
     }
 
     /// Acquires the lock for `lease` (no watchdog: the lock expires after `lease` unless
@@ -225,7 +234,11 @@ impl RLock {
     /// # Ok(()) }
     /// ```
     pub async fn try_lock(&self) -> Result<Option<LockGuard>> {
-        Ok(self.core.acquire(Some(Duration::ZERO), None).await?.map(LockGuard::new))
+        Ok(self
+            .core
+            .acquire(Some(Duration::ZERO), None)
+            .await?
+            .map(LockGuard::new))
     }
 
     /// Waits up to `wait` (Redisson `tryLock(waitTime, unit)`), watchdog mode.
@@ -247,7 +260,11 @@ impl RLock {
     /// # Ok(()) }
     /// ```
     pub async fn try_lock_for(&self, wait: Duration) -> Result<Option<LockGuard>> {
-        Ok(self.core.acquire(Some(wait), None).await?.map(LockGuard::new))
+        Ok(self
+            .core
+            .acquire(Some(wait), None)
+            .await?
+            .map(LockGuard::new))
     }
 
     /// Waits up to `wait` and holds for `lease` without watchdog
@@ -265,8 +282,16 @@ impl RLock {
     /// let guard = lock.try_lock_with_lease(Duration::from_secs(1), Duration::from_secs(30)).await?;
     /// # let _ = guard; Ok(()) }
     /// ```
-    pub async fn try_lock_with_lease(&self, wait: Duration, lease: Duration) -> Result<Option<LockGuard>> {
-        Ok(self.core.acquire(Some(wait), Some(lease)).await?.map(LockGuard::new))
+    pub async fn try_lock_with_lease(
+        &self,
+        wait: Duration,
+        lease: Duration,
+    ) -> Result<Option<LockGuard>> {
+        Ok(self
+            .core
+            .acquire(Some(wait), Some(lease))
+            .await?
+            .map(LockGuard::new))
     }
 
     /// Runs `body` while holding the lock (watchdog mode) and releases it afterwards, also when
@@ -372,7 +397,13 @@ impl RLock {
     /// # Ok(()) }
     /// ```
     pub async fn is_locked(&self) -> Result<bool> {
-        let n: i64 = script::cmd(&self.core.client.conn, self.core.client.config.command_timeout, &self.core.key, redis::cmd("EXISTS").arg(&*self.core.key)).await?;
+        let n: i64 = script::cmd(
+            &self.core.client.conn,
+            self.core.client.config.command_timeout,
+            &self.core.key,
+            redis::cmd("EXISTS").arg(&*self.core.key),
+        )
+        .await?;
         Ok(n == 1)
     }
 
@@ -397,7 +428,13 @@ impl RLock {
     /// ```
     pub async fn is_held_by(&self, owner: impl Into<OwnerId>) -> Result<bool> {
         let field = self.core.field_of(owner.into());
-        let n: i64 = script::cmd(&self.core.client.conn, self.core.client.config.command_timeout, &self.core.key, redis::cmd("HEXISTS").arg(&*self.core.key).arg(&field)).await?;
+        let n: i64 = script::cmd(
+            &self.core.client.conn,
+            self.core.client.config.command_timeout,
+            &self.core.key,
+            redis::cmd("HEXISTS").arg(&*self.core.key).arg(&field),
+        )
+        .await?;
         Ok(n == 1)
     }
 
@@ -412,7 +449,13 @@ impl RLock {
     /// ```
     pub async fn hold_count(&self) -> Result<u64> {
         let field = self.field();
-        let n: Option<u64> = script::cmd(&self.core.client.conn, self.core.client.config.command_timeout, &self.core.key, redis::cmd("HGET").arg(&*self.core.key).arg(&field)).await?;
+        let n: Option<u64> = script::cmd(
+            &self.core.client.conn,
+            self.core.client.config.command_timeout,
+            &self.core.key,
+            redis::cmd("HGET").arg(&*self.core.key).arg(&field),
+        )
+        .await?;
         Ok(n.unwrap_or(0))
     }
 
@@ -425,7 +468,13 @@ impl RLock {
     /// # Ok(()) }
     /// ```
     pub async fn remain_time_to_live(&self) -> Result<Ttl> {
-        let ms: i64 = script::cmd(&self.core.client.conn, self.core.client.config.command_timeout, &self.core.key, redis::cmd("PTTL").arg(&*self.core.key)).await?;
+        let ms: i64 = script::cmd(
+            &self.core.client.conn,
+            self.core.client.config.command_timeout,
+            &self.core.key,
+            redis::cmd("PTTL").arg(&*self.core.key),
+        )
+        .await?;
         Ok(match ms {
             -2 => Ttl::NotLocked,
             -1 => Ttl::NoExpiry,

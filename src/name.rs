@@ -36,7 +36,10 @@ pub(crate) fn rwlock_channel(name: &str) -> String {
 
 /// The unlock latch `redisson_unlock_latch:{N}:<request id>`.
 pub(crate) fn latch(name: &str, request_id: &str) -> String {
-    format!("{}:{request_id}", prefix_name("redisson_unlock_latch", name))
+    format!(
+        "{}:{request_id}",
+        prefix_name("redisson_unlock_latch", name)
+    )
 }
 
 /// Maps user-facing lock names to Redis keys (Redisson's `NameMapper`).
@@ -110,7 +113,10 @@ mod tests {
 
     #[test]
     fn names_follow_redisson_rules() {
-        assert_eq!(lock_channel("order:42"), "redisson_lock__channel:{order:42}");
+        assert_eq!(
+            lock_channel("order:42"),
+            "redisson_lock__channel:{order:42}"
+        );
         assert_eq!(lock_channel("{t}:a"), "redisson_lock__channel:{t}:a");
         assert_eq!(rwlock_channel("x"), "redisson_rwlock:{x}");
         assert_eq!(latch("x", "ab"), "redisson_unlock_latch:{x}:ab");
@@ -122,7 +128,10 @@ mod tests {
 
     #[test]
     fn empty_names_are_rejected() {
-        assert!(matches!(lock_key(&NameMapper::identity(), ""), Err(Error::InvalidArgument(_))));
+        assert!(matches!(
+            lock_key(&NameMapper::identity(), ""),
+            Err(Error::InvalidArgument(_))
+        ));
         let m = NameMapper::custom(|_| String::new());
         assert!(matches!(lock_key(&m, "a"), Err(Error::InvalidArgument(_))));
     }

@@ -109,7 +109,9 @@ mod tests {
         let b = tokio::spawn(async { OwnerId::current() }).await.unwrap();
         assert_ne!(a, b);
         assert!(a.get() < THREAD_OWNER_BASE);
-        let inner = tokio::spawn(async { (OwnerId::current(), OwnerId::current()) }).await.unwrap();
+        let inner = tokio::spawn(async { (OwnerId::current(), OwnerId::current()) })
+            .await
+            .unwrap();
         assert_eq!(inner.0, inner.1);
     }
 

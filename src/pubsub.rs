@@ -43,7 +43,9 @@ pub(crate) struct Hub {
 }
 
 /// Handles every push from the server; must not block.
-pub(crate) fn push_handler(channels: ChannelsHandle) -> impl Fn(PushInfo) -> std::result::Result<(), ()> + Send + Sync + 'static {
+pub(crate) fn push_handler(
+    channels: ChannelsHandle,
+) -> impl Fn(PushInfo) -> std::result::Result<(), ()> + Send + Sync + 'static {
     move |push: PushInfo| {
         match push.kind {
             PushKind::Message | PushKind::SMessage => {
@@ -95,7 +97,11 @@ impl Hub {
     /// Joins `channel`, subscribing if this is its first local user. Cancel safe: dropping the
     /// future leaves the channel's user count as it was (the channel may stay subscribed until
     /// its last user leaves).
-    pub(crate) async fn subscribe(self: &Arc<Self>, channel: &str, timeout: Duration) -> Result<Subscription> {
+    pub(crate) async fn subscribe(
+        self: &Arc<Self>,
+        channel: &str,
+        timeout: Duration,
+    ) -> Result<Subscription> {
         let ch = {
             let mut map = self.channels.lock();
             let ch = map

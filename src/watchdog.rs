@@ -59,7 +59,12 @@ impl Watchdog {
     }
 
     /// Adds one watchdog-mode hold of `field` on `key`, granted by a request sent at `sent_at`.
-    pub(crate) fn register(&self, key: &Arc<str>, field: &Arc<str>, sent_at: Instant) -> Arc<Lease> {
+    pub(crate) fn register(
+        &self,
+        key: &Arc<str>,
+        field: &Arc<str>,
+        sent_at: Instant,
+    ) -> Arc<Lease> {
         let mut entries = self.shared.entries.lock();
         let e = entries
             .entry((key.clone(), field.clone()))
@@ -71,7 +76,8 @@ impl Watchdog {
                 )),
             });
         e.count += 1;
-        e.lease.renewed(after(sent_at, self.shared.timeout - self.shared.margin));
+        e.lease
+            .renewed(after(sent_at, self.shared.timeout - self.shared.margin));
         e.lease.clone()
     }
 
@@ -168,23 +174,29 @@ impl Task {
         let groups: Vec<Vec<Item>> = if self.conn.is_cluster() {
             let mut by_slot: HashMap<Slot, Vec<Item>> = HashMap::new();
             for it in items {
-                by_slot.entry(Slot::for_key(it.key.as_bytes())).or_default().push(it);
+                by_slot
+                    .entry(Slot::for_key(it.key.as_bytes()))
+                    .or_default()
+                    .push(it);
             }
             by_slot.into_values().collect()
         } else {
             vec![items]
         };
-        let calls = groups.iter().flat_map(|g| g.chunks(self.batch)).map(|chunk| async move {
-            let mut inv = script::LOCK_RENEW_BATCH.prepare_invoke();
-            inv.arg(self.timeout_ms);
-            for it in chunk {
-                inv.key(&*it.key).arg(&*it.field);
-            }
-            let sent_at = Instant::now();
-            let res: crate::Result<Vec<i64>> =
-                script::run(&self.conn, self.command_timeout, &chunk[0].key, &inv).await;
-            (chunk, sent_at, res)
-        });
+        let calls = groups
+            .iter()
+            .flat_map(|g| g.chunks(self.batch))
+            .map(|chunk| async move {
+                let mut inv = script::LOCK_RENEW_BATCH.prepare_invoke();
+                inv.arg(self.timeout_ms);
+                for it in chunk {
+                    inv.key(&*it.key).arg(&*it.field);
+                }
+                let sent_at = Instant::now();
+                let res: crate::Result<Vec<i64>> =
+                    script::run(&self.conn, self.command_timeout, &chunk[0].key, &inv).await;
+                (chunk, sent_at, res)
+            });
         let results = futures::future::join_all(calls).await;
         for (chunk, sent_at, res) in results {
             match res {
@@ -204,7 +216,9 @@ impl Task {
                     got = flags.len(),
                     "renewal reply has the wrong length; will retry"
                 ),
-                Err(e) => tracing::warn!(error = %e, locks = chunk.len(), "lock renewal failed; will retry"),
+                Err(e) => {
+                    tracing::warn!(error = %e, locks = chunk.len(), "lock renewal failed; will retry")
+                }
             }
         }
     }

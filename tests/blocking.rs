@@ -20,8 +20,13 @@ fn blocking_lock_reenters_per_thread_and_excludes_other_threads() {
     assert!(a.field().starts_with(client.id()));
 
     let l2 = lock.clone();
-    let other = std::thread::spawn(move || (l2.try_lock().unwrap().is_none(), l2.is_held().unwrap()));
-    assert_eq!(other.join().unwrap(), (true, false), "another thread is another owner");
+    let other =
+        std::thread::spawn(move || (l2.try_lock().unwrap().is_none(), l2.is_held().unwrap()));
+    assert_eq!(
+        other.join().unwrap(),
+        (true, false),
+        "another thread is another owner"
+    );
 
     assert_eq!(b.unlock().unwrap(), Unlocked::Partial);
     assert_eq!(a.unlock().unwrap(), Unlocked::Released);
@@ -36,7 +41,10 @@ fn blocking_waiter_is_woken_and_drop_releases_synchronously() {
     let g = lock.lock().unwrap();
     let l2 = lock.clone();
     let waiter = std::thread::spawn(move || {
-        let g = l2.try_lock_for(Duration::from_secs(10)).unwrap().expect("acquired");
+        let g = l2
+            .try_lock_for(Duration::from_secs(10))
+            .unwrap()
+            .expect("acquired");
         let at = Instant::now();
         drop(g); // releases synchronously (no runtime on this thread)
         at
@@ -46,7 +54,10 @@ fn blocking_waiter_is_woken_and_drop_releases_synchronously() {
     drop(g);
     let acquired = waiter.join().unwrap();
     assert!(acquired.duration_since(released) < Duration::from_millis(800));
-    assert!(!lock.is_locked().unwrap(), "the dropped guard was released before drop returned");
+    assert!(
+        !lock.is_locked().unwrap(),
+        "the dropped guard was released before drop returned"
+    );
 }
 
 #[test]
@@ -57,11 +68,20 @@ fn blocking_run_and_errors() {
     assert_eq!(lock.run(|| 6 * 7).unwrap(), 42);
     assert!(!lock.is_locked().unwrap());
     assert!(matches!(lock.unlock(), Err(Error::NotHeld { .. })));
-    assert!(matches!(lock.lock_with_lease(Duration::ZERO), Err(Error::InvalidArgument(_))));
+    assert!(matches!(
+        lock.lock_with_lease(Duration::ZERO),
+        Err(Error::InvalidArgument(_))
+    ));
     assert!(matches!(client.lock(""), Err(Error::InvalidArgument(_))));
-    let g = lock.with_owner(9).lock_with_lease(Duration::from_millis(300)).unwrap();
+    let g = lock
+        .with_owner(9)
+        .lock_with_lease(Duration::from_millis(300))
+        .unwrap();
     // reported lost a safety margin before the key really expires
-    assert_eq!(g.wait_lost(Duration::from_secs(3)), Some(redisson_lock::LostReason::LeaseExpired));
+    assert_eq!(
+        g.wait_lost(Duration::from_secs(3)),
+        Some(redisson_lock::LostReason::LeaseExpired)
+    );
     let deadline = Instant::now() + Duration::from_secs(3);
     while lock.is_locked().unwrap() {
         assert!(Instant::now() < deadline, "the leased lock never expired");

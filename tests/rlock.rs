@@ -15,7 +15,12 @@ async fn client(s: &RedisServer) -> Client {
 }
 
 async fn client_with(s: &RedisServer, config: Config) -> Client {
-    Client::builder().url(s.url()).config(config).build().await.expect("connect")
+    Client::builder()
+        .url(s.url())
+        .config(config)
+        .build()
+        .await
+        .expect("connect")
 }
 
 async fn hgetall(c: &mut redis::aio::MultiplexedConnection, key: &str) -> Vec<(String, String)> {
@@ -38,29 +43,53 @@ async fn wire_shape_of_watchdog_lock_reentry_and_release() {
     let lock = client.lock("order:42").unwrap();
 
     let g1 = lock.lock().await.unwrap();
-    let t: String = redis::cmd("TYPE").arg("order:42").query_async(&mut raw).await.unwrap();
+    let t: String = redis::cmd("TYPE")
+        .arg("order:42")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
     assert_eq!(t, "hash");
     let fields = hgetall(&mut raw, "order:42").await;
     assert_eq!(fields.len(), 1, "exactly one owner field: {fields:?}");
-    assert!(uuid_field_regex().is_match(&fields[0].0), "field {:?}", fields[0].0);
+    assert!(
+        uuid_field_regex().is_match(&fields[0].0),
+        "field {:?}",
+        fields[0].0
+    );
     assert_eq!(fields[0].0, format!("{}:{}", client.id(), lock.owner()));
     assert_eq!(fields[0].0, g1.field());
     assert_eq!(fields[0].1, "1");
     let ttl = pttl(&mut raw, "order:42").await;
-    assert!((28_000..=30_000).contains(&ttl), "PTTL after lock() = {ttl}");
+    assert!(
+        (28_000..=30_000).contains(&ttl),
+        "PTTL after lock() = {ttl}"
+    );
 
     let g2 = lock.lock().await.unwrap(); // same task: re-entry
-    assert_eq!(hgetall(&mut raw, "order:42").await, vec![(g1.field().to_owned(), "2".to_owned())]);
+    assert_eq!(
+        hgetall(&mut raw, "order:42").await,
+        vec![(g1.field().to_owned(), "2".to_owned())]
+    );
     assert_eq!(lock.hold_count().await.unwrap(), 2);
 
     assert_eq!(g2.unlock().await.unwrap(), Unlocked::Partial);
-    assert_eq!(hgetall(&mut raw, "order:42").await, vec![(g1.field().to_owned(), "1".to_owned())]);
-    assert!(sub.drain(&s).await.is_empty(), "a partial release publishes nothing");
+    assert_eq!(
+        hgetall(&mut raw, "order:42").await,
+        vec![(g1.field().to_owned(), "1".to_owned())]
+    );
+    assert!(
+        sub.drain(&s).await.is_empty(),
+        "a partial release publishes nothing"
+    );
 
     assert_eq!(g1.unlock().await.unwrap(), Unlocked::Released);
     let exists: i64 = raw.exists("order:42").await.unwrap();
     assert_eq!(exists, 0);
-    assert_eq!(sub.drain(&s).await, vec!["0".to_owned()], "one `0` per full release");
+    assert_eq!(
+        sub.drain(&s).await,
+        vec!["0".to_owned()],
+        "one `0` per full release"
+    );
     // the latch of each unlock is deleted afterwards
     eventually(Duration::from_secs(2), "no latch keys are left", || {
         let mut raw = raw.clone();
@@ -87,14 +116,20 @@ async fn leased_lock_ttl_reentry_resets_and_partial_unlock_reapplies() {
 
     let b = lock.lock_with_lease(Duration::from_secs(5)).await.unwrap();
     let ttl = pttl(&mut raw, "lease").await;
-    assert!((4_000..=5_000).contains(&ttl), "re-entry resets the TTL to the new lease: {ttl}");
+    assert!(
+        (4_000..=5_000).contains(&ttl),
+        "re-entry resets the TTL to the new lease: {ttl}"
+    );
     let c = lock.lock_with_lease(Duration::from_secs(10)).await.unwrap();
 
     // Redisson testRemainTimeToLive2: lock(10s) x3, unlock x2 -> PTTL in [9000, 10000]
     c.unlock().await.unwrap();
     a.unlock().await.unwrap();
     let ttl = pttl(&mut raw, "lease").await;
-    assert!((9_000..=10_000).contains(&ttl), "a partial unlock re-applies the lease: {ttl}");
+    assert!(
+        (9_000..=10_000).contains(&ttl),
+        "a partial unlock re-applies the lease: {ttl}"
+    );
     assert_eq!(lock.hold_count().await.unwrap(), 1);
     b.unlock().await.unwrap();
     assert_eq!(lock.remain_time_to_live().await.unwrap(), Ttl::NotLocked);
@@ -106,7 +141,10 @@ async fn remain_time_to_live_and_is_locked() {
     let client = client(&s).await;
     let lock = client.lock("ttl").unwrap();
     assert!(!lock.is_locked().await.unwrap());
-    let g = lock.lock_with_lease(Duration::from_secs(3600)).await.unwrap();
+    let g = lock
+        .lock_with_lease(Duration::from_secs(3600))
+        .await
+        .unwrap();
     match lock.remain_time_to_live().await.unwrap() {
         Ttl::Expires(d) => assert!(d > Duration::from_secs(3590), "{d:?}"),
         other => panic!("{other:?}"),
@@ -137,8 +175,14 @@ async fn hold_count_and_is_held_by_owner() {
     assert!(lock.is_held_by(lock.owner()).await.unwrap());
     assert!(!other.is_held().await.unwrap(), "another owner sees false");
     assert_eq!(other.hold_count().await.unwrap(), 0);
-    assert!(other.is_locked().await.unwrap(), "another owner sees it locked");
-    assert!(other.try_lock().await.unwrap().is_none(), "another owner cannot get in");
+    assert!(
+        other.is_locked().await.unwrap(),
+        "another owner sees it locked"
+    );
+    assert!(
+        other.try_lock().await.unwrap().is_none(),
+        "another owner cannot get in"
+    );
     let b = lock.lock().await.unwrap();
     assert_eq!(lock.hold_count().await.unwrap(), 2);
     b.unlock().await.unwrap();
@@ -161,7 +205,10 @@ async fn tasks_are_distinct_owners_and_guards_unlock_from_any_task() {
     let other_task = tokio::spawn(async move { l2.try_lock().await.unwrap().is_some() });
     assert!(!other_task.await.unwrap(), "another task is another owner");
     // the guard carries its owner: release it from a different task
-    let released = tokio::spawn(async move { g.unlock().await }).await.unwrap().unwrap();
+    let released = tokio::spawn(async move { g.unlock().await })
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(released, Unlocked::Released);
     assert!(!lock.is_locked().await.unwrap());
 }
@@ -172,7 +219,10 @@ async fn unlock_by_non_owner_is_not_held_and_changes_nothing() {
     let client = client(&s).await;
     let mut raw = s.conn().await;
     let lock = client.lock("nonowner").unwrap();
-    let g = lock.lock_with_lease(Duration::from_secs(100)).await.unwrap();
+    let g = lock
+        .lock_with_lease(Duration::from_secs(100))
+        .await
+        .unwrap();
     let before = hgetall(&mut raw, "nonowner").await;
     let mut sub = RawSubscriber::new(&s.url(), "redisson_lock__channel:{nonowner}").await;
 
@@ -186,12 +236,21 @@ async fn unlock_by_non_owner_is_not_held_and_changes_nothing() {
     }
     // a second client with the same owner number is another owner too
     let client2 = Client::connect(&s.url()).await.unwrap();
-    let err = client2.lock("nonowner").unwrap().with_owner(g.owner()).unlock().await.unwrap_err();
+    let err = client2
+        .lock("nonowner")
+        .unwrap()
+        .with_owner(g.owner())
+        .unlock()
+        .await
+        .unwrap_err();
     assert!(matches!(err, Error::NotHeld { .. }), "{err:?}");
 
     assert_eq!(hgetall(&mut raw, "nonowner").await, before);
     assert!(pttl(&mut raw, "nonowner").await > 99_000);
-    assert!(sub.drain(&s).await.is_empty(), "no publish on a refused unlock");
+    assert!(
+        sub.drain(&s).await.is_empty(),
+        "no publish on a refused unlock"
+    );
     g.unlock().await.unwrap();
 }
 
@@ -202,11 +261,21 @@ async fn try_lock_wait_timing_against_a_held_lock() {
     let lock = client.lock("wait").unwrap();
     let _g = lock.with_owner(1).lock().await.unwrap();
     let start = Instant::now();
-    let got = lock.with_owner(2).try_lock_for(Duration::from_millis(1500)).await.unwrap();
+    let got = lock
+        .with_owner(2)
+        .try_lock_for(Duration::from_millis(1500))
+        .await
+        .unwrap();
     let took = start.elapsed();
     assert!(got.is_none());
-    assert!(took >= Duration::from_millis(1490), "returned early: {took:?}");
-    assert!(took < Duration::from_millis(2500), "returned late: {took:?}");
+    assert!(
+        took >= Duration::from_millis(1490),
+        "returned early: {took:?}"
+    );
+    assert!(
+        took < Duration::from_millis(2500),
+        "returned late: {took:?}"
+    );
 }
 
 #[tokio::test]
@@ -214,16 +283,26 @@ async fn leased_lock_expires_and_the_late_unlock_is_not_held() {
     let s = RedisServer::start();
     let client = client(&s).await;
     let lock = client.lock("expire").unwrap();
-    let g = lock.with_owner(1).lock_with_lease(Duration::from_millis(600)).await.unwrap();
+    let g = lock
+        .with_owner(1)
+        .lock_with_lease(Duration::from_millis(600))
+        .await
+        .unwrap();
     let start = Instant::now();
     let g2 = lock.with_owner(2).lock().await.unwrap();
     let waited = start.elapsed();
-    assert!(waited < Duration::from_millis(2000), "second owner waited {waited:?}");
+    assert!(
+        waited < Duration::from_millis(2000),
+        "second owner waited {waited:?}"
+    );
     assert_eq!(g.lost().await, LostReason::LeaseExpired);
     assert!(!g.is_held());
     let err = g.unlock().await.unwrap_err();
     assert!(matches!(err, Error::NotHeld { .. }), "{err:?}");
-    assert!(lock.with_owner(2).is_held().await.unwrap(), "the late unlock left the new owner alone");
+    assert!(
+        lock.with_owner(2).is_held().await.unwrap(),
+        "the late unlock left the new owner alone"
+    );
     g2.unlock().await.unwrap();
 }
 
@@ -268,11 +347,22 @@ async fn foreign_redisson_shaped_holder_blocks_and_its_publish_wakes_us() {
     let foreign = "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10:57";
     let acquire = include_str!("../lua/lock/acquire.lua");
     let unlock = include_str!("../lua/lock/unlock.lua");
-    let r: Option<i64> = redis::cmd("EVAL").arg(acquire).arg(1).arg("foreign").arg(30_000).arg(foreign).query_async(&mut raw).await.unwrap();
+    let r: Option<i64> = redis::cmd("EVAL")
+        .arg(acquire)
+        .arg(1)
+        .arg("foreign")
+        .arg(30_000)
+        .arg(foreign)
+        .query_async(&mut raw)
+        .await
+        .unwrap();
     assert_eq!(r, None, "the foreign holder got the lock");
 
     let lock = client.lock("foreign").unwrap();
-    assert!(lock.try_lock().await.unwrap().is_none(), "the foreign hold blocks try_lock");
+    assert!(
+        lock.try_lock().await.unwrap().is_none(),
+        "the foreign hold blocks try_lock"
+    );
     assert!(lock.is_locked().await.unwrap());
     assert_eq!(lock.hold_count().await.unwrap(), 0);
 
@@ -288,14 +378,26 @@ async fn foreign_redisson_shaped_holder_blocks_and_its_publish_wakes_us() {
     .await;
     let released_at = Instant::now();
     let r: Option<i64> = redis::cmd("EVAL")
-        .arg(unlock).arg(3)
-        .arg("foreign").arg("redisson_lock__channel:{foreign}").arg("redisson_unlock_latch:{foreign}:0123456789abcdef0123456789abcdef")
-        .arg(0).arg(30_000).arg(foreign).arg("PUBLISH").arg(10_000)
-        .query_async(&mut raw).await.unwrap();
+        .arg(unlock)
+        .arg(3)
+        .arg("foreign")
+        .arg("redisson_lock__channel:{foreign}")
+        .arg("redisson_unlock_latch:{foreign}:0123456789abcdef0123456789abcdef")
+        .arg(0)
+        .arg(30_000)
+        .arg(foreign)
+        .arg("PUBLISH")
+        .arg(10_000)
+        .query_async(&mut raw)
+        .await
+        .unwrap();
     assert_eq!(r, Some(1));
     let (acquired_at, g) = waiter.await.unwrap();
     let latency = acquired_at.duration_since(released_at);
-    assert!(latency < Duration::from_millis(500), "woken by the publish, not the 30 s TTL: {latency:?}");
+    assert!(
+        latency < Duration::from_millis(500),
+        "woken by the publish, not the 30 s TTL: {latency:?}"
+    );
     g.unlock().await.unwrap();
 }
 
@@ -317,19 +419,31 @@ async fn one_subscription_per_channel_and_none_left_afterwards() {
     eventually(Duration::from_secs(5), "one shared subscription", || {
         let mut raw = raw.clone();
         async move {
-            let (_, n): (String, i64) = redis::cmd("PUBSUB").arg("NUMSUB").arg("redisson_lock__channel:{shared-sub}").query_async(&mut raw).await.unwrap();
+            let (_, n): (String, i64) = redis::cmd("PUBSUB")
+                .arg("NUMSUB")
+                .arg("redisson_lock__channel:{shared-sub}")
+                .query_async(&mut raw)
+                .await
+                .unwrap();
             n == 1
         }
     })
     .await;
     holder.unlock().await.unwrap();
     for w in waiters {
-        tokio::time::timeout(Duration::from_secs(10), w).await.expect("every waiter acquires in turn").unwrap();
+        tokio::time::timeout(Duration::from_secs(10), w)
+            .await
+            .expect("every waiter acquires in turn")
+            .unwrap();
     }
     eventually(Duration::from_secs(5), "no channel left subscribed", || {
         let mut raw = raw.clone();
         async move {
-            let chans: Vec<String> = redis::cmd("PUBSUB").arg("CHANNELS").query_async(&mut raw).await.unwrap();
+            let chans: Vec<String> = redis::cmd("PUBSUB")
+                .arg("CHANNELS")
+                .query_async(&mut raw)
+                .await
+                .unwrap();
             chans.is_empty()
         }
     })
@@ -381,7 +495,11 @@ async fn watchdog_keeps_a_lock_alive_and_stops_after_unlock() {
     let start = Instant::now();
     while start.elapsed() < wd * 5 {
         let ttl = pttl(&mut raw, "wd").await;
-        assert!(ttl > 0 && ttl <= 900, "held with a renewed TTL, got {ttl} after {:?}", start.elapsed());
+        assert!(
+            ttl > 0 && ttl <= 900,
+            "held with a renewed TTL, got {ttl} after {:?}",
+            start.elapsed()
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(g.is_held());
@@ -399,11 +517,17 @@ async fn watchdog_keeps_a_lock_alive_and_stops_after_unlock() {
 #[tokio::test]
 async fn force_unlock_by_another_client_reports_lost_and_stops_renewal() {
     let s = RedisServer::start();
-    let client = client_with(&s, Config::default().lock_watchdog_timeout(Duration::from_millis(900))).await;
+    let client = client_with(
+        &s,
+        Config::default().lock_watchdog_timeout(Duration::from_millis(900)),
+    )
+    .await;
     let other = Client::connect(&s.url()).await.unwrap();
     let g = client.lock("lost").unwrap().lock().await.unwrap();
     assert!(other.lock("lost").unwrap().force_unlock().await.unwrap());
-    let reason = tokio::time::timeout(Duration::from_secs(3), g.lost()).await.expect("lost within a few renewal periods");
+    let reason = tokio::time::timeout(Duration::from_secs(3), g.lost())
+        .await
+        .expect("lost within a few renewal periods");
     assert_eq!(reason, LostReason::OwnerGone);
     assert_eq!(g.state(), LeaseState::Lost(LostReason::OwnerGone));
     assert_eq!(client.stats().renewing, 0);
@@ -423,7 +547,12 @@ async fn dead_clients_lock_expires_within_the_watchdog_timeout() {
     let forgotten = std::thread::spawn(move || {
         let rt = tokio::runtime::Runtime::new().unwrap();
         let f = rt.block_on(async {
-            let c = Client::builder().url(url).config(Config::default().lock_watchdog_timeout(Duration::from_millis(1500))).build().await.unwrap();
+            let c = Client::builder()
+                .url(url)
+                .config(Config::default().lock_watchdog_timeout(Duration::from_millis(1500)))
+                .build()
+                .await
+                .unwrap();
             let g = c.lock("dead").unwrap().lock().await.unwrap();
             let f = g.field().to_owned();
             g.forget();
@@ -436,8 +565,18 @@ async fn dead_clients_lock_expires_within_the_watchdog_timeout() {
     .unwrap();
     let client = client(&s).await;
     let start = Instant::now();
-    let g = client.lock("dead").unwrap().try_lock_for(Duration::from_secs(5)).await.unwrap().expect("acquired after the dead client's lock expired");
-    assert!(start.elapsed() < Duration::from_millis(2500), "{:?}", start.elapsed());
+    let g = client
+        .lock("dead")
+        .unwrap()
+        .try_lock_for(Duration::from_secs(5))
+        .await
+        .unwrap()
+        .expect("acquired after the dead client's lock expired");
+    assert!(
+        start.elapsed() < Duration::from_millis(2500),
+        "{:?}",
+        start.elapsed()
+    );
     assert_ne!(g.field(), forgotten);
     g.unlock().await.unwrap();
 }
@@ -462,9 +601,18 @@ async fn redis_restart_holder_learns_loss_waiters_acquire_scripts_reload() {
     .await;
 
     s.restart(); // data and script cache gone
-    let reason = tokio::time::timeout(Duration::from_secs(10), g.lost()).await.expect("the holder learns it lost the lock");
-    assert!(matches!(reason, LostReason::OwnerGone | LostReason::RenewalFailed), "{reason:?}");
-    let wg = tokio::time::timeout(Duration::from_secs(10), waiter).await.expect("the waiter acquires after the restart").unwrap().unwrap();
+    let reason = tokio::time::timeout(Duration::from_secs(10), g.lost())
+        .await
+        .expect("the holder learns it lost the lock");
+    assert!(
+        matches!(reason, LostReason::OwnerGone | LostReason::RenewalFailed),
+        "{reason:?}"
+    );
+    let wg = tokio::time::timeout(Duration::from_secs(10), waiter)
+        .await
+        .expect("the waiter acquires after the restart")
+        .unwrap()
+        .unwrap();
     assert!(wg.is_held());
     // the waiter's hold is renewed with reloaded scripts
     let mut raw = s.conn().await;
@@ -482,9 +630,17 @@ async fn script_flush_is_invisible() {
     let mut raw = s.conn().await;
     let lock = client.lock("flush").unwrap();
     lock.lock().await.unwrap().unlock().await.unwrap();
-    let _: () = redis::cmd("SCRIPT").arg("FLUSH").query_async(&mut raw).await.unwrap();
+    let _: () = redis::cmd("SCRIPT")
+        .arg("FLUSH")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
     let g = lock.lock().await.unwrap();
-    let _: () = redis::cmd("SCRIPT").arg("FLUSH").query_async(&mut raw).await.unwrap();
+    let _: () = redis::cmd("SCRIPT")
+        .arg("FLUSH")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
     assert_eq!(g.unlock().await.unwrap(), Unlocked::Released);
 }
 
@@ -495,29 +651,66 @@ async fn bad_input_gets_typed_errors_and_changes_nothing() {
     let mut raw = s.conn().await;
     assert!(matches!(client.lock(""), Err(Error::InvalidArgument(_))));
     let lock = client.lock("typed").unwrap();
-    assert!(matches!(lock.lock_with_lease(Duration::ZERO).await, Err(Error::InvalidArgument(_))));
-    assert!(matches!(lock.lock_with_lease(Duration::from_micros(10)).await, Err(Error::InvalidArgument(_))));
-    assert!(matches!(lock.try_lock_with_lease(Duration::from_secs(1), Duration::ZERO).await, Err(Error::InvalidArgument(_))));
+    assert!(matches!(
+        lock.lock_with_lease(Duration::ZERO).await,
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        lock.lock_with_lease(Duration::from_micros(10)).await,
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        lock.try_lock_with_lease(Duration::from_secs(1), Duration::ZERO)
+            .await,
+        Err(Error::InvalidArgument(_))
+    ));
     let exists: i64 = raw.exists("typed").await.unwrap();
     assert_eq!(exists, 0);
 
     let _: () = raw.set("string-key", "precious").await.unwrap();
     let lock = client.lock("string-key").unwrap();
     assert!(matches!(lock.lock().await, Err(Error::WrongType { key }) if key == "string-key"));
-    assert!(matches!(lock.try_lock().await, Err(Error::WrongType { .. })));
-    assert!(matches!(lock.try_lock_for(Duration::from_millis(200)).await, Err(Error::WrongType { .. })));
+    assert!(matches!(
+        lock.try_lock().await,
+        Err(Error::WrongType { .. })
+    ));
+    assert!(matches!(
+        lock.try_lock_for(Duration::from_millis(200)).await,
+        Err(Error::WrongType { .. })
+    ));
     assert!(matches!(lock.unlock().await, Err(Error::WrongType { .. })));
-    assert!(matches!(lock.hold_count().await, Err(Error::WrongType { .. })));
+    assert!(matches!(
+        lock.hold_count().await,
+        Err(Error::WrongType { .. })
+    ));
     let v: String = raw.get("string-key").await.unwrap();
     assert_eq!(v, "precious");
-    assert_eq!(pttl(&mut raw, "string-key").await, -1, "no TTL was set on the foreign key");
+    assert_eq!(
+        pttl(&mut raw, "string-key").await,
+        -1,
+        "no TTL was set on the foreign key"
+    );
 
-    assert!(matches!(Client::connect("http://nope").await, Err(Error::InvalidArgument(_))));
-    assert!(matches!(Client::connect("not a url").await, Err(Error::InvalidArgument(_))));
-    let bad = Client::builder().url(s.url()).config(Config::default().lock_watchdog_timeout(Duration::ZERO)).build().await;
+    assert!(matches!(
+        Client::connect("http://nope").await,
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        Client::connect("not a url").await,
+        Err(Error::InvalidArgument(_))
+    ));
+    let bad = Client::builder()
+        .url(s.url())
+        .config(Config::default().lock_watchdog_timeout(Duration::ZERO))
+        .build()
+        .await;
     assert!(matches!(bad, Err(Error::InvalidArgument(_))));
     // nothing listens on a port we just released
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let down = Client::connect(&format!("redis://127.0.0.1:{port}/")).await;
     assert!(matches!(down, Err(Error::Redis(_))), "{down:?}");
 }
@@ -525,7 +718,11 @@ async fn bad_input_gets_typed_errors_and_changes_nothing() {
 #[tokio::test]
 async fn try_lock_returns_within_wait_while_redis_is_down() {
     let mut s = RedisServer::start();
-    let client = client_with(&s, Config::default().command_timeout(Duration::from_millis(500))).await;
+    let client = client_with(
+        &s,
+        Config::default().command_timeout(Duration::from_millis(500)),
+    )
+    .await;
     let lock = client.lock("down").unwrap();
     s.kill();
     let start = Instant::now();
@@ -533,7 +730,10 @@ async fn try_lock_returns_within_wait_while_redis_is_down() {
     let took = start.elapsed();
     assert!(r.is_err(), "Redis is down: an error, not `None`: {r:?}");
     assert!(r.as_ref().unwrap_err().is_transient());
-    assert!(took < Duration::from_millis(1000 + 500 + 300), "returned after {took:?}");
+    assert!(
+        took < Duration::from_millis(1000 + 500 + 300),
+        "returned after {took:?}"
+    );
     let r = lock.try_lock().await;
     assert!(matches!(r, Err(ref e) if e.is_transient()), "{r:?}");
 }
@@ -547,19 +747,29 @@ async fn dropped_guard_releases_in_background_even_off_runtime() {
     {
         let _g = lock.lock().await.unwrap();
     }
-    eventually(Duration::from_secs(3), "the dropped guard was released", || {
-        let mut raw = raw.clone();
-        async move { raw.exists::<_, i64>("drop").await.unwrap() == 0 }
-    })
+    eventually(
+        Duration::from_secs(3),
+        "the dropped guard was released",
+        || {
+            let mut raw = raw.clone();
+            async move { raw.exists::<_, i64>("drop").await.unwrap() == 0 }
+        },
+    )
     .await;
     assert_eq!(client.stats().renewing, 0, "renewal stopped at drop");
 
     let g = lock.lock().await.unwrap();
-    std::thread::spawn(move || drop(g)).join().expect("dropping outside a runtime does not panic");
-    eventually(Duration::from_secs(3), "the guard dropped on a plain thread was released", || {
-        let mut raw = raw.clone();
-        async move { raw.exists::<_, i64>("drop").await.unwrap() == 0 }
-    })
+    std::thread::spawn(move || drop(g))
+        .join()
+        .expect("dropping outside a runtime does not panic");
+    eventually(
+        Duration::from_secs(3),
+        "the guard dropped on a plain thread was released",
+        || {
+            let mut raw = raw.clone();
+            async move { raw.exists::<_, i64>("drop").await.unwrap() == 0 }
+        },
+    )
     .await;
     let _ = &mut raw;
 }
@@ -604,8 +814,14 @@ async fn run_releases_after_ok_error_and_panic() {
     let client = client(&s).await;
     let lock = client.lock("scoped").unwrap();
     let l = lock.clone();
-    let v = lock.run(async move { l.hold_count().await.unwrap() }).await.unwrap();
-    assert_eq!(v, 1, "held inside the body (the body runs in the same task: re-entry visible)");
+    let v = lock
+        .run(async move { l.hold_count().await.unwrap() })
+        .await
+        .unwrap();
+    assert_eq!(
+        v, 1,
+        "held inside the body (the body runs in the same task: re-entry visible)"
+    );
     assert!(!lock.is_locked().await.unwrap());
     let r: Result<Result<(), &str>, Error> = lock.run(async { Err("business error") }).await;
     assert_eq!(r.unwrap(), Err("business error"));
@@ -613,28 +829,53 @@ async fn run_releases_after_ok_error_and_panic() {
     let l = lock.clone();
     let panicked = tokio::spawn(async move { l.run(async { panic!("boom") }).await }).await;
     assert!(panicked.unwrap_err().is_panic());
-    assert!(!lock.is_locked().await.unwrap(), "released before the panic resumed");
+    assert!(
+        !lock.is_locked().await.unwrap(),
+        "released before the panic resumed"
+    );
 }
 
 #[tokio::test]
 async fn run_is_cancelled_with_lost_when_the_lock_goes_away() {
     let s = RedisServer::start();
-    let client = client_with(&s, Config::default().lock_watchdog_timeout(Duration::from_millis(600))).await;
+    let client = client_with(
+        &s,
+        Config::default().lock_watchdog_timeout(Duration::from_millis(600)),
+    )
+    .await;
     let lock = client.lock("scoped-lost").unwrap();
     let other = Client::connect(&s.url()).await.unwrap();
     let forcer = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(300)).await;
-        other.lock("scoped-lost").unwrap().force_unlock().await.unwrap()
+        other
+            .lock("scoped-lost")
+            .unwrap()
+            .force_unlock()
+            .await
+            .unwrap()
     });
     let r = lock.run(std::future::pending::<()>()).await;
-    assert!(matches!(r, Err(Error::Lost { reason: LostReason::OwnerGone, .. })), "{r:?}");
+    assert!(
+        matches!(
+            r,
+            Err(Error::Lost {
+                reason: LostReason::OwnerGone,
+                ..
+            })
+        ),
+        "{r:?}"
+    );
     assert!(forcer.await.unwrap());
 }
 
 #[tokio::test]
 async fn name_mapper_prefixes_keys_and_channels() {
     let s = RedisServer::start();
-    let client = client_with(&s, Config::default().name_mapper(redisson_lock::NameMapper::prefix("app:"))).await;
+    let client = client_with(
+        &s,
+        Config::default().name_mapper(redisson_lock::NameMapper::prefix("app:")),
+    )
+    .await;
     let mut raw = s.conn().await;
     let lock = client.lock("x").unwrap();
     assert_eq!(lock.key(), "app:x");
@@ -649,7 +890,10 @@ async fn name_mapper_prefixes_keys_and_channels() {
 async fn wrapped_connection_without_pubsub_polls() {
     let s = RedisServer::start();
     let redis_client = redis::Client::open(s.url()).unwrap();
-    let conn = redis_client.get_multiplexed_async_connection().await.unwrap();
+    let conn = redis_client
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
     let client = Client::builder()
         .connection(conn)
         .config(Config::default().poll_interval(Duration::from_millis(100)))
@@ -662,11 +906,19 @@ async fn wrapped_connection_without_pubsub_polls() {
     let w = tokio::spawn(async move { l.lock().await.unwrap().unlock().await.unwrap() });
     tokio::time::sleep(Duration::from_millis(150)).await;
     g.unlock().await.unwrap();
-    tokio::time::timeout(Duration::from_secs(2), w).await.expect("polling waiter acquires").unwrap();
+    tokio::time::timeout(Duration::from_secs(2), w)
+        .await
+        .expect("polling waiter acquires")
+        .unwrap();
 
     // and with a pub/sub client: waiters are woken by messages
     let conn = redis_client.get_connection_manager().await.unwrap();
-    let client = Client::builder().connection(conn).pubsub_client(redis_client).build().await.unwrap();
+    let client = Client::builder()
+        .connection(conn)
+        .pubsub_client(redis_client)
+        .build()
+        .await
+        .unwrap();
     let lock = client.lock("wrapped2").unwrap();
     let g = lock.with_owner(1).lock().await.unwrap();
     let l = lock.with_owner(2);
@@ -678,7 +930,10 @@ async fn wrapped_connection_without_pubsub_polls() {
     .await;
     let t = Instant::now();
     g.unlock().await.unwrap();
-    tokio::time::timeout(Duration::from_secs(2), w).await.unwrap().unwrap();
+    tokio::time::timeout(Duration::from_secs(2), w)
+        .await
+        .unwrap()
+        .unwrap();
     assert!(t.elapsed() < Duration::from_millis(500));
 }
 

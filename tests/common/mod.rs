@@ -33,9 +33,14 @@ impl RedisServer {
     pub fn start_with(extra: &[&str]) -> RedisServer {
         for _ in 0..20 {
             let port = free_port();
-            let dir = std::env::temp_dir().join(format!("redisson-lock-test-{}-{port}", std::process::id()));
+            let dir = std::env::temp_dir()
+                .join(format!("redisson-lock-test-{}-{port}", std::process::id()));
             std::fs::create_dir_all(&dir).unwrap();
-            let mut s = RedisServer { port, child: None, dir };
+            let mut s = RedisServer {
+                port,
+                child: None,
+                dir,
+            };
             if s.spawn(extra) {
                 return s;
             }
@@ -46,8 +51,24 @@ impl RedisServer {
     fn spawn(&mut self, extra: &[&str]) -> bool {
         let bin = redis_server_bin();
         let child = Command::new(&bin)
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .args(["--daemonize", "no", "--protected-mode", "no", "--loglevel", "warning"])
+            .args([
+                "--port",
+                &self.port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .args([
+                "--daemonize",
+                "no",
+                "--protected-mode",
+                "no",
+                "--loglevel",
+                "warning",
+            ])
             .arg("--dir")
             .arg(&self.dir)
             .args(extra)
@@ -122,7 +143,9 @@ impl Drop for RedisServer {
 }
 
 fn ping(port: u16) -> bool {
-    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else { return false };
+    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
     let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
     if s.write_all(b"PING\r\n").is_err() {
         return false;
@@ -142,7 +165,10 @@ where
         if cond().await {
             return;
         }
-        assert!(Instant::now() < deadline, "timed out after {limit:?} waiting until {what}");
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {limit:?} waiting until {what}"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -181,18 +207,16 @@ impl RawSubscriber {
         let _: () = redis::cmd("PING").query_async(&mut c).await.unwrap();
         let mut out = Vec::new();
         let deadline = Instant::now() + Duration::from_millis(200);
-        loop {
-            match tokio::time::timeout_at(deadline.into(), self.rx.recv()).await {
-                Ok(Some(m)) => out.push(m),
-                _ => break,
-            }
+        while let Ok(Some(m)) = tokio::time::timeout_at(deadline.into(), self.rx.recv()).await {
+            out.push(m);
         }
         out
     }
 }
 
 pub fn uuid_field_regex() -> regex::Regex {
-    regex::Regex::new(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}:[0-9]+$").unwrap()
+    regex::Regex::new(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}:[0-9]+$")
+        .unwrap()
 }
 
 pub fn init_tracing() {
