@@ -64,9 +64,7 @@ impl Client {
             .thread_name("redisson-lock")
             .enable_all()
             .build()
-            .map_err(|e| {
-                Error::InvalidArgument(format!("cannot start the background runtime: {e}"))
-            })?;
+            .map_err(|e| Error::InvalidArgument(format!("cannot start the background runtime: {e}")))?;
         let client = rt.block_on(crate::Client::builder().url(url).config(config).build())?;
         Ok(Client {
             rt: Arc::new(rt),
@@ -158,10 +156,7 @@ impl RLock {
 
     /// See [`crate::RLock::try_lock`].
     pub fn try_lock(&self) -> Result<Option<LockGuard>> {
-        Ok(self
-            .rt
-            .block_on(self.lock.try_lock())?
-            .map(|g| self.guard(g)))
+        Ok(self.rt.block_on(self.lock.try_lock())?.map(|g| self.guard(g)))
     }
 
     /// See [`crate::RLock::try_lock_for`].
@@ -173,11 +168,7 @@ impl RLock {
     }
 
     /// See [`crate::RLock::try_lock_with_lease`].
-    pub fn try_lock_with_lease(
-        &self,
-        wait: Duration,
-        lease: Duration,
-    ) -> Result<Option<LockGuard>> {
+    pub fn try_lock_with_lease(&self, wait: Duration, lease: Duration) -> Result<Option<LockGuard>> {
         Ok(self
             .rt
             .block_on(self.lock.try_lock_with_lease(wait, lease))?
@@ -255,9 +246,7 @@ pub struct LockGuard {
 
 impl std::fmt::Debug for LockGuard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("blocking::LockGuard")
-            .field(&self.guard)
-            .finish()
+        f.debug_tuple("blocking::LockGuard").field(&self.guard).finish()
     }
 }
 

@@ -131,6 +131,25 @@ impl Client {
         Ok(RLock::new(self.inner.clone(), key))
     }
 
+    /// A handle to the read-write lock `name` (Redisson's `getReadWriteLock(name)`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when `name` (after the name mapper) is empty.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let rw = client.read_write_lock("lock:catalog")?;
+    /// let reading = rw.read_lock().lock().await?;
+    /// # drop(reading); Ok(()) }
+    /// ```
+    pub fn read_write_lock(&self, name: &str) -> Result<crate::RReadWriteLock> {
+        let key = crate::name::lock_key(&self.inner.config.name_mapper, name)?;
+        Ok(crate::RReadWriteLock::new(self.inner.clone(), key))
+    }
+
     /// What the client is doing right now.
     ///
     /// ```no_run
@@ -270,9 +289,8 @@ impl ClientBuilder {
                 ))
             }
             Source::Url(url) => {
-                let client = redis::Client::open(url.as_str()).map_err(|e| {
-                    Error::InvalidArgument(format!("bad redis URL `{}`: {e}", redact(&url)))
-                })?;
+                let client = redis::Client::open(url.as_str())
+                    .map_err(|e| Error::InvalidArgument(format!("bad redis URL `{}`: {e}", redact(&url))))?;
                 manager_pair(&client, &config, channels.clone()).await?
             }
             Source::Redis(client) => manager_pair(&client, &config, channels.clone()).await?,
@@ -293,14 +311,9 @@ impl ClientBuilder {
                     .response_timeout(config.command_timeout)
                     .connection_timeout(config.connect_timeout)
                     .build()
-                    .map_err(|e| {
-                        Error::InvalidArgument(format!("bad cluster configuration: {e}"))
-                    })?;
+                    .map_err(|e| Error::InvalidArgument(format!("bad cluster configuration: {e}")))?;
                 let conn = cc.get_async_connection().await?;
-                (
-                    Connection::Cluster(conn.clone()),
-                    Some(PubSubConn::Cluster(conn)),
-                )
+                (Connection::Cluster(conn.clone()), Some(PubSubConn::Cluster(conn)))
             }
         };
 
@@ -374,10 +387,7 @@ async fn pubsub_manager(
     channels: crate::pubsub::ChannelsHandle,
 ) -> Result<PubSubConn> {
     let info = client.get_connection_info().clone();
-    let settings = info
-        .redis_settings()
-        .clone()
-        .set_protocol(ProtocolVersion::RESP3);
+    let settings = info.redis_settings().clone().set_protocol(ProtocolVersion::RESP3);
     let resp3 = redis::Client::open(info.set_redis_settings(settings))?;
     let cfg = manager_config(config)
         .set_push_sender(push_handler(channels))

@@ -15,6 +15,7 @@ use crate::config::millis;
 use crate::error::{Error, Result};
 use crate::lease::{after, Lease, LeaseState, LostReason};
 use crate::owner::{self, OwnerId, OwnerSel};
+use crate::watchdog::RenewKind;
 use crate::{name, script};
 
 /// What one script call needs to know about the lock it acts on.
@@ -38,15 +39,13 @@ pub(crate) trait LockKind: Send + Sync + 'static {
     /// One acquisition attempt; replies nil (granted) or the PTTL.
     fn acquire(&self, ctx: &Ctx<'_>, lease_ms: u64) -> ScriptInvocation<'static>;
     /// Release one hold; replies nil (not held) / 0 (still held) / 1 (released).
-    fn release(
-        &self,
-        ctx: &Ctx<'_>,
-        lease_ms: u64,
-        latch: &str,
-        latch_ms: u64,
-    ) -> ScriptInvocation<'static>;
+    fn release(&self, ctx: &Ctx<'_>, lease_ms: u64, latch: &str, latch_ms: u64) -> ScriptInvocation<'static>;
     /// Delete the lock regardless of owner; replies 1 / 0.
     fn force_release(&self, ctx: &Ctx<'_>) -> ScriptInvocation<'static>;
+    /// Which batched renewal keeps a watchdog-mode hold alive.
+    fn renew(&self) -> RenewKind {
+        RenewKind::Hash
+    }
 }
 
 /// The outcome of a successful unlock.
@@ -85,6 +84,17 @@ impl LockCore {
             kind,
             owner: OwnerSel::Current,
         }
+    }
+
+    /// A plain read command on this lock, with the command timeout.
+    pub(crate) async fn query<T: redis::FromRedisValue>(&self, cmd: &redis::Cmd) -> Result<T> {
+        script::cmd(
+            &self.client.conn,
+            self.client.config.command_timeout,
+            &self.key,
+            cmd,
+        )
+        .await
     }
 
     pub(crate) fn field_of(&self, owner: OwnerId) -> String {
@@ -142,10 +152,7 @@ impl LockCore {
     ) -> Result<Option<Held>> {
         let lease_ms = match lease {
             Some(l) => millis("lease", l)?,
-            None => millis(
-                "lock_watchdog_timeout",
-                self.client.config.lock_watchdog_timeout,
-            )?,
+            None => millis("lock_watchdog_timeout", self.client.config.lock_watchdog_timeout)?,
         };
         let owner = self.owner.resolve();
         let field: Arc<str> = self.field_of(owner).into();
@@ -194,9 +201,7 @@ impl LockCore {
             }
 
             if sub.is_none() && last_error.is_none() && self.client.hub.has_connection() {
-                let budget = remaining.map_or(cfg.subscription_timeout, |r| {
-                    r.min(cfg.subscription_timeout)
-                });
+                let budget = remaining.map_or(cfg.subscription_timeout, |r| r.min(cfg.subscription_timeout));
                 match self.client.hub.subscribe(&self.channel, budget).await {
                     Ok(s) => {
                         sub = Some(s);
@@ -242,7 +247,10 @@ impl LockCore {
         sent_at: Instant,
     ) -> Held {
         let lease_state = match lease {
-            None => self.client.watchdog.register(&self.key, &field, sent_at),
+            None => self
+                .client
+                .watchdog
+                .register(&self.key, &field, self.kind.renew(), sent_at),
             Some(l) => Arc::new(Lease::new(
                 after(sent_at, l - self.client.config.lease_margin(l)),
                 LostReason::LeaseExpired,
@@ -270,19 +278,10 @@ impl LockCore {
         let retries = cfg.unlock_retries as u32;
         let window = (cfg.command_timeout + backoff) * (retries + 1);
         let latch_ms = window.as_millis().clamp(1, u64::MAX as u128) as u64;
-        let inv = self
-            .kind
-            .release(&self.ctx(field), lease_ms, &latch, latch_ms);
+        let inv = self.kind.release(&self.ctx(field), lease_ms, &latch, latch_ms);
         let mut tries = 0;
         let reply = loop {
-            match script::run::<Option<i64>>(
-                &self.client.conn,
-                cfg.command_timeout,
-                &self.key,
-                &inv,
-            )
-            .await
-            {
+            match script::run::<Option<i64>>(&self.client.conn, cfg.command_timeout, &self.key, &inv).await {
                 Ok(r) => break r,
                 Err(e) if e.is_transient() && tries < retries => {
                     tries += 1;
@@ -323,10 +322,7 @@ impl LockCore {
         let field = self.field_of(self.owner.resolve());
         // Redisson: every unlock call drops one watchdog count, whatever the result.
         self.client.watchdog.unregister(&self.key, &field, None);
-        let lease_ms = millis(
-            "lock_watchdog_timeout",
-            self.client.config.lock_watchdog_timeout,
-        )?;
+        let lease_ms = millis("lock_watchdog_timeout", self.client.config.lock_watchdog_timeout)?;
         let core = self.clone();
         tokio::spawn(async move { core.release_field(&field, lease_ms).await })
             .await
@@ -385,6 +381,10 @@ impl Held {
         &self.inner().core.key
     }
 
+    pub(crate) fn core(&self) -> &LockCore {
+        &self.inner().core
+    }
+
     pub(crate) fn field(&self) -> &str {
         &self.inner().field
     }
@@ -411,11 +411,11 @@ impl Held {
     fn detach(&mut self) -> Option<HeldInner> {
         let inner = self.inner.take()?;
         if inner.watchdog {
-            inner.core.client.watchdog.unregister(
-                &inner.core.key,
-                &inner.field,
-                Some(&inner.lease),
-            );
+            inner
+                .core
+                .client
+                .watchdog
+                .unregister(&inner.core.key, &inner.field, Some(&inner.lease));
         } else {
             inner.lease.set(LeaseState::Released);
         }

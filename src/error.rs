@@ -133,11 +133,15 @@ impl Error {
 
     /// Maps a Redis error on `key`, turning `WRONGTYPE` into [`Error::WrongType`].
     pub(crate) fn from_redis(key: &str, e: redis::RedisError) -> Self {
+        if e.to_string().contains("REDISSON_LOCK_WOULD_DEADLOCK") {
+            return Error::WouldDeadlock {
+                key: key.to_owned(),
+                why: "the owner holds a read lock; a write lock would wait for itself forever (read-to-write upgrade)",
+            };
+        }
         let wrong_type = e.code() == Some("WRONGTYPE") || e.to_string().contains("WRONGTYPE");
         if wrong_type {
-            Error::WrongType {
-                key: key.to_owned(),
-            }
+            Error::WrongType { key: key.to_owned() }
         } else {
             Error::Redis(e)
         }

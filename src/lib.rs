@@ -24,6 +24,8 @@
 //! * Guards ([`LockGuard`]) that release on drop in the background, never blocking or panicking.
 //! * A lock-lost signal ([`LockGuard::lost`]) fed by the watchdog.
 //! * One pub/sub connection and one batched watchdog per [`Client`].
+//! * [`RReadWriteLock`]: Redisson's read-write lock, including the per-hold timeout keys Java
+//!   read-unlocks rely on, downgrade, and batched read-lock renewal.
 //! * A blocking facade in [`blocking`].
 //!
 //! # Leases and the watchdog
@@ -58,11 +60,14 @@ mod config;
 mod conn;
 mod core;
 mod error;
+mod handle;
+pub mod inspect;
 mod lease;
 mod lock;
 mod name;
 mod owner;
 mod pubsub;
+mod rw;
 mod script;
 mod watchdog;
 
@@ -75,3 +80,4 @@ pub use crate::lease::{LeaseState, LostReason};
 pub use crate::lock::{LockGuard, RLock, Ttl};
 pub use crate::name::NameMapper;
 pub use crate::owner::OwnerId;
+pub use crate::rw::{RReadLock, RReadWriteLock, RWriteLock, ReadGuard, WriteGuard};

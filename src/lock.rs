@@ -1,18 +1,14 @@
-//! Redisson's reentrant lock (`RLock`), as a thin layer over the shared machinery.
+//! Redisson's reentrant lock (`RLock`): a lock kind plus thin public types.
 
-use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::FutureExt;
 use redis::ScriptInvocation;
 
 use crate::client::ClientInner;
-use crate::core::{Ctx, Held, LockCore, LockKind, Unlocked};
+use crate::core::{Ctx, Held, LockCore, LockKind};
 use crate::error::{Error, Result};
-use crate::lease::{LeaseState, LostReason};
-use crate::owner::{OwnerId, OwnerSel};
+use crate::handle::{lock_guard_methods, lock_handle_methods};
 use crate::{name, script};
 
 /// The RLock kind: scripts and names of Redisson's `RedissonLock`.
@@ -33,13 +29,7 @@ impl LockKind for Reentrant {
         inv
     }
 
-    fn release(
-        &self,
-        c: &Ctx<'_>,
-        lease_ms: u64,
-        latch: &str,
-        latch_ms: u64,
-    ) -> ScriptInvocation<'static> {
+    fn release(&self, c: &Ctx<'_>, lease_ms: u64, latch: &str, latch_ms: u64) -> ScriptInvocation<'static> {
         let mut inv = script::LOCK_UNLOCK.prepare_invoke();
         inv.key(c.key)
             .key(c.channel)
@@ -73,6 +63,17 @@ pub enum Ttl {
     Expires(Duration),
 }
 
+impl Ttl {
+    pub(crate) fn from_pttl(ms: i64) -> Result<Ttl> {
+        Ok(match ms {
+            -2 => Ttl::NotLocked,
+            -1 => Ttl::NoExpiry,
+            ms if ms >= 0 => Ttl::Expires(Duration::from_millis(ms as u64)),
+            other => return Err(Error::Protocol(format!("PTTL replied {other}"))),
+        })
+    }
+}
+
 /// A reentrant distributed lock, wire-compatible with Redisson's `RLock`.
 ///
 /// Redis state while held: a hash under the lock's key with one field
@@ -82,8 +83,9 @@ pub enum Ttl {
 /// Redisson's `getLock(name)` on the same key contend with us, re-enter only their own holds, and
 /// wake up when we release (and we when they do).
 ///
-/// The handle is cheap to clone; it names a lock and an owner choice ([`OwnerId`]). Each
-/// successful acquisition returns a [`LockGuard`] that remembers its owner.
+/// The handle is cheap to clone; it names a lock and an owner choice
+/// ([`OwnerId`](crate::OwnerId)). Each successful acquisition returns a [`LockGuard`] that
+/// remembers its owner.
 ///
 /// Redis-based locks are a performance and coordination layer: an asynchronously replicated
 /// Redis can lose a lock on failover, and a paused holder can outlive its lease. Protect the
@@ -106,15 +108,6 @@ pub struct RLock {
     core: LockCore,
 }
 
-impl std::fmt::Debug for RLock {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RLock")
-            .field("key", &&*self.core.key)
-            .field("owner", &self.core.owner)
-            .finish()
-    }
-}
-
 impl RLock {
     pub(crate) fn new(client: Arc<ClientInner>, key: String) -> RLock {
         RLock {
@@ -122,274 +115,9 @@ impl RLock {
         }
     }
 
-    /// The lock's Redis key (the name after the name mapper).
-    ///
-    /// ```no_run
-    /// # fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
-    /// assert_eq!(client.lock("a")?.key(), "a");
-    /// # Ok(()) }
-    /// ```
-    pub fn key(&self) -> &str {
-        &self.core.key
-    }
-
-    /// The same lock acting for a fixed owner id, like Redisson's `lock(threadId)` overloads.
-    ///
-    /// ```no_run
-    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
-    /// let as_worker_7 = client.lock("jobs")?.with_owner(7);
-    /// let g = as_worker_7.lock().await?;
-    /// assert!(as_worker_7.is_held().await?);
-    /// assert_eq!(g.owner().get(), 7);
-    /// # Ok(()) }
-    /// ```
-    pub fn with_owner(&self, owner: impl Into<OwnerId>) -> RLock {
-        let mut core = self.core.clone();
-        core.owner = OwnerSel::Pinned(owner.into());
-        RLock { core }
-    }
-
-    /// The owner this handle acts for right now (see [`OwnerId::current`]).
-    pub fn owner(&self) -> OwnerId {
-        self.core.owner.resolve()
-    }
-
-    /// The hash field this handle's owner writes: `<client id>:<owner id>`.
-    pub fn field(&self) -> String {
-        self.core.field_of(self.owner())
-    }
-
-    /// Acquires the lock, waiting as long as it takes; the watchdog keeps it alive until
-    /// released (Redisson `lock()`).
-    ///
-    /// Waiting: after the first failed attempt the caller subscribes to the lock's channel
-    /// (shared with other local waiters), then re-tries on every unlock message and after
-    /// `min(holder's TTL, poll interval)`. Connection errors while waiting are retried.
-    ///
-    /// # Cancel safety
-    ///
-    /// Dropping the future is safe at any point: a waiter just leaves; if Redis granted the lock
-    /// in the attempt that was in flight, that hold is released in the background (never renewed).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::WrongType`] when the key holds another Redis type; other non-transient errors.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
-    /// let guard = lock.lock().await?;
-    /// guard.unlock().await?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn lock(&self) -> Result<LockGuard> {
-        self.core
-            .acquire(None, None)
-            .await
-            .map(|h| LockGuard::new(h.expect("an unbounded wait only ends when acquired")))
-    }
-
-    /// Acquires the lock for `lease` (no watchdog: the lock expires after `lease` unless
-    /// released), waiting as long as it takes (Redisson `lock(leaseTime, unit)`).
-    ///
-    /// # Cancel safety
-    ///
-    /// As for [`lock`](Self::lock).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidArgument`] for a lease under 1 ms; otherwise as [`lock`](Self::lock).
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
-    /// use std::time::Duration;
-    /// let guard = lock.lock_with_lease(Duration::from_secs(10)).await?;
-    /// assert_eq!(guard.lease(), Some(Duration::from_secs(10)));
-    /// # Ok(()) }
-    /// ```
-    pub async fn lock_with_lease(&self, lease: Duration) -> Result<LockGuard> {
-        self.core
-            .acquire(None, Some(lease))
-            .await
-            .map(|h| LockGuard::new(h.expect("an unbounded wait only ends when acquired")))
-    }
-
-    /// One attempt, no waiting (Redisson `tryLock()`): `Ok(None)` when someone else holds it.
-    ///
-    /// # Cancel safety
-    ///
-    /// As for [`lock`](Self::lock).
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
-    /// match lock.try_lock().await? {
-    ///     Some(guard) => guard.unlock().await.map(drop)?,
-    ///     None => println!("busy"),
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn try_lock(&self) -> Result<Option<LockGuard>> {
-        Ok(self
-            .core
-            .acquire(Some(Duration::ZERO), None)
-            .await?
-            .map(LockGuard::new))
-    }
-
-    /// Waits up to `wait` (Redisson `tryLock(waitTime, unit)`), watchdog mode.
-    ///
-    /// Returns within `wait` plus one command timeout, also while Redis is unreachable (then
-    /// with the last connection error instead of `Ok(None)`).
-    ///
-    /// # Cancel safety
-    ///
-    /// As for [`lock`](Self::lock).
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
-    /// use std::time::Duration;
-    /// let guard = lock.try_lock_for(Duration::from_millis(500)).await?;
-    /// println!("acquired: {}", guard.is_some());
-    /// # Ok(()) }
-    /// ```
-    pub async fn try_lock_for(&self, wait: Duration) -> Result<Option<LockGuard>> {
-        Ok(self
-            .core
-            .acquire(Some(wait), None)
-            .await?
-            .map(LockGuard::new))
-    }
-
-    /// Waits up to `wait` and holds for `lease` without watchdog
-    /// (Redisson `tryLock(waitTime, leaseTime, unit)`).
-    ///
-    /// # Cancel safety
-    ///
-    /// As for [`lock`](Self::lock).
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
-    /// use std::time::Duration;
-    /// let guard = lock.try_lock_with_lease(Duration::from_secs(1), Duration::from_secs(30)).await?;
-    /// # let _ = guard; Ok(()) }
-    /// ```
-    pub async fn try_lock_with_lease(
-        &self,
-        wait: Duration,
-        lease: Duration,
-    ) -> Result<Option<LockGuard>> {
-        Ok(self
-            .core
-            .acquire(Some(wait), Some(lease))
-            .await?
-            .map(LockGuard::new))
-    }
-
-    /// Runs `body` while holding the lock (watchdog mode) and releases it afterwards, also when
-    /// `body` panics (the panic then resumes after the release).
-    ///
-    /// If the lock is lost while `body` runs (renewal finds it gone, or cannot renew before the
-    /// lease deadline), `body` is dropped at its next await point and [`Error::Lost`] is returned:
-    /// work does not go on unprotected.
-    ///
-    /// # Cancel safety
-    ///
-    /// Dropping the returned future drops `body` and releases the lock in the background.
-    ///
-    /// # Errors
-    ///
-    /// Acquisition errors; [`Error::Lost`]; the release's error (e.g. [`Error::NotHeld`] when the
-    /// lease ran out unnoticed), in which case `body`'s output is dropped.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
-    /// let total = lock.run(async { 40 + 2 }).await?;
-    /// assert_eq!(total, 42);
-    /// # Ok(()) }
-    /// ```
-    pub async fn run<F: Future>(&self, body: F) -> Result<F::Output> {
-        let guard = self.lock().await?;
-        let lost = guard.lost();
-        let outcome = tokio::select! {
-            biased;
-            out = AssertUnwindSafe(body).catch_unwind() => Ok(out),
-            reason = lost => Err(reason),
-        };
-        match outcome {
-            Ok(Ok(value)) => {
-                guard.unlock().await?;
-                Ok(value)
-            }
-            Ok(Err(panic)) => {
-                if let Err(e) = guard.unlock().await {
-                    tracing::warn!(key = %self.core.key, error = %e, "release after a panic failed");
-                }
-                std::panic::resume_unwind(panic)
-            }
-            Err(reason) => {
-                let err = Error::Lost {
-                    key: guard.key().to_owned(),
-                    field: guard.field().to_owned(),
-                    reason,
-                };
-                drop(guard);
-                Err(err)
-            }
-        }
-    }
-
-    /// Releases one hold of this handle's owner, without a guard (Redisson `unlock()`), e.g. a
-    /// hold whose guard was [`forget`](LockGuard::forget)-ed.
-    ///
-    /// # Cancel safety
-    ///
-    /// The release runs in its own task; dropping the future does not cancel it.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::NotHeld`] when the owner holds nothing; Redis is then unchanged.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
-    /// lock.lock().await?.forget(); // Java style: hold without a guard
-    /// lock.unlock().await?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn unlock(&self) -> Result<Unlocked> {
-        self.core.unlock().await
-    }
-
-    /// Deletes the lock whoever holds it and wakes a waiter (Redisson `forceUnlock()`).
-    /// Returns whether a lock was there. Guards of this client on this lock report
-    /// [`LostReason::ForceUnlocked`]; holders elsewhere learn at their next renewal.
-    ///
-    /// **Use with care:** the holder may still be working under the lock.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
-    /// let was_locked = lock.force_unlock().await?;
-    /// # let _ = was_locked; Ok(()) }
-    /// ```
-    pub async fn force_unlock(&self) -> Result<bool> {
-        self.core.force_unlock().await
-    }
-
     /// Whether anyone holds the lock (Redisson `isLocked()`: `EXISTS`).
+    ///
+    /// # Examples
     ///
     /// ```no_run
     /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
@@ -397,92 +125,12 @@ impl RLock {
     /// # Ok(()) }
     /// ```
     pub async fn is_locked(&self) -> Result<bool> {
-        let n: i64 = script::cmd(
-            &self.core.client.conn,
-            self.core.client.config.command_timeout,
-            &self.core.key,
-            redis::cmd("EXISTS").arg(&*self.core.key),
-        )
-        .await?;
+        let n: i64 = self.core.query(redis::cmd("EXISTS").arg(&*self.core.key)).await?;
         Ok(n == 1)
-    }
-
-    /// Whether this handle's owner holds the lock (Redisson `isHeldByCurrentThread()`).
-    ///
-    /// ```no_run
-    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
-    /// let g = lock.lock().await?;
-    /// assert!(lock.is_held().await?);
-    /// # Ok(()) }
-    /// ```
-    pub async fn is_held(&self) -> Result<bool> {
-        self.is_held_by(self.owner()).await
-    }
-
-    /// Whether `owner` of this client holds the lock (Redisson `isHeldByThread(id)`).
-    ///
-    /// ```no_run
-    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
-    /// assert!(!lock.is_held_by(12345).await?);
-    /// # Ok(()) }
-    /// ```
-    pub async fn is_held_by(&self, owner: impl Into<OwnerId>) -> Result<bool> {
-        let field = self.core.field_of(owner.into());
-        let n: i64 = script::cmd(
-            &self.core.client.conn,
-            self.core.client.config.command_timeout,
-            &self.core.key,
-            redis::cmd("HEXISTS").arg(&*self.core.key).arg(&field),
-        )
-        .await?;
-        Ok(n == 1)
-    }
-
-    /// How many times this handle's owner holds the lock (Redisson `getHoldCount()`); 0 if not.
-    ///
-    /// ```no_run
-    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
-    /// let a = lock.lock().await?;
-    /// let b = lock.lock().await?; // same task: re-entry
-    /// assert_eq!(lock.hold_count().await?, 2);
-    /// # Ok(()) }
-    /// ```
-    pub async fn hold_count(&self) -> Result<u64> {
-        let field = self.field();
-        let n: Option<u64> = script::cmd(
-            &self.core.client.conn,
-            self.core.client.config.command_timeout,
-            &self.core.key,
-            redis::cmd("HGET").arg(&*self.core.key).arg(&field),
-        )
-        .await?;
-        Ok(n.unwrap_or(0))
-    }
-
-    /// The lock's remaining time to live (Redisson `remainTimeToLive()`: `PTTL`).
-    ///
-    /// ```no_run
-    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
-    /// use redisson_lock::Ttl;
-    /// assert_eq!(lock.remain_time_to_live().await?, Ttl::NotLocked);
-    /// # Ok(()) }
-    /// ```
-    pub async fn remain_time_to_live(&self) -> Result<Ttl> {
-        let ms: i64 = script::cmd(
-            &self.core.client.conn,
-            self.core.client.config.command_timeout,
-            &self.core.key,
-            redis::cmd("PTTL").arg(&*self.core.key),
-        )
-        .await?;
-        Ok(match ms {
-            -2 => Ttl::NotLocked,
-            -1 => Ttl::NoExpiry,
-            ms if ms >= 0 => Ttl::Expires(Duration::from_millis(ms as u64)),
-            other => return Err(Error::Protocol(format!("PTTL replied {other}"))),
-        })
     }
 }
+
+lock_handle_methods!(RLock, LockGuard);
 
 /// Proof of one hold of an [`RLock`]; release it with [`unlock`](Self::unlock).
 ///
@@ -494,129 +142,28 @@ impl RLock {
 /// never blocks and never panics, also outside a runtime. If the client has shut down (its
 /// runtime is gone), nothing is sent and the lock expires with its lease (the watchdog timeout,
 /// 30 s by default, or the explicit lease). Prefer `unlock().await` to see the release's result.
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
+/// use redisson_lock::Unlocked;
+/// let outer = lock.lock().await?;
+/// let inner = lock.lock().await?; // the same task re-enters
+/// assert_eq!(inner.unlock().await?, Unlocked::Partial);
+/// tokio::select! {
+///     reason = outer.lost() => eprintln!("lost the lock: {reason}"),
+///     _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}
+/// }
+/// assert_eq!(outer.unlock().await?, Unlocked::Released);
+/// # Ok(()) }
+/// ```
 #[must_use = "if unused the lock is released at once (in the background)"]
 pub struct LockGuard {
     held: Held,
 }
 
-impl std::fmt::Debug for LockGuard {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LockGuard")
-            .field("key", &self.held.key())
-            .field("field", &self.held.field())
-            .field("lease", &self.held.lease())
-            .field("state", &self.held.state())
-            .finish()
-    }
-}
-
-impl LockGuard {
-    fn new(held: Held) -> Self {
-        LockGuard { held }
-    }
-
-    /// Releases this hold: the count goes down by one; at zero the key is deleted and `0` is
-    /// published to wake a waiter. A partial release re-applies this hold's lease.
-    ///
-    /// # Cancel safety
-    ///
-    /// Renewal stops before anything is sent, and the release runs in its own task: dropping
-    /// this future does not cancel it.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::NotHeld`] when the hold had already ended (the lease ran out, a force unlock,
-    /// Redis lost the data): Redis is not changed, and work done under the lock may have
-    /// overlapped with another holder's.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
-    /// use redisson_lock::Unlocked;
-    /// let outer = lock.lock().await?;
-    /// let inner = lock.lock().await?;
-    /// assert_eq!(inner.unlock().await?, Unlocked::Partial);
-    /// assert_eq!(outer.unlock().await?, Unlocked::Released);
-    /// # Ok(()) }
-    /// ```
-    pub async fn unlock(self) -> Result<Unlocked> {
-        self.held.unlock().await
-    }
-
-    /// Resolves when this hold is lost (see [`LostReason`]); stays pending while it is held.
-    /// Select on it to stop work that must not continue without the lock.
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe: it only observes.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
-    /// let guard = lock.lock().await?;
-    /// tokio::select! {
-    ///     reason = guard.lost() => eprintln!("lost the lock: {reason}"),
-    ///     _ = tokio::time::sleep(std::time::Duration::from_secs(5)) => {}
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub fn lost(&self) -> impl Future<Output = LostReason> + Send + 'static {
-        self.held.lost()
-    }
-
-    /// What this process knows about the hold, without asking Redis.
-    ///
-    /// ```no_run
-    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
-    /// use redisson_lock::LeaseState;
-    /// let guard = lock.lock().await?;
-    /// assert_eq!(guard.state(), LeaseState::Held);
-    /// # Ok(()) }
-    /// ```
-    pub fn state(&self) -> LeaseState {
-        self.held.state()
-    }
-
-    /// `state() == LeaseState::Held`: granted or renewed recently enough to trust.
-    pub fn is_held(&self) -> bool {
-        self.state() == LeaseState::Held
-    }
-
-    /// The lock's Redis key.
-    pub fn key(&self) -> &str {
-        self.held.key()
-    }
-
-    /// The hash field `<client id>:<owner id>` of this hold.
-    pub fn field(&self) -> &str {
-        self.held.field()
-    }
-
-    /// The owner of this hold.
-    pub fn owner(&self) -> OwnerId {
-        self.held.owner()
-    }
-
-    /// The explicit lease, or `None` in watchdog mode.
-    pub fn lease(&self) -> Option<Duration> {
-        self.held.lease()
-    }
-
-    /// Keeps the hold without a guard (watchdog mode: renewal goes on). Release it later with
-    /// [`RLock::unlock`] from a handle with the same owner, or let it expire.
-    ///
-    /// ```no_run
-    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
-    /// lock.lock().await?.forget();
-    /// lock.unlock().await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn forget(self) {
-        self.held.forget()
-    }
-}
+lock_guard_methods!(LockGuard);
 
 #[cfg(test)]
 mod tests {
@@ -629,5 +176,16 @@ mod tests {
         assert_send_sync_static::<LockGuard>();
         assert_send_sync_static::<RLock>();
         assert_send_sync_static::<Error>();
+    }
+
+    #[test]
+    fn ttl_from_pttl() {
+        assert_eq!(Ttl::from_pttl(-2).unwrap(), Ttl::NotLocked);
+        assert_eq!(Ttl::from_pttl(-1).unwrap(), Ttl::NoExpiry);
+        assert_eq!(
+            Ttl::from_pttl(1500).unwrap(),
+            Ttl::Expires(Duration::from_millis(1500))
+        );
+        assert!(Ttl::from_pttl(-7).is_err());
     }
 }

@@ -14,7 +14,6 @@ pub(crate) fn prefix_name(prefix: &str, name: &str) -> String {
 }
 
 /// Redisson's suffix rule: `N:S` when `N` contains `{`, otherwise `{N}:S`.
-#[allow(dead_code)] // used by the read-write lock's timeout keys
 pub(crate) fn suffix_name(name: &str, suffix: &str) -> String {
     if name.contains('{') {
         format!("{name}:{suffix}")
@@ -29,17 +28,27 @@ pub(crate) fn lock_channel(name: &str) -> String {
 }
 
 /// The read-write lock channel `redisson_rwlock:{N}`.
-#[allow(dead_code)]
 pub(crate) fn rwlock_channel(name: &str) -> String {
     prefix_name("redisson_rwlock", name)
 }
 
+/// A reader's timeout-key prefix `{N}:<field>:rwlock_timeout` (suffix rule).
+pub(crate) fn rw_timeout_prefix(name: &str, field: &str) -> String {
+    suffix_name(name, &format!("{field}:rwlock_timeout"))
+}
+
+/// The prefix scripts put before `:<field>:rwlock_timeout:<k>`: `{N}`, or `N` when `N` has `{`.
+pub(crate) fn rw_key_prefix(name: &str) -> String {
+    if name.contains('{') {
+        name.to_owned()
+    } else {
+        format!("{{{name}}}")
+    }
+}
+
 /// The unlock latch `redisson_unlock_latch:{N}:<request id>`.
 pub(crate) fn latch(name: &str, request_id: &str) -> String {
-    format!(
-        "{}:{request_id}",
-        prefix_name("redisson_unlock_latch", name)
-    )
+    format!("{}:{request_id}", prefix_name("redisson_unlock_latch", name))
 }
 
 /// Maps user-facing lock names to Redis keys (Redisson's `NameMapper`).
@@ -113,10 +122,7 @@ mod tests {
 
     #[test]
     fn names_follow_redisson_rules() {
-        assert_eq!(
-            lock_channel("order:42"),
-            "redisson_lock__channel:{order:42}"
-        );
+        assert_eq!(lock_channel("order:42"), "redisson_lock__channel:{order:42}");
         assert_eq!(lock_channel("{t}:a"), "redisson_lock__channel:{t}:a");
         assert_eq!(rwlock_channel("x"), "redisson_rwlock:{x}");
         assert_eq!(latch("x", "ab"), "redisson_unlock_latch:{x}:ab");
@@ -124,6 +130,10 @@ mod tests {
         assert_eq!(suffix_name("a{b", "s"), "a{b:s");
         // the `contains("{")` test, not a valid-hash-tag test
         assert_eq!(prefix_name("p", "a{}b"), "p:a{}b");
+        assert_eq!(rw_timeout_prefix("n", "id:1"), "{n}:id:1:rwlock_timeout");
+        assert_eq!(rw_timeout_prefix("{t}:n", "id:1"), "{t}:n:id:1:rwlock_timeout");
+        assert_eq!(rw_key_prefix("n"), "{n}");
+        assert_eq!(rw_key_prefix("{t}:n"), "{t}:n");
     }
 
     #[test]

@@ -28,6 +28,14 @@ lua!(LOCK_ACQUIRE, "lock/acquire");
 lua!(LOCK_UNLOCK, "lock/unlock");
 lua!(LOCK_FORCE_UNLOCK, "lock/force_unlock");
 lua!(LOCK_RENEW_BATCH, "lock/renew_batch");
+lua!(RW_READ_ACQUIRE, "rw/read_acquire");
+lua!(RW_WRITE_ACQUIRE, "rw/write_acquire");
+lua!(RW_READ_UNLOCK, "rw/read_unlock");
+lua!(RW_WRITE_UNLOCK, "rw/write_unlock");
+lua!(RW_READ_FORCE_UNLOCK, "rw/read_force_unlock");
+lua!(RW_WRITE_FORCE_UNLOCK, "rw/write_force_unlock");
+lua!(RW_READ_IS_LOCKED, "rw/read_is_locked");
+lua!(RW_READ_RENEW_BATCH, "rw/read_renew_batch");
 
 /// Runs a script with the command timeout; `key` names the lock in errors.
 pub(crate) async fn run<T: FromRedisValue>(

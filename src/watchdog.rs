@@ -23,9 +23,19 @@ use crate::script;
 
 type EntryKey = (Arc<str>, Arc<str>);
 
+/// How a hold is renewed: the two batched renewal scripts of the protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RenewKind {
+    /// `HEXISTS key field` → `PEXPIRE key` (RLock, write lock, and every RLock-shaped kind).
+    Hash,
+    /// A read hold: renew the owner's `rwlock_timeout` keys and the hash.
+    Read,
+}
+
 struct Entry {
     count: usize,
     lease: Arc<Lease>,
+    renew: RenewKind,
 }
 
 pub(crate) struct Watchdog {
@@ -63,6 +73,7 @@ impl Watchdog {
         &self,
         key: &Arc<str>,
         field: &Arc<str>,
+        renew: RenewKind,
         sent_at: Instant,
     ) -> Arc<Lease> {
         let mut entries = self.shared.entries.lock();
@@ -70,6 +81,7 @@ impl Watchdog {
             .entry((key.clone(), field.clone()))
             .or_insert_with(|| Entry {
                 count: 0,
+                renew,
                 lease: Arc::new(Lease::new(
                     after(sent_at, self.shared.timeout - self.shared.margin),
                     LostReason::RenewalFailed,
@@ -129,6 +141,7 @@ struct Item {
     key: Arc<str>,
     field: Arc<str>,
     lease: Arc<Lease>,
+    renew: RenewKind,
 }
 
 impl Task {
@@ -158,6 +171,7 @@ impl Task {
                     key: key.clone(),
                     field: field.clone(),
                     lease: e.lease.clone(),
+                    renew: e.renew,
                 });
                 true
             }
@@ -170,20 +184,27 @@ impl Task {
     }
 
     async fn renew(&self, shared: &Shared, items: Vec<Item>) {
+        let (hash, read): (Vec<Item>, Vec<Item>) =
+            items.into_iter().partition(|i| i.renew == RenewKind::Hash);
         // In a cluster every call must stay within one slot; elsewhere one call takes any keys.
-        let groups: Vec<Vec<Item>> = if self.conn.is_cluster() {
-            let mut by_slot: HashMap<Slot, Vec<Item>> = HashMap::new();
-            for it in items {
-                by_slot
-                    .entry(Slot::for_key(it.key.as_bytes()))
-                    .or_default()
-                    .push(it);
+        let by_slot = |items: Vec<Item>| -> Vec<Vec<Item>> {
+            if self.conn.is_cluster() {
+                let mut groups: HashMap<Slot, Vec<Item>> = HashMap::new();
+                for it in items {
+                    groups
+                        .entry(Slot::for_key(it.key.as_bytes()))
+                        .or_default()
+                        .push(it);
+                }
+                groups.into_values().collect()
+            } else if items.is_empty() {
+                Vec::new()
+            } else {
+                vec![items]
             }
-            by_slot.into_values().collect()
-        } else {
-            vec![items]
         };
-        let calls = groups
+        let hash_groups = by_slot(hash);
+        let hash_calls = hash_groups
             .iter()
             .flat_map(|g| g.chunks(self.batch))
             .map(|chunk| async move {
@@ -192,17 +213,63 @@ impl Task {
                 for it in chunk {
                     inv.key(&*it.key).arg(&*it.field);
                 }
-                let sent_at = Instant::now();
-                let res: crate::Result<Vec<i64>> =
-                    script::run(&self.conn, self.command_timeout, &chunk[0].key, &inv).await;
-                (chunk, sent_at, res)
+                let refs: Vec<&Item> = chunk.iter().collect();
+                self.send(&inv, refs).await
             });
-        let results = futures::future::join_all(calls).await;
-        for (chunk, sent_at, res) in results {
+        // read holds: one (hash, key prefix) pair per lock with all of this client's fields on it
+        let mut read_locks: Vec<Vec<Item>> = Vec::new();
+        {
+            let mut index: HashMap<Arc<str>, usize> = HashMap::new();
+            for it in read {
+                let i = *index.entry(it.key.clone()).or_insert_with(|| {
+                    read_locks.push(Vec::new());
+                    read_locks.len() - 1
+                });
+                read_locks[i].push(it);
+            }
+        }
+        let read_groups: Vec<Vec<Vec<Item>>> = if self.conn.is_cluster() {
+            let mut groups: HashMap<Slot, Vec<Vec<Item>>> = HashMap::new();
+            for lock in read_locks {
+                groups
+                    .entry(Slot::for_key(lock[0].key.as_bytes()))
+                    .or_default()
+                    .push(lock);
+            }
+            groups.into_values().collect()
+        } else if read_locks.is_empty() {
+            Vec::new()
+        } else {
+            vec![read_locks]
+        };
+        let read_calls = read_groups
+            .iter()
+            .flat_map(|g| g.chunks(self.batch))
+            .map(|locks| async move {
+                let mut inv = script::RW_READ_RENEW_BATCH.prepare_invoke();
+                inv.arg(self.timeout_ms);
+                let mut refs = Vec::new();
+                for lock in locks {
+                    inv.key(&*lock[0].key)
+                        .key(crate::name::rw_key_prefix(&lock[0].key));
+                    inv.arg(lock.len());
+                    for it in lock {
+                        inv.arg(&*it.field);
+                        refs.push(it);
+                    }
+                }
+                self.send(&inv, refs).await
+            });
+        let (a, b) = futures::future::join(
+            futures::future::join_all(hash_calls),
+            futures::future::join_all(read_calls),
+        )
+        .await;
+        for (refs, sent_at, res) in a.into_iter().chain(b) {
             match res {
-                Ok(flags) if flags.len() == chunk.len() => {
+                Ok(flags) if flags.len() == refs.len() => {
                     let until = after(sent_at, shared.timeout - shared.margin);
-                    for (it, flag) in chunk.iter().zip(flags) {
+                    for (it, flag) in refs.iter().zip(flags) {
                         if flag == 1 {
                             it.lease.renewed(until);
                             tracing::trace!(key = %it.key, field = %it.field, "renewed");
@@ -212,15 +279,25 @@ impl Task {
                     }
                 }
                 Ok(flags) => tracing::warn!(
-                    expected = chunk.len(),
+                    expected = refs.len(),
                     got = flags.len(),
                     "renewal reply has the wrong length; will retry"
                 ),
                 Err(e) => {
-                    tracing::warn!(error = %e, locks = chunk.len(), "lock renewal failed; will retry")
+                    tracing::warn!(error = %e, locks = refs.len(), "lock renewal failed; will retry")
                 }
             }
         }
+    }
+
+    async fn send<'a>(
+        &self,
+        inv: &redis::ScriptInvocation<'_>,
+        refs: Vec<&'a Item>,
+    ) -> (Vec<&'a Item>, Instant, crate::Result<Vec<i64>>) {
+        let sent_at = Instant::now();
+        let res = script::run(&self.conn, self.command_timeout, &refs[0].key, inv).await;
+        (refs, sent_at, res)
     }
 
     fn lost(shared: &Shared, it: &Item) {

@@ -1,0 +1,34 @@
+-- Watchdog for read locks (Redisson 4.4+ semantics: only this client's own holds are renewed,
+-- so a dead client's readers expire and the next read unlock clears them).
+-- KEYS: pairs (lock hash N_i, key prefix KP_i)
+-- ARGV[1] TTL ms; then per pair: a count m followed by the m read fields this client holds on N_i.
+-- For each field still in the hash: every one of its timeout keys gets the TTL, and the hash is
+-- made to live at least that long (never shortened below another holder's longer lease).
+-- Reply: one flag per field, in order: 1 = renewed, 0 = the field is gone (never re-created).
+local ttl_ms = tonumber(ARGV[1])
+local arg = 2
+local flags = {}
+for pair = 1, #KEYS, 2 do
+  local lock_key, key_prefix = KEYS[pair], KEYS[pair + 1]
+  local fields = tonumber(ARGV[arg])
+  arg = arg + 1
+  local alive = false
+  for _ = 1, fields do
+    local field = ARGV[arg]
+    arg = arg + 1
+    local holds = tonumber(redis.call('hget', lock_key, field))
+    if holds ~= nil and holds > 0 then
+      for k = holds, 1, -1 do
+        redis.call('pexpire', key_prefix .. ':' .. field .. ':rwlock_timeout:' .. k, ttl_ms)
+      end
+      alive = true
+      flags[#flags + 1] = 1
+    else
+      flags[#flags + 1] = 0
+    end
+  end
+  if alive and redis.call('pttl', lock_key) < ttl_ms then
+    redis.call('pexpire', lock_key, ttl_ms)
+  end
+end
+return flags

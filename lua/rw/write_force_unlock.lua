@@ -1,0 +1,9 @@
+-- Write lock: delete the lock if it is in write mode, and wake every waiter.
+-- KEYS[1] lock hash, KEYS[2] channel; ARGV[1] message ("1"), ARGV[2] publish command
+-- Reply: 1 = deleted, 0 = not in write mode (nothing changed).
+if redis.call('hget', KEYS[1], 'mode') == 'write' then
+  redis.call('del', KEYS[1])
+  redis.call(ARGV[2], KEYS[2], ARGV[1])
+  return 1
+end
+return 0

@@ -1,0 +1,41 @@
+-- Write lock: release one write hold (Redisson 3.44+ form, with the idempotency latch).
+-- KEYS[1] lock hash N, KEYS[2] channel "redisson_rwlock:{N}", KEYS[3] latch
+-- ARGV[1] message ("1": wake every waiter), ARGV[2] lease ms re-applied after a partial release,
+-- ARGV[3] write field, ARGV[4] publish command, ARGV[5] latch TTL ms
+-- Reply: nil = not held; 0 = still held (re-entrant); 1 = write released (the hash is deleted and
+-- waiters woken, or, when the owner also holds read locks, the lock stays in read mode: a
+-- finished downgrade, with no message).
+local lock_key, channel, latch = KEYS[1], KEYS[2], KEYS[3]
+local message, lease_ms, writer, publish_cmd, latch_ms = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+
+local earlier = redis.call('get', latch)
+if earlier then
+  return tonumber(earlier)
+end
+
+local mode = redis.call('hget', lock_key, 'mode')
+if mode == false then
+  redis.call(publish_cmd, channel, message)
+  redis.call('set', latch, '1', 'px', latch_ms)
+  return nil
+end
+if mode ~= 'write' or redis.call('hexists', lock_key, writer) == 0 then
+  return nil
+end
+
+local holds = redis.call('hincrby', lock_key, writer, -1)
+if holds > 0 then
+  redis.call('pexpire', lock_key, lease_ms)
+  redis.call('set', latch, '0', 'px', latch_ms)
+  return 0
+end
+
+redis.call('hdel', lock_key, writer)
+if redis.call('hlen', lock_key) == 1 then
+  redis.call('del', lock_key)
+  redis.call(publish_cmd, channel, message)
+else
+  redis.call('hset', lock_key, 'mode', 'read')
+end
+redis.call('set', latch, '1', 'px', latch_ms)
+return 1

@@ -1,0 +1,603 @@
+//! Read-only views of lock state in Redis: who holds a lock, how, and for how long.
+//!
+//! These functions only read (`TYPE`, `HGETALL`, `PTTL`, `LRANGE`, `ZRANGE`, `GET`, `SCAN`); they
+//! never change a lock, so they are safe to point at locks held by Java services using Redisson.
+//! They work on the **Redis key** of a lock (the name after any [`NameMapper`](crate::NameMapper)),
+//! over any connection, e.g. [`Client::connection`](crate::Client::connection):
+//!
+//! ```no_run
+//! # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+//! use redisson_lock::inspect;
+//!
+//! let info = inspect::inspect(&mut client.connection(), "lock:order:42").await?;
+//! match info.kind {
+//!     None => println!("not locked"),
+//!     Some(kind) => {
+//!         println!("{} ({}), TTL {:?}", info.key, kind, info.ttl);
+//!         for h in &info.holders {
+//!             println!("  {} owner {:?} x{} {}", h.client_id, h.owner_id, h.hold_count, h.role);
+//!         }
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! What the keys tell (protocol §1, §2, §5, §6, §7.2):
+//!
+//! | kind | Redis state |
+//! |---|---|
+//! | [`LockKind::Lock`] | hash `N` with one field `<client id>:<owner id>` → hold count |
+//! | [`LockKind::ReadWrite`] | hash `N` with `mode` = `read`/`write`, reader fields `<client id>:<owner id>`, the writer field `<client id>:<owner id>:write`, and one string `{N}:<field>:rwlock_timeout:<k>` per read hold |
+//! | [`LockKind::Fair`] | the RLock hash plus the list `redisson_lock_queue:{N}` and the sorted set `redisson_lock_timeout:{N}` (waiter deadlines, epoch ms) |
+//! | [`LockKind::Fenced`] | the RLock hash plus the string `redisson_lock_token:{N}` (the last fencing token) |
+//!
+//! A fenced lock and a plain lock look the same while the token key is absent; a fair lock looks
+//! like a plain lock while nobody waits (Redisson leaves no queue behind). The kind is "as far as
+//! the keys tell".
+//!
+//! The reads of one [`inspect`] are sent as one `MULTI`/`EXEC` block (all keys share the lock's
+//! hash slot), so holders, TTL, queue and token are a consistent snapshot; the read-lock timeout
+//! keys are read right after.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use redis::aio::ConnectionLike;
+
+use crate::error::{Error, Result};
+use crate::lock::Ttl;
+use crate::name;
+
+/// The most read-timeout keys probed per reader (a guard against a corrupted hold count).
+const MAX_TIMEOUT_KEYS: u64 = 1_000;
+
+/// What kind of Redisson lock a key holds, as far as its keys tell.
+///
+/// ```
+/// use redisson_lock::inspect::LockKind;
+/// assert_eq!(LockKind::ReadWrite.to_string(), "read-write");
+/// assert_eq!(LockKind::Lock.as_str(), "lock");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum LockKind {
+    /// A reentrant lock (`RLock`, also `RSpinLock` and the non-reentrant locks, which share its layout).
+    Lock,
+    /// A read-write lock (`RReadWriteLock`): the hash has a `mode` field.
+    ReadWrite,
+    /// A fair lock (`RFairLock`): a wait queue or its deadline set exists.
+    Fair,
+    /// A fenced lock (`RFencedLock`): a fencing-token counter exists.
+    Fenced,
+}
+
+impl LockKind {
+    /// The kind's short name: `lock`, `read-write`, `fair` or `fenced`.
+    ///
+    /// ```
+    /// assert_eq!(redisson_lock::inspect::LockKind::Fair.as_str(), "fair");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LockKind::Lock => "lock",
+            LockKind::ReadWrite => "read-write",
+            LockKind::Fair => "fair",
+            LockKind::Fenced => "fenced",
+        }
+    }
+}
+
+impl std::fmt::Display for LockKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a holder holds the lock.
+///
+/// ```
+/// use redisson_lock::inspect::Role;
+/// assert_eq!(Role::Write.to_string(), "write");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Role {
+    /// The only holder of a reentrant, fair or fenced lock.
+    Exclusive,
+    /// A reader of a read-write lock.
+    Read,
+    /// The writer of a read-write lock (field `<client id>:<owner id>:write`).
+    Write,
+}
+
+impl Role {
+    /// The role's short name: `exclusive`, `read` or `write`.
+    ///
+    /// ```
+    /// assert_eq!(redisson_lock::inspect::Role::Read.as_str(), "read");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Exclusive => "exclusive",
+            Role::Read => "read",
+            Role::Write => "write",
+        }
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A lock hash field split into its parts.
+///
+/// ```
+/// use redisson_lock::inspect::{parse_field, Role};
+/// let f = parse_field("6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10:57:write").unwrap();
+/// assert_eq!(f.client_id, "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10");
+/// assert_eq!(f.owner_id, 57);
+/// assert!(f.write);
+/// assert!(parse_field("mode").is_none());
+/// assert!(parse_field("user:42").is_none()); // the client id must be a UUID
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Field {
+    /// The client id: a UUID (Redisson's `RedissonClient.getId()`, or [`Client::id`](crate::Client::id)).
+    pub client_id: String,
+    /// The owner id: the Java thread id, or the [`OwnerId`](crate::OwnerId) of a Rust holder.
+    pub owner_id: u64,
+    /// Whether this is a read-write lock's writer field (suffix `:write`).
+    pub write: bool,
+}
+
+/// Splits a lock hash field `<uuid>:<owner id>[:write]`; `None` when it does not have that shape.
+///
+/// See [`Field`] for an example.
+pub fn parse_field(field: &str) -> Option<Field> {
+    let (rest, write) = match field.strip_suffix(":write") {
+        Some(r) => (r, true),
+        None => (field, false),
+    };
+    let (client, owner) = rest.rsplit_once(':')?;
+    if !is_uuid(client) || owner.is_empty() || !owner.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(Field {
+        client_id: client.to_owned(),
+        owner_id: owner.parse().ok()?,
+        write,
+    })
+}
+
+fn is_uuid(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => *c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        })
+}
+
+/// One read-hold timeout key of a read-write lock reader, with its remaining time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TimeoutKey {
+    /// The key, `{N}:<field>:rwlock_timeout:<k>`.
+    pub key: String,
+    /// Its TTL ([`Ttl::NotLocked`] when the key is missing: that hold has expired).
+    pub ttl: Ttl,
+}
+
+/// One holder of a lock.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Holder {
+    /// The hash field as stored.
+    pub field: String,
+    /// The holder's client id (UUID).
+    pub client_id: String,
+    /// The holder's owner id (Java thread id or Rust [`OwnerId`](crate::OwnerId)).
+    pub owner_id: u64,
+    /// How many times the owner holds it (re-entries).
+    pub hold_count: u64,
+    /// Exclusive, read or write.
+    pub role: Role,
+    /// For a reader of a read-write lock: one timeout key per read hold (`k` = 1..count).
+    pub timeouts: Vec<TimeoutKey>,
+}
+
+/// One waiter in a fair lock's queue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Waiter {
+    /// The waiter's lock field `<client id>:<owner id>` as queued.
+    pub field: String,
+    /// The field split into its parts, when it has the usual shape.
+    pub parsed: Option<Field>,
+    /// The waiter's deadline in the timeout set (epoch ms, the waiter's clock); after it the
+    /// waiter counts as gone. `None` when it has no entry.
+    pub deadline_ms: Option<i64>,
+}
+
+/// A snapshot of one lock.
+///
+/// ```no_run
+/// # async fn demo(mut conn: redisson_lock::Connection) -> redisson_lock::Result<()> {
+/// let info = redisson_lock::inspect::inspect(&mut conn, "jobs").await?;
+/// if info.is_locked() {
+///     println!("{} holder(s), TTL {:?}", info.holders.len(), info.ttl);
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LockInfo {
+    /// The lock's Redis key.
+    pub key: String,
+    /// The kind, or `None` when no key of any lock kind exists under this name.
+    pub kind: Option<LockKind>,
+    /// The lock hash's TTL ([`Ttl::NotLocked`] when it is absent).
+    pub ttl: Ttl,
+    /// A read-write lock's `mode` field (`read` or `write`).
+    pub mode: Option<String>,
+    /// Every holder, in field order (writer first for a read-write lock).
+    pub holders: Vec<Holder>,
+    /// A fair lock's queue, head first.
+    pub queue: Vec<Waiter>,
+    /// A fenced lock's last token (`redisson_lock_token:{N}`).
+    pub token: Option<i64>,
+}
+
+impl LockInfo {
+    /// Whether anybody holds the lock (the lock hash exists with at least one holder).
+    ///
+    /// ```no_run
+    /// # async fn demo(mut conn: redisson_lock::Connection) -> redisson_lock::Result<()> {
+    /// assert!(!redisson_lock::inspect::inspect(&mut conn, "free").await?.is_locked());
+    /// # Ok(()) }
+    /// ```
+    pub fn is_locked(&self) -> bool {
+        !self.holders.is_empty()
+    }
+}
+
+/// The RLock / fair / fenced unlock channel of a lock key: `redisson_lock__channel:{N}`.
+///
+/// ```
+/// use redisson_lock::inspect::lock_channel;
+/// assert_eq!(lock_channel("order:42"), "redisson_lock__channel:{order:42}");
+/// assert_eq!(lock_channel("{tenant}:a"), "redisson_lock__channel:{tenant}:a");
+/// ```
+pub fn lock_channel(key: &str) -> String {
+    name::lock_channel(key)
+}
+
+/// The read-write lock channel of a lock key: `redisson_rwlock:{N}` (`0` = read unlock,
+/// `1` = write unlock).
+///
+/// ```
+/// assert_eq!(redisson_lock::inspect::rwlock_channel("doc"), "redisson_rwlock:{doc}");
+/// ```
+pub fn rwlock_channel(key: &str) -> String {
+    name::prefix_name("redisson_rwlock", key)
+}
+
+/// A fair-lock waiter's own channel: `redisson_lock__channel:{N}:<field>`.
+///
+/// ```
+/// use redisson_lock::inspect::fair_waiter_channel;
+/// assert_eq!(fair_waiter_channel("q", "c:1"), "redisson_lock__channel:{q}:c:1");
+/// ```
+pub fn fair_waiter_channel(key: &str, field: &str) -> String {
+    format!("{}:{field}", name::lock_channel(key))
+}
+
+/// A fair lock's wait queue (list): `redisson_lock_queue:{N}`.
+///
+/// ```
+/// assert_eq!(redisson_lock::inspect::fair_queue_key("q"), "redisson_lock_queue:{q}");
+/// ```
+pub fn fair_queue_key(key: &str) -> String {
+    name::prefix_name("redisson_lock_queue", key)
+}
+
+/// A fair lock's waiter deadlines (sorted set): `redisson_lock_timeout:{N}`.
+///
+/// ```
+/// assert_eq!(redisson_lock::inspect::fair_timeout_key("q"), "redisson_lock_timeout:{q}");
+/// ```
+pub fn fair_timeout_key(key: &str) -> String {
+    name::prefix_name("redisson_lock_timeout", key)
+}
+
+/// A fenced lock's token counter (string): `redisson_lock_token:{N}`.
+///
+/// ```
+/// assert_eq!(redisson_lock::inspect::fence_token_key("f"), "redisson_lock_token:{f}");
+/// ```
+pub fn fence_token_key(key: &str) -> String {
+    name::prefix_name("redisson_lock_token", key)
+}
+
+/// The timeout key of a reader's `k`-th read hold: `{N}:<field>:rwlock_timeout:<k>`
+/// (`N:<field>:rwlock_timeout:<k>` when `N` contains `{`).
+///
+/// ```
+/// use redisson_lock::inspect::read_timeout_key;
+/// assert_eq!(read_timeout_key("doc", "c:1", 2), "{doc}:c:1:rwlock_timeout:2");
+/// assert_eq!(read_timeout_key("{t}doc", "c:1", 1), "{t}doc:c:1:rwlock_timeout:1");
+/// ```
+pub fn read_timeout_key(key: &str, field: &str, k: u64) -> String {
+    format!(
+        "{}:{k}",
+        name::suffix_name(key, &format!("{field}:rwlock_timeout"))
+    )
+}
+
+fn ttl_of(pttl: i64) -> Ttl {
+    match pttl {
+        -2 => Ttl::NotLocked,
+        ms if ms < 0 => Ttl::NoExpiry,
+        ms => Ttl::Expires(Duration::from_millis(ms as u64)),
+    }
+}
+
+fn map_err(key: &str, e: redis::RedisError) -> Error {
+    Error::from_redis(key, e)
+}
+
+/// Reads the state of the lock stored under `key`.
+///
+/// Returns a [`LockInfo`] with `kind: None` and no holders when nothing exists under the name.
+///
+/// # Errors
+///
+/// [`Error::WrongType`] when `key` (or one of the lock's helper keys) holds another Redis type,
+/// or a hash whose fields do not look like a lock's; [`Error::Redis`] for connection errors.
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+/// let info = redisson_lock::inspect::inspect(&mut client.connection(), "order:42").await?;
+/// for h in &info.holders {
+///     println!("{} holds it {} time(s)", h.field, h.hold_count);
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn inspect<C>(conn: &mut C, key: &str) -> Result<LockInfo>
+where
+    C: ConnectionLike + Send,
+{
+    if key.is_empty() {
+        return Err(Error::InvalidArgument("lock name must not be empty".into()));
+    }
+    let queue_key = fair_queue_key(key);
+    let timeout_key = fair_timeout_key(key);
+    let token_key = fence_token_key(key);
+
+    let (t_lock, t_queue, t_timeout, t_token): (String, String, String, String) = redis::pipe()
+        .atomic()
+        .cmd("TYPE")
+        .arg(key)
+        .cmd("TYPE")
+        .arg(&queue_key)
+        .cmd("TYPE")
+        .arg(&timeout_key)
+        .cmd("TYPE")
+        .arg(&token_key)
+        .query_async(conn)
+        .await
+        .map_err(|e| map_err(key, e))?;
+    for (k, t, want) in [
+        (key, &t_lock, "hash"),
+        (&queue_key, &t_queue, "list"),
+        (&timeout_key, &t_timeout, "zset"),
+        (&token_key, &t_token, "string"),
+    ] {
+        if t != "none" && t != want {
+            return Err(Error::WrongType { key: k.to_owned() });
+        }
+    }
+
+    let (fields, pttl, queue, deadlines, token): (
+        Vec<(String, String)>,
+        i64,
+        Vec<String>,
+        Vec<(String, f64)>,
+        Option<String>,
+    ) = redis::pipe()
+        .atomic()
+        .cmd("HGETALL")
+        .arg(key)
+        .cmd("PTTL")
+        .arg(key)
+        .cmd("LRANGE")
+        .arg(&queue_key)
+        .arg(0)
+        .arg(-1)
+        .cmd("ZRANGE")
+        .arg(&timeout_key)
+        .arg(0)
+        .arg(-1)
+        .arg("WITHSCORES")
+        .cmd("GET")
+        .arg(&token_key)
+        .query_async(conn)
+        .await
+        .map_err(|e| map_err(key, e))?;
+
+    let mut mode = None;
+    let mut holders = Vec::new();
+    for (field, value) in fields {
+        if field == "mode" {
+            mode = Some(value);
+            continue;
+        }
+        let parsed = parse_field(&field);
+        let count = value.parse::<u64>().ok();
+        let (Some(parsed), Some(count)) = (parsed, count) else {
+            return Err(Error::WrongType { key: key.to_owned() });
+        };
+        holders.push(Holder {
+            field,
+            client_id: parsed.client_id,
+            owner_id: parsed.owner_id,
+            hold_count: count,
+            role: if parsed.write {
+                Role::Write
+            } else {
+                Role::Exclusive
+            },
+            timeouts: Vec::new(),
+        });
+    }
+    if let Some(m) = &mode {
+        if m != "read" && m != "write" {
+            return Err(Error::WrongType { key: key.to_owned() });
+        }
+        for h in &mut holders {
+            if h.role == Role::Exclusive {
+                h.role = Role::Read;
+            }
+        }
+    } else if holders.iter().any(|h| h.role == Role::Write) {
+        return Err(Error::WrongType { key: key.to_owned() });
+    }
+    holders.sort_by(|a, b| (a.role != Role::Write, &a.field).cmp(&(b.role != Role::Write, &b.field)));
+
+    // The read-hold timeout keys, one per read hold of each reader.
+    let probes: Vec<(usize, String)> = holders
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| h.role == Role::Read)
+        .flat_map(|(i, h)| {
+            (1..=h.hold_count.min(MAX_TIMEOUT_KEYS)).map(move |k| (i, read_timeout_key(key, &h.field, k)))
+        })
+        .collect();
+    if !probes.is_empty() {
+        let mut pipe = redis::pipe();
+        for (_, k) in &probes {
+            pipe.cmd("PTTL").arg(k);
+        }
+        let ttls: Vec<i64> = pipe.query_async(conn).await.map_err(|e| map_err(key, e))?;
+        for ((i, k), pttl) in probes.into_iter().zip(ttls) {
+            holders[i].timeouts.push(TimeoutKey {
+                key: k,
+                ttl: ttl_of(pttl),
+            });
+        }
+    }
+
+    let queue: Vec<Waiter> = queue
+        .into_iter()
+        .map(|field| Waiter {
+            parsed: parse_field(&field),
+            deadline_ms: deadlines
+                .iter()
+                .find(|(m, _)| *m == field)
+                .map(|(_, s)| *s as i64),
+            field,
+        })
+        .collect();
+    let token = match token {
+        Some(t) => Some(t.parse::<i64>().map_err(|_| Error::WrongType {
+            key: token_key.clone(),
+        })?),
+        None => None,
+    };
+
+    let kind = if mode.is_some() {
+        Some(LockKind::ReadWrite)
+    } else if t_queue != "none" || t_timeout != "none" {
+        Some(LockKind::Fair)
+    } else if token.is_some() {
+        Some(LockKind::Fenced)
+    } else if t_lock != "none" {
+        Some(LockKind::Lock)
+    } else {
+        None
+    };
+
+    Ok(LockInfo {
+        key: key.to_owned(),
+        kind,
+        ttl: if t_lock == "none" {
+            Ttl::NotLocked
+        } else {
+            ttl_of(pttl)
+        },
+        mode,
+        holders,
+        queue,
+        token,
+    })
+}
+
+/// Finds the locks whose keys match the glob `pattern` (`*` for all) with `SCAN` (never `KEYS`)
+/// and inspects each one; hashes that do not look like locks are skipped. Sorted by key.
+///
+/// Only lock hashes are found (a fair lock's queue or a fenced lock's token alone, with nobody
+/// holding the lock, is not listed). On a Redis Cluster connection `SCAN` reaches one node only.
+///
+/// # Errors
+///
+/// [`Error::Redis`] for connection errors.
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+/// for info in redisson_lock::inspect::scan_locks(&mut client.connection(), "lock:*").await? {
+///     println!("{} {:?} {} holder(s)", info.key, info.kind, info.holders.len());
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn scan_locks<C>(conn: &mut C, pattern: &str) -> Result<Vec<LockInfo>>
+where
+    C: ConnectionLike + Send,
+{
+    let mut seen = HashSet::new();
+    let mut keys = Vec::new();
+    let mut cursor: u64 = 0;
+    // `TYPE hash` needs Redis 6; fall back to checking every key's type on older servers.
+    let mut typed = true;
+    loop {
+        let mut cmd = redis::cmd("SCAN");
+        cmd.arg(cursor).arg("MATCH").arg(pattern).arg("COUNT").arg(500);
+        if typed {
+            cmd.arg("TYPE").arg("hash");
+        }
+        let reply: redis::RedisResult<(u64, Vec<String>)> = cmd.query_async(conn).await;
+        let (next, batch) = match reply {
+            Ok(r) => r,
+            Err(e) if typed && cursor == 0 && !e.is_io_error() => {
+                typed = false;
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        for k in batch {
+            if seen.insert(k.clone()) {
+                keys.push(k);
+            }
+        }
+        cursor = next;
+        if cursor == 0 {
+            break;
+        }
+    }
+    keys.sort();
+    let mut out = Vec::new();
+    for k in keys {
+        match inspect(conn, &k).await {
+            Ok(info) if info.is_locked() => out.push(info),
+            Ok(_) | Err(Error::WrongType { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
