@@ -1,0 +1,1453 @@
+//! The interop matrix: every scenario × every Redisson version × both directions, against real
+//! redis-server processes and real Redisson (the JVM harness). Writes `compat-tests/RESULTS.md`
+//! and prints `compat: N passed, M failed`; exits non-zero when anything failed.
+//!
+//! Env: `COMPAT_VERSIONS` (default `4.7.0 3.52.0 3.24.3 3.17.7`), `COMPAT_SCENARIOS` (e.g. `1,2,8`;
+//! a filtered run does not rewrite RESULTS.md), `CI=true` (a missing JDK/Maven/redis-server fails).
+
+#[path = "../../tests/common/mod.rs"]
+mod common;
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use common::RedisServer;
+use futures::FutureExt;
+use redis::aio::MultiplexedConnection;
+use redisson_lock::{Client, Config, Error as LockError, LockGuard};
+use redisson_lock_compat_tests::{
+    crate_dir, find_overlap, now_micros, now_ms, on_path, Harness, Interval, Pending, Result,
+};
+use tokio::io::AsyncBufReadExt;
+
+const DEFAULT_VERSIONS: &str = "4.7.0 3.52.0 3.24.3 3.17.7";
+/// Java calls that should answer at once.
+const CMD: Duration = Duration::from_secs(10);
+/// The wake-up bound of the issue: from the holder's unlock reply to the waiter's acquisition.
+const WAKE_BOUND_MS: f64 = 200.0;
+/// Watchdog timeout of the "fast" sides (scenarios 5, 6, 7).
+const FAST_WATCHDOG_MS: u64 = 1000;
+/// Lease of scenario 4.
+const LEASE_MS: u64 = 1500;
+/// Scenario 8: tasks per language and rounds per task.
+const COUNTER_TASKS: usize = 4;
+const COUNTER_ROUNDS: usize = 250;
+
+const TITLES: [&str; 9] = [
+    "A holds: B's try_lock fails, B's hold count 0, B sees is_locked",
+    "A releases: B blocked in lock() acquires within 200 ms (pub/sub; TTL 30 s)",
+    "Reentrancy: A locks 3x, B reads count via HGET; 2 unlocks keep it; 3rd lets B in",
+    "Lease without watchdog expires on time; B gets in; A's late unlock is 'not held'",
+    "Watchdog 1 s: A holds 5 s, B never gets in; after A's unlock B gets in at once",
+    "force_unlock by B: waiter woken; A learns its hold is gone",
+    "A's process SIGKILLed while holding: B acquires within watchdog + 1 s",
+    "Mutual exclusion: 4 Rust tasks + 4 Java threads x 250 rounds, counter = 2000, no overlap",
+    "Afterwards: no channel subscribed, no lock keys left",
+];
+
+macro_rules! ensure {
+    ($cond:expr, $($fmt:tt)+) => {
+        if !$cond {
+            return Err(format!($($fmt)+));
+        }
+    };
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dir {
+    /// A (holder) is Java, B (waiter) is Rust.
+    JavaHolds,
+    /// A (holder) is Rust, B (waiter) is Java.
+    RustHolds,
+    /// Both languages at once (scenarios 8 and 9).
+    Both,
+}
+
+impl Dir {
+    fn short(self) -> &'static str {
+        match self {
+            Dir::JavaHolds => "J→R",
+            Dir::RustHolds => "R→J",
+            Dir::Both => "J+R",
+        }
+    }
+    fn long(self) -> &'static str {
+        match self {
+            Dir::JavaHolds => "Java holds, Rust waits",
+            Dir::RustHolds => "Rust holds, Java waits",
+            Dir::Both => "Java and Rust together",
+        }
+    }
+    fn tag(self) -> &'static str {
+        match self {
+            Dir::JavaHolds => "j",
+            Dir::RustHolds => "r",
+            Dir::Both => "b",
+        }
+    }
+}
+
+#[derive(Default)]
+struct Outcome {
+    latency_ms: Option<f64>,
+    note: String,
+}
+
+struct Row {
+    scenario: usize,
+    version: String,
+    dir: Dir,
+    pass: bool,
+    latency_ms: Option<f64>,
+    note: String,
+    secs: f64,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Raw Redis access for assertions
+
+#[derive(Clone)]
+struct Raw(MultiplexedConnection);
+
+impl Raw {
+    async fn q<T: redis::FromRedisValue>(&self, cmd: &mut redis::Cmd) -> Result<T> {
+        let mut c = self.0.clone();
+        cmd.query_async(&mut c).await.map_err(|e| format!("redis: {e}"))
+    }
+    async fn hgetall(&self, key: &str) -> Result<BTreeMap<String, String>> {
+        self.q(redis::cmd("HGETALL").arg(key)).await
+    }
+    async fn hget(&self, key: &str, field: &str) -> Result<Option<String>> {
+        self.q(redis::cmd("HGET").arg(key).arg(field)).await
+    }
+    async fn pttl(&self, key: &str) -> Result<i64> {
+        self.q(redis::cmd("PTTL").arg(key)).await
+    }
+    async fn numsub(&self, channel: &str) -> Result<i64> {
+        let (_, n): (String, i64) = self.q(redis::cmd("PUBSUB").arg("NUMSUB").arg(channel)).await?;
+        Ok(n)
+    }
+    async fn channels(&self) -> Result<Vec<String>> {
+        self.q(redis::cmd("PUBSUB").arg("CHANNELS")).await
+    }
+    async fn get(&self, key: &str) -> Result<Option<String>> {
+        self.q(redis::cmd("GET").arg(key)).await
+    }
+    async fn lrange(&self, key: &str) -> Result<Vec<String>> {
+        self.q(redis::cmd("LRANGE").arg(key).arg(0).arg(-1)).await
+    }
+    async fn del(&self, keys: &[&str]) -> Result<i64> {
+        self.q(redis::cmd("DEL").arg(keys)).await
+    }
+    async fn keys(&self) -> Result<Vec<String>> {
+        self.q(redis::cmd("KEYS").arg("*")).await
+    }
+}
+
+fn channel_of(name: &str) -> String {
+    format!("redisson_lock__channel:{{{name}}}")
+}
+
+fn one_field(field: &str, count: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([(field.to_owned(), count.to_owned())])
+}
+
+/// Polls `cond` every 10 ms until it is true; an error after `limit`.
+async fn until<F, Fut>(limit: Duration, what: &str, mut cond: F) -> Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<bool>>,
+{
+    let deadline = Instant::now() + limit;
+    loop {
+        if cond().await? {
+            return Ok(());
+        }
+        ensure!(
+            Instant::now() < deadline,
+            "timed out after {limit:?} waiting until {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// One side of a scenario: a Java worker thread or a Rust owner
+
+enum Party<'a> {
+    Java {
+        h: &'a Harness,
+        worker: String,
+    },
+    Rust {
+        c: &'a Client,
+        owner: u64,
+        guards: Vec<(String, LockGuard)>,
+    },
+}
+
+enum Waiting {
+    Java(Pending),
+    Rust(tokio::task::JoinHandle<redisson_lock::Result<(LockGuard, f64)>>),
+}
+
+impl Waiting {
+    fn is_done(&mut self) -> bool {
+        match self {
+            Waiting::Java(p) => p.is_done(),
+            Waiting::Rust(j) => j.is_finished(),
+        }
+    }
+}
+
+/// The outcome of an unlock that reached Redis: released at (epoch ms), or "not held" (message).
+type UnlockResult = std::result::Result<f64, String>;
+
+impl Party<'_> {
+    fn desc(&self) -> String {
+        match self {
+            Party::Java { worker, .. } => format!("java worker {worker}"),
+            Party::Rust { owner, .. } => format!("rust owner {owner}"),
+        }
+    }
+
+    fn rlock(c: &Client, owner: u64, name: &str) -> Result<redisson_lock::RLock> {
+        Ok(c.lock(name)
+            .map_err(|e| format!("client.lock({name}): {e}"))?
+            .with_owner(owner))
+    }
+
+    async fn field(&self, name: &str) -> Result<String> {
+        match self {
+            Party::Java { h, worker } => h.field_of(worker).await,
+            Party::Rust { c, owner, .. } => Ok(Self::rlock(c, *owner, name)?.field()),
+        }
+    }
+
+    /// Blocking acquire (watchdog, or a lease); returns the epoch ms of acquisition.
+    async fn lock(&mut self, name: &str, lease_ms: Option<u64>) -> Result<f64> {
+        match self {
+            Party::Java { h, worker } => {
+                let lease = lease_ms.map(|l| l.to_string());
+                let args: Vec<&str> = std::iter::once(name).chain(lease.as_deref()).collect();
+                let r = h.call(worker, "lock", &args, Duration::from_secs(30)).await?;
+                let ts = r.ts_ms;
+                r.into_ok()?;
+                Ok(ts)
+            }
+            Party::Rust { c, owner, guards } => {
+                let l = Self::rlock(c, *owner, name)?;
+                let g = match lease_ms {
+                    None => tokio::time::timeout(Duration::from_secs(30), l.lock()).await,
+                    Some(ms) => {
+                        tokio::time::timeout(
+                            Duration::from_secs(30),
+                            l.lock_with_lease(Duration::from_millis(ms)),
+                        )
+                        .await
+                    }
+                }
+                .map_err(|_| format!("rust lock({name}) did not return within 30 s"))?
+                .map_err(|e| format!("rust lock({name}): {e}"))?;
+                let at = now_ms();
+                guards.push((name.to_owned(), g));
+                Ok(at)
+            }
+        }
+    }
+
+    /// Starts a blocking `lock()` (watchdog mode) in the background.
+    async fn start_lock(&self, name: &str) -> Result<Waiting> {
+        match self {
+            Party::Java { h, worker } => Ok(Waiting::Java(h.send(worker, "lock", &[name]).await?)),
+            Party::Rust { c, owner, .. } => {
+                let l = Self::rlock(c, *owner, name)?;
+                Ok(Waiting::Rust(tokio::spawn(async move {
+                    let g = l.lock().await?;
+                    Ok((g, now_ms()))
+                })))
+            }
+        }
+    }
+
+    /// Waits for a background `lock()`; returns the epoch ms of acquisition.
+    async fn finish(&mut self, name: &str, w: Waiting, limit: Duration) -> Result<f64> {
+        match (self, w) {
+            (Party::Java { .. }, Waiting::Java(p)) => {
+                let r = p.wait(limit).await?;
+                let ts = r.ts_ms;
+                r.into_ok()?;
+                Ok(ts)
+            }
+            (Party::Rust { guards, .. }, Waiting::Rust(j)) => {
+                let abort = j.abort_handle();
+                let joined = tokio::time::timeout(limit, j).await.map_err(|_| {
+                    abort.abort();
+                    format!("rust lock({name}) not acquired within {limit:?}")
+                })?;
+                let (g, at) = joined
+                    .map_err(|e| format!("rust lock task: {e}"))?
+                    .map_err(|e| format!("rust lock({name}): {e}"))?;
+                guards.push((name.to_owned(), g));
+                Ok(at)
+            }
+            _ => Err("waiting handle of the other language".into()),
+        }
+    }
+
+    async fn try_lock(&mut self, name: &str) -> Result<bool> {
+        match self {
+            Party::Java { h, worker } => h.call(worker, "tryLock", &[name], CMD).await?.bool(),
+            Party::Rust { c, owner, guards } => match Self::rlock(c, *owner, name)?
+                .try_lock()
+                .await
+                .map_err(|e| format!("rust try_lock: {e}"))?
+            {
+                Some(g) => {
+                    guards.push((name.to_owned(), g));
+                    Ok(true)
+                }
+                None => Ok(false),
+            },
+        }
+    }
+
+    /// `tryLock(wait)` in watchdog mode; returns whether acquired and when (epoch ms).
+    async fn try_lock_for(&mut self, name: &str, wait_ms: u64) -> Result<(bool, f64)> {
+        match self {
+            Party::Java { h, worker } => {
+                let w = wait_ms.to_string();
+                let r = h
+                    .call(
+                        worker,
+                        "tryLock",
+                        &[name, &w],
+                        Duration::from_millis(wait_ms) + CMD,
+                    )
+                    .await?;
+                let ts = r.ts_ms;
+                Ok((r.bool()?, ts))
+            }
+            Party::Rust { c, owner, guards } => {
+                let got = Self::rlock(c, *owner, name)?
+                    .try_lock_for(Duration::from_millis(wait_ms))
+                    .await
+                    .map_err(|e| format!("rust try_lock_for: {e}"))?;
+                let at = now_ms();
+                Ok((got.map(|g| guards.push((name.to_owned(), g))).is_some(), at))
+            }
+        }
+    }
+
+    /// Releases one hold. `Ok(Err(msg))` is the "not held" error (IllegalMonitorStateException /
+    /// `Error::NotHeld`); any other failure is an `Err`.
+    async fn unlock(&mut self, name: &str) -> Result<UnlockResult> {
+        match self {
+            Party::Java { h, worker } => {
+                let r = h.call(worker, "unlock", &[name], CMD).await?;
+                if r.is_illegal_monitor_state() {
+                    return Ok(Err(format!(
+                        "IllegalMonitorStateException: {}",
+                        r.error.unwrap_or_default()
+                    )));
+                }
+                let ts = r.ts_ms;
+                r.into_ok()?;
+                Ok(Ok(ts))
+            }
+            Party::Rust { c, owner, guards } => {
+                let res = match guards.iter().rposition(|(n, _)| n == name) {
+                    Some(i) => guards.remove(i).1.unlock().await,
+                    None => Self::rlock(c, *owner, name)?.unlock().await,
+                };
+                match res {
+                    Ok(_) => Ok(Ok(now_ms())),
+                    Err(e @ LockError::NotHeld { .. }) => Ok(Err(format!("Error::NotHeld: {e}"))),
+                    Err(e) => Err(format!("rust unlock({name}): {e}")),
+                }
+            }
+        }
+    }
+
+    /// An unlock that must succeed; returns its epoch ms.
+    async fn unlock_ok(&mut self, name: &str) -> Result<f64> {
+        let who = self.desc();
+        self.unlock(name)
+            .await?
+            .map_err(|e| format!("{who}: unlock({name}) failed: {e}"))
+    }
+
+    /// Returns whether a lock was deleted and when the call returned (epoch ms).
+    async fn force_unlock(&self, name: &str) -> Result<(bool, f64)> {
+        match self {
+            Party::Java { h, worker } => {
+                let r = h.call(worker, "forceUnlock", &[name], CMD).await?;
+                let ts = r.ts_ms;
+                Ok((r.bool()?, ts))
+            }
+            Party::Rust { c, owner, .. } => {
+                let b = Self::rlock(c, *owner, name)?
+                    .force_unlock()
+                    .await
+                    .map_err(|e| format!("rust force_unlock: {e}"))?;
+                Ok((b, now_ms()))
+            }
+        }
+    }
+
+    async fn hold_count(&self, name: &str) -> Result<i64> {
+        match self {
+            Party::Java { h, worker } => h.call(worker, "holdCount", &[name], CMD).await?.int(),
+            Party::Rust { c, owner, .. } => Self::rlock(c, *owner, name)?
+                .hold_count()
+                .await
+                .map(|n| n as i64)
+                .map_err(|e| format!("rust hold_count: {e}")),
+        }
+    }
+
+    async fn is_locked(&self, name: &str) -> Result<bool> {
+        match self {
+            Party::Java { h, worker } => h.call(worker, "isLocked", &[name], CMD).await?.bool(),
+            Party::Rust { c, owner, .. } => Self::rlock(c, *owner, name)?
+                .is_locked()
+                .await
+                .map_err(|e| format!("rust is_locked: {e}")),
+        }
+    }
+
+    async fn is_held(&self, name: &str) -> Result<bool> {
+        match self {
+            Party::Java { h, worker } => h.call(worker, "isHeldByThread", &[name], CMD).await?.bool(),
+            Party::Rust { c, owner, .. } => Self::rlock(c, *owner, name)?
+                .is_held()
+                .await
+                .map_err(|e| format!("rust is_held: {e}")),
+        }
+    }
+
+    fn take_guard(&mut self, name: &str) -> Option<LockGuard> {
+        match self {
+            Party::Java { .. } => None,
+            Party::Rust { guards, .. } => guards
+                .iter()
+                .rposition(|(n, _)| n == name)
+                .map(|i| guards.remove(i).1),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The per-version environment
+
+struct Env {
+    version: String,
+    url: String,
+    raw: Raw,
+    java: Harness,
+    java_fast: Harness,
+    rust: Client,
+    rust_fast: Client,
+    jar: PathBuf,
+    names: Mutex<Vec<String>>,
+}
+
+#[derive(Clone, Copy)]
+enum Speed {
+    Normal,
+    Fast,
+}
+
+impl Env {
+    fn name(&self, scenario: usize, dir: Dir) -> String {
+        let n = format!("compat:{}:s{scenario}:{}", self.version, dir.tag());
+        if let Ok(mut names) = self.names.lock() {
+            names.push(n.clone());
+        }
+        n
+    }
+
+    fn java_party(&self, speed: Speed, worker: String) -> Party<'_> {
+        let h = match speed {
+            Speed::Normal => &self.java,
+            Speed::Fast => &self.java_fast,
+        };
+        Party::Java { h, worker }
+    }
+
+    fn rust_party(&self, speed: Speed, owner: u64) -> Party<'_> {
+        let c = match speed {
+            Speed::Normal => &self.rust,
+            Speed::Fast => &self.rust_fast,
+        };
+        Party::Rust {
+            c,
+            owner,
+            guards: Vec::new(),
+        }
+    }
+
+    /// (A = holder, B = the other side) for scenario `s`; `k` distinguishes further parties.
+    fn party(&self, s: usize, dir: Dir, role: &str, java: bool, speed: Speed) -> Party<'_> {
+        if java {
+            self.java_party(speed, format!("s{s}{}{role}", dir.tag()))
+        } else {
+            let role_no = role.bytes().fold(0u64, |acc, b| acc * 31 + u64::from(b)) % 1000;
+            self.rust_party(
+                speed,
+                (s as u64) * 100_000 + if dir == Dir::RustHolds { 50_000 } else { 0 } + role_no,
+            )
+        }
+    }
+
+    fn pair(&self, s: usize, dir: Dir, speed: Speed) -> (Party<'_>, Party<'_>) {
+        let java_holds = dir == Dir::JavaHolds;
+        (
+            self.party(s, dir, "a", java_holds, speed),
+            self.party(s, dir, "b", !java_holds, speed),
+        )
+    }
+
+    async fn wait_subscribers(&self, name: &str, n: i64) -> Result<()> {
+        let ch = channel_of(name);
+        until(
+            Duration::from_secs(10),
+            &format!("{n} subscriber(s) on {ch}"),
+            || async { Ok(self.raw.numsub(&ch).await? >= n) },
+        )
+        .await
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scenarios
+
+async fn s1(env: &Env, dir: Dir) -> Result<Outcome> {
+    let name = env.name(1, dir);
+    let (mut a, mut b) = env.pair(1, dir, Speed::Normal);
+    let fa = a.field(&name).await?;
+    a.lock(&name, None).await?;
+    ensure!(
+        env.raw.hgetall(&name).await? == one_field(&fa, "1"),
+        "after A's lock the hash is not {{{fa}: 1}}"
+    );
+    let got = b.try_lock(&name).await?;
+    ensure!(!got, "B ({}) acquired with try_lock while A holds", b.desc());
+    let hc = b.hold_count(&name).await?;
+    ensure!(hc == 0, "B's hold count is {hc}, expected 0");
+    ensure!(b.is_locked(&name).await?, "B's is_locked is false while A holds");
+    ensure!(!b.is_held(&name).await?, "B's is_held is true while A holds");
+    let ha = a.hold_count(&name).await?;
+    ensure!(ha == 1, "A's own hold count is {ha}, expected 1");
+    a.unlock_ok(&name).await?;
+    ensure!(!b.is_locked(&name).await?, "still locked after A's unlock");
+    Ok(Outcome {
+        latency_ms: None,
+        note: "try_lock false, hold count 0, is_locked true".into(),
+    })
+}
+
+async fn s2(env: &Env, dir: Dir) -> Result<Outcome> {
+    let name = env.name(2, dir);
+    let (mut a, mut b) = env.pair(2, dir, Speed::Normal);
+    a.lock(&name, None).await?;
+    let mut w = b.start_lock(&name).await?;
+    env.wait_subscribers(&name, 1).await?;
+    ensure!(!w.is_done(), "B acquired while A holds");
+    let ttl = env.raw.pttl(&name).await?;
+    ensure!(
+        ttl > 20_000,
+        "A's lock TTL is {ttl} ms, expected about 30 s (watchdog mode)"
+    );
+    let t_unlock = a.unlock_ok(&name).await?;
+    let t_acq = b.finish(&name, w, Duration::from_secs(10)).await?;
+    let lat = t_acq - t_unlock;
+    ensure!(
+        lat <= WAKE_BOUND_MS,
+        "B acquired {lat:.1} ms after A's unlock (bound {WAKE_BOUND_MS} ms; the holder's TTL was {ttl} ms)"
+    );
+    b.unlock_ok(&name).await?;
+    Ok(Outcome {
+        latency_ms: Some(lat),
+        note: format!("TTL before unlock {ttl} ms"),
+    })
+}
+
+async fn s3(env: &Env, dir: Dir) -> Result<Outcome> {
+    let name = env.name(3, dir);
+    let (mut a, mut b) = env.pair(3, dir, Speed::Normal);
+    let fa = a.field(&name).await?;
+    for _ in 0..3 {
+        a.lock(&name, None).await?;
+    }
+    let seen = env.raw.hget(&name, &fa).await?;
+    ensure!(
+        seen.as_deref() == Some("3"),
+        "HGET {name} {fa} = {seen:?} after 3 locks, expected 3"
+    );
+    let ha = a.hold_count(&name).await?;
+    ensure!(ha == 3, "A's hold_count {ha}, expected 3");
+    let hb = b.hold_count(&name).await?;
+    ensure!(hb == 0, "B's hold_count {hb}, expected 0");
+    let mut w = b.start_lock(&name).await?;
+    env.wait_subscribers(&name, 1).await?;
+    for left in ["2", "1"] {
+        a.unlock_ok(&name).await?;
+        let h = env.raw.hgetall(&name).await?;
+        ensure!(
+            h == one_field(&fa, left),
+            "after a partial unlock the hash is {h:?}, expected {{{fa}: {left}}}"
+        );
+        ensure!(!w.is_done(), "B acquired after a partial unlock (count {left})");
+    }
+    ensure!(a.is_held(&name).await?, "A does not hold after 2 of 3 unlocks");
+    let t_unlock = a.unlock_ok(&name).await?;
+    let t_acq = b.finish(&name, w, Duration::from_secs(10)).await?;
+    let fb = b.field(&name).await?;
+    let h = env.raw.hgetall(&name).await?;
+    ensure!(
+        h == one_field(&fb, "1"),
+        "after the 3rd unlock B should hold alone, hash is {h:?}"
+    );
+    b.unlock_ok(&name).await?;
+    Ok(Outcome {
+        latency_ms: Some(t_acq - t_unlock),
+        note: "HGET read 3 across languages; counts 2, 1 kept the lock".into(),
+    })
+}
+
+async fn s4(env: &Env, dir: Dir) -> Result<Outcome> {
+    let name = env.name(4, dir);
+    let (mut a, mut b) = env.pair(4, dir, Speed::Normal);
+    let fa = a.field(&name).await?;
+    let t_a = a.lock(&name, Some(LEASE_MS)).await?;
+    let ttl = env.raw.pttl(&name).await?;
+    ensure!(
+        ttl > 0 && ttl <= LEASE_MS as i64,
+        "PTTL after lock with lease {LEASE_MS} ms is {ttl}"
+    );
+    ensure!(
+        env.raw.hgetall(&name).await? == one_field(&fa, "1"),
+        "A's hold missing"
+    );
+    let (got, t_b) = b.try_lock_for(&name, LEASE_MS + 5000).await?;
+    ensure!(got, "B did not get in within lease + 5 s");
+    let held = t_b - t_a;
+    ensure!(
+        held >= LEASE_MS as f64 - 100.0 && held <= LEASE_MS as f64 + 1000.0,
+        "B got in {held:.0} ms after A's acquisition; the lease is {LEASE_MS} ms (expected lease - 100 ms ..= lease + 1 s)"
+    );
+    let late = a.unlock(&name).await?;
+    let msg = match late {
+        Ok(_) => return Err("A's late unlock succeeded; expected a 'not held' error".into()),
+        Err(msg) => msg,
+    };
+    let fb = b.field(&name).await?;
+    let h = env.raw.hgetall(&name).await?;
+    ensure!(
+        h == one_field(&fb, "1"),
+        "A's late unlock changed B's hold: hash {h:?}"
+    );
+    b.unlock_ok(&name).await?;
+    Ok(Outcome {
+        latency_ms: None,
+        note: format!(
+            "B in after {held:.0} ms (lease {LEASE_MS}); late unlock: {}",
+            short(&msg, 70)
+        ),
+    })
+}
+
+async fn s5(env: &Env, dir: Dir) -> Result<Outcome> {
+    let name = env.name(5, dir);
+    let (mut a, mut b) = env.pair(5, dir, Speed::Fast);
+    let fa = a.field(&name).await?;
+    let t_a = a.lock(&name, None).await?;
+    let mut w = b.start_lock(&name).await?;
+    env.wait_subscribers(&name, 1).await?;
+    let hold_until =
+        Instant::now() + Duration::from_millis(5000u64.saturating_sub((now_ms() - t_a).max(0.0) as u64));
+    let (mut min_ttl, mut checks) = (i64::MAX, 0);
+    // A holds for 5 s (3 TTLs of 1 s are renewed meanwhile); B must stay out the whole time.
+    while Instant::now() < hold_until {
+        ensure!(
+            !w.is_done(),
+            "B got in while A held (after {:.0} ms)",
+            now_ms() - t_a
+        );
+        let h = env.raw.hgetall(&name).await?;
+        ensure!(
+            h == one_field(&fa, "1"),
+            "A's hold disappeared after {:.0} ms: {h:?}",
+            now_ms() - t_a
+        );
+        let ttl = env.raw.pttl(&name).await?;
+        ensure!(
+            ttl > 0 && ttl <= FAST_WATCHDOG_MS as i64,
+            "PTTL {ttl} with watchdog {FAST_WATCHDOG_MS} ms"
+        );
+        min_ttl = min_ttl.min(ttl);
+        checks += 1;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    ensure!(!w.is_done(), "B got in while A held");
+    let t_unlock = a.unlock_ok(&name).await?;
+    let t_acq = b.finish(&name, w, Duration::from_secs(5)).await?;
+    let lat = t_acq - t_unlock;
+    ensure!(
+        lat <= WAKE_BOUND_MS,
+        "B got in {lat:.1} ms after A's unlock (bound {WAKE_BOUND_MS} ms)"
+    );
+    b.unlock_ok(&name).await?;
+    Ok(Outcome {
+        latency_ms: Some(lat),
+        note: format!(
+            "held {:.1} s, {checks} checks, min PTTL {min_ttl} ms",
+            (t_unlock - t_a) / 1000.0
+        ),
+    })
+}
+
+async fn s6(env: &Env, dir: Dir) -> Result<Outcome> {
+    let name = env.name(6, dir);
+    let java_holds = dir == Dir::JavaHolds;
+    // A holds with a 1 s watchdog (so a Rust holder's renewal notices within ~1/3 s); a waiter W of
+    // A's language waits; B (the other language) force-unlocks.
+    let mut a = env.party(6, dir, "a", java_holds, Speed::Fast);
+    let mut w = env.party(6, dir, "w", java_holds, Speed::Normal);
+    let b = env.party(6, dir, "b", !java_holds, Speed::Normal);
+    let fa = a.field(&name).await?;
+    a.lock(&name, None).await?;
+    let guard = a.take_guard(&name); // Rust: keep the guard to watch lost()
+    let lost = guard.as_ref().map(|g| g.lost());
+    let mut waiting = w.start_lock(&name).await?;
+    env.wait_subscribers(&name, 1).await?;
+    ensure!(
+        env.raw.hgetall(&name).await? == one_field(&fa, "1"),
+        "A's hold missing before the force unlock"
+    );
+    ensure!(!waiting.is_done(), "the waiter got in while A held");
+    let (deleted, t_force) = b.force_unlock(&name).await?;
+    ensure!(deleted, "force_unlock returned false while A held");
+    let t_acq = w.finish(&name, waiting, Duration::from_secs(5)).await?;
+    let lat = t_acq - t_force;
+    ensure!(
+        lat <= WAKE_BOUND_MS,
+        "the waiter got in {lat:.1} ms after the force unlock (bound {WAKE_BOUND_MS} ms)"
+    );
+    let learned = match (guard, lost) {
+        (Some(g), Some(lost)) => {
+            let t0 = Instant::now();
+            let reason = tokio::time::timeout(Duration::from_secs(5), lost)
+                .await
+                .map_err(|_| {
+                    "the Rust guard's lost() did not resolve within 5 s of the force unlock".to_string()
+                })?;
+            let after = t0.elapsed();
+            let held = a.is_held(&name).await?;
+            ensure!(!held, "Rust A's is_held is true after the force unlock");
+            match g.unlock().await {
+                Err(LockError::NotHeld { .. }) => {}
+                other => {
+                    return Err(format!(
+                        "Rust A's guard unlock after the force unlock gave {other:?}, expected NotHeld"
+                    ))
+                }
+            }
+            format!(
+                "rust guard lost() = {reason:?} ({} ms after the waiter got in); unlock NotHeld",
+                after.as_millis()
+            )
+        }
+        _ => {
+            let held = a.is_held(&name).await?;
+            ensure!(!held, "Java A's isHeldByThread is true after the force unlock");
+            let msg = match a.unlock(&name).await? {
+                Ok(_) => return Err("Java A's unlock after the force unlock succeeded".into()),
+                Err(m) => m,
+            };
+            format!("java isHeldByThread false; unlock: {}", short(&msg, 40))
+        }
+    };
+    w.unlock_ok(&name).await?;
+    Ok(Outcome {
+        latency_ms: Some(lat),
+        note: learned,
+    })
+}
+
+async fn s7(env: &Env, dir: Dir) -> Result<Outcome> {
+    let name = env.name(7, dir);
+    let bound_ms = FAST_WATCHDOG_MS as f64 + 1000.0;
+    match dir {
+        Dir::JavaHolds => {
+            let mut h = Harness::start(&env.jar, &env.url, FAST_WATCHDOG_MS, Duration::from_secs(60)).await?;
+            let field = h.field_of("holder").await?;
+            h.call("holder", "lock", &[&name], CMD).await?.into_ok()?;
+            ensure!(
+                env.raw.hgetall(&name).await? == one_field(&field, "1"),
+                "the Java holder's field is not in the hash"
+            );
+            let mut b = env.party(7, dir, "b", false, Speed::Normal);
+            let waiting = b.start_lock(&name).await?;
+            env.wait_subscribers(&name, 1).await?;
+            let t_kill = now_ms();
+            h.kill().await?;
+            let t_acq = b.finish(&name, waiting, Duration::from_secs(10)).await?;
+            let after = t_acq - t_kill;
+            ensure!(
+                after <= bound_ms,
+                "Rust got in {after:.0} ms after the JVM was killed (bound {bound_ms} ms)"
+            );
+            b.unlock_ok(&name).await?;
+            Ok(Outcome {
+                latency_ms: None,
+                note: format!("JVM SIGKILLed; Rust got in after {after:.0} ms"),
+            })
+        }
+        _ => {
+            let mut holder = tokio::process::Command::new(env!("CARGO_BIN_EXE_rust-holder"))
+                .args([env.url.as_str(), name.as_str(), &FAST_WATCHDOG_MS.to_string()])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit())
+                .kill_on_drop(true)
+                .spawn()
+                .map_err(|e| format!("spawn rust-holder: {e}"))?;
+            let out = holder.stdout.take().ok_or("no stdout")?;
+            let mut lines = tokio::io::BufReader::new(out).lines();
+            let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+                .await
+                .map_err(|_| "rust-holder did not report within 20 s".to_string())?
+                .map_err(|e| format!("read rust-holder: {e}"))?
+                .ok_or("rust-holder exited without output")?;
+            let field = line
+                .strip_prefix("acquired ")
+                .ok_or_else(|| format!("unexpected rust-holder output `{line}`"))?
+                .to_owned();
+            ensure!(
+                env.raw.hgetall(&name).await? == one_field(&field, "1"),
+                "rust-holder's field {field} is not in the hash"
+            );
+            let mut b = env.party(7, dir, "b", true, Speed::Normal);
+            let waiting = b.start_lock(&name).await?;
+            env.wait_subscribers(&name, 1).await?;
+            let t_kill = now_ms();
+            holder
+                .start_kill()
+                .map_err(|e| format!("kill -9 rust-holder: {e}"))?;
+            holder
+                .wait()
+                .await
+                .map_err(|e| format!("reap rust-holder: {e}"))?;
+            let t_acq = b.finish(&name, waiting, Duration::from_secs(10)).await?;
+            let after = t_acq - t_kill;
+            ensure!(
+                after <= bound_ms,
+                "Java got in {after:.0} ms after rust-holder was killed (bound {bound_ms} ms)"
+            );
+            b.unlock_ok(&name).await?;
+            Ok(Outcome {
+                latency_ms: None,
+                note: format!("rust-holder SIGKILLed; Java got in after {after:.0} ms"),
+            })
+        }
+    }
+}
+
+async fn s8(env: &Env, dir: Dir) -> Result<Outcome> {
+    let name = env.name(8, dir);
+    let key = format!("{name}:counter");
+    let ikey = format!("{key}:intervals");
+    env.raw.del(&[&key, &ikey]).await?;
+    let t0 = Instant::now();
+    let rounds = COUNTER_ROUNDS.to_string();
+    let mut java = Vec::new();
+    for i in 0..COUNTER_TASKS {
+        java.push(
+            env.java
+                .send(&format!("s8w{i}"), "counter", &[&name, &key, &rounds, "0"])
+                .await?,
+        );
+    }
+    let mut rust = Vec::new();
+    for i in 0..COUNTER_TASKS {
+        let lock = env
+            .rust
+            .lock(&name)
+            .map_err(|e| e.to_string())?
+            .with_owner(800_000 + i as u64);
+        let raw = env.raw.clone();
+        let (key, ikey) = (key.clone(), ikey.clone());
+        rust.push(tokio::spawn(async move {
+            for _ in 0..COUNTER_ROUNDS {
+                let g = lock.lock().await.map_err(|e| format!("rust lock: {e}"))?;
+                let start = now_micros();
+                let n: i64 = raw
+                    .get(&key)
+                    .await?
+                    .map(|v| v.parse::<i64>().map_err(|e| format!("counter `{v}`: {e}")))
+                    .transpose()?
+                    .unwrap_or(0);
+                raw.q::<()>(redis::cmd("SET").arg(&key).arg(n + 1)).await?;
+                let end = now_micros();
+                raw.q::<i64>(
+                    redis::cmd("RPUSH")
+                        .arg(&ikey)
+                        .arg(format!("rust:{i}:{start}:{end}")),
+                )
+                .await?;
+                g.unlock().await.map_err(|e| format!("rust unlock: {e}"))?;
+            }
+            Ok::<(), String>(())
+        }));
+    }
+    let limit = Duration::from_secs(240);
+    for p in java {
+        let done = p.wait(limit).await?.int()?;
+        ensure!(done == COUNTER_ROUNDS as i64, "a Java counter did {done} rounds");
+    }
+    for j in rust {
+        tokio::time::timeout(limit, j)
+            .await
+            .map_err(|_| "rust counter timed out".to_string())?
+            .map_err(|e| format!("rust counter task: {e}"))??;
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    let expected = 2 * COUNTER_TASKS * COUNTER_ROUNDS;
+    let total = env.raw.get(&key).await?;
+    let records = env.raw.lrange(&ikey).await?;
+    let intervals: Vec<Interval> = records
+        .iter()
+        .map(|r| Interval::parse(r))
+        .collect::<Result<_>>()?;
+    let (nj, nr) = (
+        intervals.iter().filter(|i| i.who.starts_with("java:")).count(),
+        intervals.iter().filter(|i| i.who.starts_with("rust:")).count(),
+    );
+    env.raw.del(&[&key, &ikey]).await?;
+    ensure!(
+        total.as_deref() == Some(&expected.to_string()),
+        "counter is {total:?}, expected {expected} (lost updates)"
+    );
+    ensure!(
+        intervals.len() == expected,
+        "{} interval records, expected {expected}",
+        intervals.len()
+    );
+    ensure!(
+        nj == expected / 2 && nr == expected / 2,
+        "{nj} Java and {nr} Rust intervals"
+    );
+    if let Some((x, y)) = find_overlap(&intervals) {
+        return Err(format!("critical sections overlap: {x:?} and {y:?}"));
+    }
+    Ok(Outcome {
+        latency_ms: None,
+        note: format!("counter {expected}, {nj} Java + {nr} Rust sections, none overlap; {secs:.1} s"),
+    })
+}
+
+async fn s9(env: &Env) -> Result<Outcome> {
+    let names: Vec<String> = env.names.lock().map(|n| n.clone()).unwrap_or_default();
+    // Redisson and our hub unsubscribe asynchronously after the last waiter leaves.
+    let left = until(Duration::from_secs(10), "no channel is subscribed", || async {
+        Ok(env.raw.channels().await?.is_empty())
+    })
+    .await;
+    if left.is_err() {
+        return Err(format!(
+            "channels still subscribed after 10 s: {:?}",
+            env.raw.channels().await?
+        ));
+    }
+    for n in &names {
+        let subs = env.raw.numsub(&channel_of(n)).await?;
+        ensure!(subs == 0, "PUBSUB NUMSUB {} = {subs}", channel_of(n));
+    }
+    for (label, c) in [("rust", &env.rust), ("rust-fast", &env.rust_fast)] {
+        let r = until(Duration::from_secs(5), "the Rust client is idle", || async {
+            let s = c.stats();
+            Ok(s.channels == 0 && s.renewing == 0)
+        })
+        .await;
+        if r.is_err() {
+            return Err(format!("{label} client still busy: {:?}", c.stats()));
+        }
+    }
+    let keys = env.raw.keys().await?;
+    let (latches, others): (Vec<&String>, Vec<&String>) =
+        keys.iter().partition(|k| k.starts_with("redisson_unlock_latch:"));
+    ensure!(others.is_empty(), "keys left behind: {others:?}");
+    for n in &names {
+        ensure!(!keys.contains(n), "lock key {n} left");
+    }
+    for l in &latches {
+        let ttl = env.raw.pttl(l).await?;
+        ensure!(ttl > 0, "unlock latch {l} has no TTL ({ttl})");
+    }
+    Ok(Outcome {
+        latency_ms: None,
+        note: format!(
+            "{} lock names checked; 0 channels; {} unlock latch key(s) with TTL still expiring",
+            names.len(),
+            latches.len()
+        ),
+    })
+}
+
+fn short(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_owned()
+    } else {
+        format!("{}…", s.chars().take(n).collect::<String>())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running
+
+async fn guarded<F: Future<Output = Result<Outcome>>>(limit: Duration, f: F) -> Result<Outcome> {
+    match tokio::time::timeout(limit, AssertUnwindSafe(f).catch_unwind()).await {
+        Err(_) => Err(format!("scenario did not finish within {limit:?}")),
+        Ok(Err(panic)) => Err(format!(
+            "panicked: {}",
+            panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default()
+        )),
+        Ok(Ok(r)) => r,
+    }
+}
+
+async fn run_scenario(env: &Env, s: usize, dir: Dir) -> Result<Outcome> {
+    let limit = if s == 8 {
+        Duration::from_secs(300)
+    } else {
+        Duration::from_secs(60)
+    };
+    match s {
+        1 => guarded(limit, s1(env, dir)).await,
+        2 => guarded(limit, s2(env, dir)).await,
+        3 => guarded(limit, s3(env, dir)).await,
+        4 => guarded(limit, s4(env, dir)).await,
+        5 => guarded(limit, s5(env, dir)).await,
+        6 => guarded(limit, s6(env, dir)).await,
+        7 => guarded(limit, s7(env, dir)).await,
+        8 => guarded(limit, s8(env, dir)).await,
+        _ => guarded(limit, s9(env)).await,
+    }
+}
+
+fn dirs_of(s: usize) -> &'static [Dir] {
+    match s {
+        8 | 9 => &[Dir::Both],
+        _ => &[Dir::JavaHolds, Dir::RustHolds],
+    }
+}
+
+async fn setup(version: &str, jar: &Path, server: &RedisServer) -> Result<Env> {
+    let url = format!("redis://127.0.0.1:{}", server.port);
+    let ready = Duration::from_secs(60);
+    let (java, java_fast) = tokio::join!(
+        Harness::start(jar, &url, 30_000, ready),
+        Harness::start(jar, &url, FAST_WATCHDOG_MS, ready)
+    );
+    let (java, java_fast) = (java?, java_fast?);
+    ensure!(
+        java.version() == version,
+        "the harness reports Redisson {} for jar {}",
+        java.version(),
+        jar.display()
+    );
+    let rust = Client::connect(&url)
+        .await
+        .map_err(|e| format!("rust connect: {e}"))?;
+    let rust_fast = Client::builder()
+        .url(url.as_str())
+        .config(Config::default().lock_watchdog_timeout(Duration::from_millis(FAST_WATCHDOG_MS)))
+        .build()
+        .await
+        .map_err(|e| format!("rust connect: {e}"))?;
+    let raw = Raw(redis::Client::open(url.as_str())
+        .map_err(|e| e.to_string())?
+        .get_multiplexed_async_connection()
+        .await
+        .map_err(|e| e.to_string())?);
+    Ok(Env {
+        version: version.to_owned(),
+        url,
+        raw,
+        java,
+        java_fast,
+        rust,
+        rust_fast,
+        jar: jar.to_owned(),
+        names: Mutex::new(Vec::new()),
+    })
+}
+
+async fn run_version(version: &str, jar: std::result::Result<PathBuf, String>, only: &[usize]) -> Vec<Row> {
+    let mut rows = Vec::new();
+    let fail_all = |rows: &mut Vec<Row>, why: &str| {
+        for &s in only {
+            for &dir in dirs_of(s) {
+                rows.push(Row {
+                    scenario: s,
+                    version: version.to_owned(),
+                    dir,
+                    pass: false,
+                    latency_ms: None,
+                    note: why.to_owned(),
+                    secs: 0.0,
+                });
+            }
+        }
+    };
+    let jar = match jar {
+        Ok(j) => j,
+        Err(e) => {
+            fail_all(&mut rows, &format!("harness build failed: {e}"));
+            return rows;
+        }
+    };
+    let server = RedisServer::start();
+    let env = match setup(version, &jar, &server).await {
+        Ok(env) => env,
+        Err(e) => {
+            fail_all(&mut rows, &format!("setup failed: {e}"));
+            return rows;
+        }
+    };
+    for &s in only {
+        for &dir in dirs_of(s) {
+            let t0 = Instant::now();
+            let r = run_scenario(&env, s, dir).await;
+            let secs = t0.elapsed().as_secs_f64();
+            let row = match r {
+                Ok(o) => Row {
+                    scenario: s,
+                    version: version.to_owned(),
+                    dir,
+                    pass: true,
+                    latency_ms: o.latency_ms,
+                    note: o.note,
+                    secs,
+                },
+                Err(e) => Row {
+                    scenario: s,
+                    version: version.to_owned(),
+                    dir,
+                    pass: false,
+                    latency_ms: None,
+                    note: e,
+                    secs,
+                },
+            };
+            eprintln!(
+                "compat: [{version}] s{s} {}: {}{} ({:.1} s) {}",
+                dir.long(),
+                if row.pass { "PASS" } else { "FAIL" },
+                row.latency_ms
+                    .map(|l| format!(", wake-up {l:.1} ms"))
+                    .unwrap_or_default(),
+                secs,
+                row.note
+            );
+            rows.push(row);
+        }
+    }
+    for h in [env.java, env.java_fast] {
+        if let Err(e) = h.exit(Duration::from_secs(10)).await {
+            eprintln!("compat: [{version}] harness exit: {e}");
+        }
+    }
+    rows
+}
+
+fn build_jar(version: &str) -> std::result::Result<PathBuf, String> {
+    let script = crate_dir().join("build-harness.sh");
+    let out = std::process::Command::new("bash")
+        .arg(&script)
+        .arg(version)
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("run {}: {e}", script.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{} {version} exited with {}",
+            script.display(),
+            out.status
+        ));
+    }
+    let path = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_owned();
+    let p = PathBuf::from(&path);
+    if p.is_file() {
+        Ok(p)
+    } else {
+        Err(format!("build-harness.sh printed `{path}`, not a jar"))
+    }
+}
+
+fn command_line(cmd: &str, args: &[&str]) -> String {
+    std::process::Command::new(cmd)
+        .args(args)
+        .output()
+        .map(|o| {
+            let text = if o.stdout.is_empty() { o.stderr } else { o.stdout };
+            String::from_utf8_lossy(&text)
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_owned()
+        })
+        .unwrap_or_else(|e| format!("unknown ({e})"))
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx.min(sorted.len() - 1)]
+}
+
+struct RunInfo {
+    date: String,
+    redis: String,
+    java: String,
+    mvn: String,
+    versions: Vec<String>,
+    secs: f64,
+}
+
+fn render(rows: &[Row], info: &RunInfo) -> String {
+    use std::fmt::Write;
+    let passed = rows.iter().filter(|r| r.pass).count();
+    let failed = rows.len() - passed;
+    let mut md = String::new();
+    let _ = writeln!(md, "# Interop results: redisson-lock (Rust) vs Redisson (Java)\n");
+    let _ = writeln!(
+        md,
+        "Generated by `cargo test -p redisson-lock-compat-tests --test matrix`; do not edit by hand.\n"
+    );
+    let _ = writeln!(md, "* date: {}", info.date);
+    let _ = writeln!(md, "* redis-server: {}", info.redis);
+    let _ = writeln!(md, "* java: {}", info.java);
+    let _ = writeln!(md, "* maven: {}", info.mvn);
+    let _ = writeln!(
+        md,
+        "* host: {} CPU(s), versions run one after another",
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)
+    );
+    let _ = writeln!(md, "* Redisson versions: {}", info.versions.join(", "));
+    let _ = writeln!(md, "* total run time: {:.0} s", info.secs);
+    let _ = writeln!(md, "* **result: {passed} passed, {failed} failed**\n");
+    let _ = writeln!(md, "Directions: **J→R** = A (the holder) is a Redisson thread and B a Rust task; **R→J** = A is Rust, B is Java;");
+    let _ = writeln!(md, "**J+R** = both languages at once. Wake-up latency = B's acquisition minus A's unlock (or B's force unlock),");
+    let _ = writeln!(md, "epoch ms from the harness' `ts_ms` and Rust's `SystemTime` on the same host (Java's side has 1 ms resolution).\n");
+    let _ = writeln!(md, "## Matrix\n");
+    let _ = write!(md, "| # | scenario |");
+    for v in &info.versions {
+        let _ = write!(md, " {v} |");
+    }
+    let _ = write!(md, "\n| --- | --- |");
+    for _ in &info.versions {
+        let _ = write!(md, " --- |");
+    }
+    md.push('\n');
+    let scenarios: Vec<usize> = {
+        let mut s: Vec<usize> = rows.iter().map(|r| r.scenario).collect();
+        s.dedup();
+        s.sort_unstable();
+        s.dedup();
+        s
+    };
+    for &s in &scenarios {
+        let _ = write!(md, "| {s} | {} |", TITLES[s - 1]);
+        for v in &info.versions {
+            let cells: Vec<String> = rows
+                .iter()
+                .filter(|r| r.scenario == s && &r.version == v)
+                .map(|r| {
+                    let lat = r.latency_ms.map(|l| format!(" {l:.1} ms")).unwrap_or_default();
+                    format!(
+                        "{} {}{lat}",
+                        r.dir.short(),
+                        if r.pass { "pass" } else { "**FAIL**" }
+                    )
+                })
+                .collect();
+            let _ = write!(md, " {} |", cells.join("<br>"));
+        }
+        md.push('\n');
+    }
+    let _ = writeln!(
+        md,
+        "\n## Wake-up latency per version (ms; scenarios 2, 3, 5, 6, both directions)\n"
+    );
+    let _ = writeln!(
+        md,
+        "| version | samples | p50 | max | all |\n| --- | --- | --- | --- | --- |"
+    );
+    for v in &info.versions {
+        let mut l: Vec<f64> = rows
+            .iter()
+            .filter(|r| &r.version == v)
+            .filter_map(|r| r.latency_ms)
+            .collect();
+        l.sort_by(f64::total_cmp);
+        let all: Vec<String> = l.iter().map(|x| format!("{x:.1}")).collect();
+        let _ = writeln!(
+            md,
+            "| {v} | {} | {:.1} | {:.1} | {} |",
+            l.len(),
+            percentile(&l, 0.5),
+            l.last().copied().unwrap_or(f64::NAN),
+            all.join(", ")
+        );
+    }
+    let _ = writeln!(md, "\n## Details\n");
+    let _ = writeln!(md, "| # | version | direction | result | wake-up ms | time s | notes |\n| --- | --- | --- | --- | --- | --- | --- |");
+    for r in rows {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {:.1} | {} |",
+            r.scenario,
+            r.version,
+            r.dir.long(),
+            if r.pass { "pass" } else { "**FAIL**" },
+            r.latency_ms
+                .map(|l| format!("{l:.1}"))
+                .unwrap_or_else(|| "–".into()),
+            r.secs,
+            r.note.replace('|', "\\|").replace('\n', " ")
+        );
+    }
+    md
+}
+
+async fn run() -> i32 {
+    let t0 = Instant::now();
+    let ci = std::env::var("CI")
+        .map(|v| v == "true" || v == "1")
+        .unwrap_or(false);
+    let versions: Vec<String> = std::env::var("COMPAT_VERSIONS")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| DEFAULT_VERSIONS.to_owned())
+        .split([' ', ','])
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let only: Vec<usize> = match std::env::var("COMPAT_SCENARIOS") {
+        Ok(s) if !s.trim().is_empty() => s
+            .split([' ', ','])
+            .filter_map(|x| x.parse().ok())
+            .filter(|n| (1..=9).contains(n))
+            .collect(),
+        _ => (1..=9).collect(),
+    };
+    let full = only.len() == 9;
+
+    let redis_bin = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+    let missing: Vec<&str> = [
+        ("java", on_path("java")),
+        ("mvn", on_path("mvn")),
+        (
+            "redis-server",
+            on_path(&redis_bin) || Path::new(&redis_bin).is_file(),
+        ),
+    ]
+    .into_iter()
+    .filter(|(_, ok)| !ok)
+    .map(|(n, _)| n)
+    .collect();
+    if !missing.is_empty() {
+        let msg = format!(
+            "missing on PATH: {} (the interop matrix needs a JDK 17+, Maven and redis-server)",
+            missing.join(", ")
+        );
+        if ci {
+            eprintln!("compat: FAILURE in CI: {msg}");
+            println!("compat: 0 passed, 1 failed");
+            println!("0 passed, 1 failed");
+            return 1;
+        }
+        eprintln!("\n################################################################");
+        eprintln!("compat: SKIPPED (not in CI): {msg}");
+        eprintln!("################################################################\n");
+        println!("compat: skipped ({msg})");
+        return 0;
+    }
+
+    let mut rows = Vec::new();
+    for v in &versions {
+        let jar = build_jar(v);
+        rows.extend(run_version(v, jar, &only).await);
+    }
+    let info = RunInfo {
+        date: command_line("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
+        redis: command_line(&redis_bin, &["--version"]),
+        java: command_line("java", &["-version"]),
+        mvn: command_line("mvn", &["-B", "-v"])
+            .replace("\u{1b}[1m", "")
+            .replace("\u{1b}[m", "")
+            .replace("\u{1b}[0m", ""),
+        versions: versions.clone(),
+        secs: t0.elapsed().as_secs_f64(),
+    };
+    let md = render(&rows, &info);
+    let passed = rows.iter().filter(|r| r.pass).count();
+    let failed = rows.len() - passed;
+    if full {
+        let path = crate_dir().join("RESULTS.md");
+        match std::fs::write(&path, &md) {
+            Ok(()) => eprintln!("compat: wrote {}", path.display()),
+            Err(e) => eprintln!("compat: cannot write {}: {e}", path.display()),
+        }
+    } else {
+        eprintln!("compat: scenario filter {only:?}: RESULTS.md not rewritten");
+    }
+    for r in rows.iter().filter(|r| !r.pass) {
+        eprintln!(
+            "compat: FAILED s{} [{}] {}: {}",
+            r.scenario,
+            r.version,
+            r.dir.long(),
+            r.note
+        );
+    }
+    eprintln!("compat: total {:.1} s", t0.elapsed().as_secs_f64());
+    println!("compat: {passed} passed, {failed} failed");
+    println!("{passed} passed, {failed} failed");
+    i32::from(failed > 0 || rows.is_empty())
+}
+
+fn main() {
+    // libtest-style probes (`--list`) must not start the whole matrix.
+    if std::env::args().any(|a| a == "--list") {
+        println!("matrix: test");
+        return;
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let code = rt.block_on(run());
+    drop(rt);
+    std::process::exit(code);
+}
