@@ -96,46 +96,228 @@ impl Client {
         })
     }
 
+    /// A handle to the read-write lock `name`.
+    ///
+    /// ```no_run
+    /// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
+    /// let rw = client.read_write_lock("lock:catalog")?;
+    /// # Ok::<_, redisson_lock::Error>(())
+    /// ```
+    pub fn read_write_lock(&self, name: &str) -> Result<RReadWriteLock> {
+        Ok(RReadWriteLock {
+            rt: self.rt.clone(),
+            rw: self.client.read_write_lock(name)?,
+        })
+    }
+
     /// See [`crate::Client::stats`].
     pub fn stats(&self) -> crate::ClientStats {
         self.client.stats()
     }
 }
 
-/// The blocking twin of [`crate::RLock`]; every method blocks the calling thread.
-#[derive(Clone, Debug)]
-pub struct RLock {
-    rt: Arc<tokio::runtime::Runtime>,
-    lock: crate::RLock,
+macro_rules! blocking_handle {
+    ($(#[$doc:meta])* $T:ident => $A:ident, $G:ident => $AG:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug)]
+        pub struct $T {
+            rt: Arc<tokio::runtime::Runtime>,
+            lock: crate::$A,
+        }
+
+        impl $T {
+            fn guard(&self, g: crate::$AG) -> $G {
+                $G {
+                    rt: self.rt.clone(),
+                    guard: Some(g),
+                }
+            }
+
+            /// The lock's Redis key.
+            pub fn key(&self) -> &str {
+                self.lock.key()
+            }
+
+            /// The same lock acting for a fixed owner id.
+            pub fn with_owner(&self, owner: impl Into<OwnerId>) -> $T {
+                $T {
+                    rt: self.rt.clone(),
+                    lock: self.lock.with_owner(owner),
+                }
+            }
+
+            /// The hash field this handle's owner writes.
+            pub fn field(&self) -> String {
+                self.lock.field()
+            }
+
+            /// Acquires, waiting as long as it takes (watchdog mode).
+            pub fn lock(&self) -> Result<$G> {
+                self.rt.block_on(self.lock.lock()).map(|g| self.guard(g))
+            }
+
+            /// Acquires for `lease` (no watchdog), waiting as long as it takes.
+            pub fn lock_with_lease(&self, lease: Duration) -> Result<$G> {
+                self.rt.block_on(self.lock.lock_with_lease(lease)).map(|g| self.guard(g))
+            }
+
+            /// One attempt, no waiting.
+            pub fn try_lock(&self) -> Result<Option<$G>> {
+                Ok(self.rt.block_on(self.lock.try_lock())?.map(|g| self.guard(g)))
+            }
+
+            /// Waits up to `wait` (watchdog mode).
+            pub fn try_lock_for(&self, wait: Duration) -> Result<Option<$G>> {
+                Ok(self.rt.block_on(self.lock.try_lock_for(wait))?.map(|g| self.guard(g)))
+            }
+
+            /// Waits up to `wait`, holds for `lease` (no watchdog).
+            pub fn try_lock_with_lease(&self, wait: Duration, lease: Duration) -> Result<Option<$G>> {
+                Ok(self
+                    .rt
+                    .block_on(self.lock.try_lock_with_lease(wait, lease))?
+                    .map(|g| self.guard(g)))
+            }
+
+            /// Runs `body` while holding the lock and releases it afterwards (also on panic).
+            pub fn run<T>(&self, body: impl FnOnce() -> T) -> Result<T> {
+                let guard = self.lock()?;
+                match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+                    Ok(v) => {
+                        guard.unlock()?;
+                        Ok(v)
+                    }
+                    Err(p) => {
+                        let _ = guard.unlock();
+                        std::panic::resume_unwind(p)
+                    }
+                }
+            }
+
+            /// Releases one hold of this handle's owner without a guard.
+            pub fn unlock(&self) -> Result<Unlocked> {
+                self.rt.block_on(self.lock.unlock())
+            }
+
+            /// Deletes the lock whoever holds it and wakes waiters.
+            pub fn force_unlock(&self) -> Result<bool> {
+                self.rt.block_on(self.lock.force_unlock())
+            }
+
+            /// Whether the lock is held (in this side's sense).
+            pub fn is_locked(&self) -> Result<bool> {
+                self.rt.block_on(self.lock.is_locked())
+            }
+
+            /// Whether this handle's owner holds the lock.
+            pub fn is_held(&self) -> Result<bool> {
+                self.rt.block_on(self.lock.is_held())
+            }
+
+            /// Whether `owner` of this client holds the lock.
+            pub fn is_held_by(&self, owner: impl Into<OwnerId>) -> Result<bool> {
+                self.rt.block_on(self.lock.is_held_by(owner))
+            }
+
+            /// How many times this handle's owner holds the lock.
+            pub fn hold_count(&self) -> Result<u64> {
+                self.rt.block_on(self.lock.hold_count())
+            }
+
+            /// The lock's remaining time to live.
+            pub fn remain_time_to_live(&self) -> Result<Ttl> {
+                self.rt.block_on(self.lock.remain_time_to_live())
+            }
+        }
+
+        /// A blocking guard. **On drop** (without `unlock`): outside an async runtime the
+        /// release runs synchronously (bounded by the command timeout, errors logged); inside
+        /// one it is queued as for the async guard.
+        #[must_use = "if unused the lock is released at once"]
+        pub struct $G {
+            rt: Arc<tokio::runtime::Runtime>,
+            guard: Option<crate::$AG>,
+        }
+
+        impl std::fmt::Debug for $G {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_tuple(stringify!($G)).field(&self.guard).finish()
+            }
+        }
+
+        impl $G {
+            fn g(&self) -> &crate::$AG {
+                self.guard.as_ref().expect("present until consumed")
+            }
+
+            /// Releases this hold.
+            pub fn unlock(mut self) -> Result<Unlocked> {
+                let g = self.guard.take().expect("present until consumed");
+                self.rt.block_on(g.unlock())
+            }
+
+            /// Blocks until the hold is lost, or `timeout` passes (`None`).
+            pub fn wait_lost(&self, timeout: Duration) -> Option<crate::LostReason> {
+                let lost = self.g().lost();
+                self.rt.block_on(async move { tokio::time::timeout(timeout, lost).await.ok() })
+            }
+
+            /// What this process knows about the hold.
+            pub fn state(&self) -> LeaseState {
+                self.g().state()
+            }
+
+            /// Whether the hold is trusted as held.
+            pub fn is_held(&self) -> bool {
+                self.g().is_held()
+            }
+
+            /// The lock's Redis key.
+            pub fn key(&self) -> &str {
+                self.g().key()
+            }
+
+            /// The hash field of this hold.
+            pub fn field(&self) -> &str {
+                self.g().field()
+            }
+
+            /// The owner of this hold.
+            pub fn owner(&self) -> OwnerId {
+                self.g().owner()
+            }
+
+            /// The explicit lease, or `None` in watchdog mode.
+            pub fn lease(&self) -> Option<Duration> {
+                self.g().lease()
+            }
+
+            /// Keeps the hold without a guard.
+            pub fn forget(mut self) {
+                if let Some(g) = self.guard.take() {
+                    g.forget();
+                }
+            }
+        }
+
+        impl Drop for $G {
+            fn drop(&mut self) {
+                let Some(g) = self.guard.take() else { return };
+                if tokio::runtime::Handle::try_current().is_ok() {
+                    drop(g); // inside a runtime: queue the release
+                    return;
+                }
+                let key = g.key().to_owned();
+                if let Err(e) = self.rt.block_on(g.unlock()) {
+                    tracing::warn!(key = %key, error = %e, "release on drop failed");
+                }
+            }
+        }
+    };
 }
 
-impl RLock {
-    fn guard(&self, g: crate::LockGuard) -> LockGuard {
-        LockGuard {
-            rt: self.rt.clone(),
-            guard: Some(g),
-        }
-    }
-
-    /// See [`crate::RLock::key`].
-    pub fn key(&self) -> &str {
-        self.lock.key()
-    }
-
-    /// See [`crate::RLock::with_owner`].
-    pub fn with_owner(&self, owner: impl Into<OwnerId>) -> RLock {
-        RLock {
-            rt: self.rt.clone(),
-            lock: self.lock.with_owner(owner),
-        }
-    }
-
-    /// See [`crate::RLock::field`].
-    pub fn field(&self) -> String {
-        self.lock.field()
-    }
-
-    /// See [`crate::RLock::lock`].
+blocking_handle!(
+    /// The blocking twin of [`crate::RLock`]; every method blocks the calling thread.
     ///
     /// ```no_run
     /// # let lock = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?.lock("a")?;
@@ -143,179 +325,71 @@ impl RLock {
     /// guard.unlock()?;
     /// # Ok::<_, redisson_lock::Error>(())
     /// ```
-    pub fn lock(&self) -> Result<LockGuard> {
-        self.rt.block_on(self.lock.lock()).map(|g| self.guard(g))
-    }
+    RLock => RLock, LockGuard => LockGuard
+);
 
-    /// See [`crate::RLock::lock_with_lease`].
-    pub fn lock_with_lease(&self, lease: Duration) -> Result<LockGuard> {
-        self.rt
-            .block_on(self.lock.lock_with_lease(lease))
-            .map(|g| self.guard(g))
-    }
-
-    /// See [`crate::RLock::try_lock`].
-    pub fn try_lock(&self) -> Result<Option<LockGuard>> {
-        Ok(self.rt.block_on(self.lock.try_lock())?.map(|g| self.guard(g)))
-    }
-
-    /// See [`crate::RLock::try_lock_for`].
-    pub fn try_lock_for(&self, wait: Duration) -> Result<Option<LockGuard>> {
-        Ok(self
-            .rt
-            .block_on(self.lock.try_lock_for(wait))?
-            .map(|g| self.guard(g)))
-    }
-
-    /// See [`crate::RLock::try_lock_with_lease`].
-    pub fn try_lock_with_lease(&self, wait: Duration, lease: Duration) -> Result<Option<LockGuard>> {
-        Ok(self
-            .rt
-            .block_on(self.lock.try_lock_with_lease(wait, lease))?
-            .map(|g| self.guard(g)))
-    }
-
-    /// Runs `body` while holding the lock and releases it afterwards (also on panic).
+blocking_handle!(
+    /// The blocking twin of [`crate::RReadLock`].
     ///
     /// ```no_run
-    /// # let lock = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?.lock("a")?;
-    /// let n = lock.run(|| 6 * 7)?;
+    /// # let rw = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?.read_write_lock("a")?;
+    /// let guard = rw.read_lock().lock()?;
+    /// guard.unlock()?;
     /// # Ok::<_, redisson_lock::Error>(())
     /// ```
-    pub fn run<T>(&self, body: impl FnOnce() -> T) -> Result<T> {
-        let guard = self.lock()?;
-        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
-        match out {
-            Ok(v) => {
-                guard.unlock()?;
-                Ok(v)
-            }
-            Err(p) => {
-                let _ = guard.unlock();
-                std::panic::resume_unwind(p)
-            }
-        }
-    }
+    RReadLock => RReadLock, ReadGuard => ReadGuard
+);
 
-    /// See [`crate::RLock::unlock`].
-    pub fn unlock(&self) -> Result<Unlocked> {
-        self.rt.block_on(self.lock.unlock())
-    }
+blocking_handle!(
+    /// The blocking twin of [`crate::RWriteLock`].
+    ///
+    /// ```no_run
+    /// # let rw = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?.read_write_lock("a")?;
+    /// let guard = rw.write_lock().lock()?;
+    /// let read = guard.downgrade()?;
+    /// # Ok::<_, redisson_lock::Error>(())
+    /// ```
+    RWriteLock => RWriteLock, WriteGuard => WriteGuard
+);
 
-    /// See [`crate::RLock::force_unlock`].
-    pub fn force_unlock(&self) -> Result<bool> {
-        self.rt.block_on(self.lock.force_unlock())
-    }
-
-    /// See [`crate::RLock::is_locked`].
-    pub fn is_locked(&self) -> Result<bool> {
-        self.rt.block_on(self.lock.is_locked())
-    }
-
-    /// See [`crate::RLock::is_held`].
-    pub fn is_held(&self) -> Result<bool> {
-        self.rt.block_on(self.lock.is_held())
-    }
-
-    /// See [`crate::RLock::is_held_by`].
-    pub fn is_held_by(&self, owner: impl Into<OwnerId>) -> Result<bool> {
-        self.rt.block_on(self.lock.is_held_by(owner))
-    }
-
-    /// See [`crate::RLock::hold_count`].
-    pub fn hold_count(&self) -> Result<u64> {
-        self.rt.block_on(self.lock.hold_count())
-    }
-
-    /// See [`crate::RLock::remain_time_to_live`].
-    pub fn remain_time_to_live(&self) -> Result<Ttl> {
-        self.rt.block_on(self.lock.remain_time_to_live())
-    }
-}
-
-/// The blocking twin of [`crate::LockGuard`].
-///
-/// **On drop** (without `unlock`): outside an async runtime the release runs synchronously
-/// (bounded by the command timeout, errors logged); inside one it is queued as for the async
-/// guard.
-#[must_use = "if unused the lock is released at once"]
-pub struct LockGuard {
-    rt: Arc<tokio::runtime::Runtime>,
-    guard: Option<crate::LockGuard>,
-}
-
-impl std::fmt::Debug for LockGuard {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("blocking::LockGuard").field(&self.guard).finish()
-    }
-}
-
-impl LockGuard {
-    fn g(&self) -> &crate::LockGuard {
-        self.guard.as_ref().expect("present until consumed")
-    }
-
-    /// See [`crate::LockGuard::unlock`].
-    pub fn unlock(mut self) -> Result<Unlocked> {
+impl WriteGuard {
+    /// See [`crate::WriteGuard::downgrade`].
+    pub fn downgrade(mut self) -> Result<ReadGuard> {
         let g = self.guard.take().expect("present until consumed");
-        self.rt.block_on(g.unlock())
-    }
-
-    /// Blocks until the hold is lost, or `timeout` passes (`None`).
-    pub fn wait_lost(&self, timeout: Duration) -> Option<crate::LostReason> {
-        let lost = self.g().lost();
-        self.rt
-            .block_on(async move { tokio::time::timeout(timeout, lost).await.ok() })
-    }
-
-    /// See [`crate::LockGuard::state`].
-    pub fn state(&self) -> LeaseState {
-        self.g().state()
-    }
-
-    /// See [`crate::LockGuard::is_held`].
-    pub fn is_held(&self) -> bool {
-        self.g().is_held()
-    }
-
-    /// See [`crate::LockGuard::key`].
-    pub fn key(&self) -> &str {
-        self.g().key()
-    }
-
-    /// See [`crate::LockGuard::field`].
-    pub fn field(&self) -> &str {
-        self.g().field()
-    }
-
-    /// See [`crate::LockGuard::owner`].
-    pub fn owner(&self) -> OwnerId {
-        self.g().owner()
-    }
-
-    /// See [`crate::LockGuard::lease`].
-    pub fn lease(&self) -> Option<Duration> {
-        self.g().lease()
-    }
-
-    /// See [`crate::LockGuard::forget`].
-    pub fn forget(mut self) {
-        if let Some(g) = self.guard.take() {
-            g.forget();
-        }
+        let read = self.rt.block_on(g.downgrade())?;
+        Ok(ReadGuard {
+            rt: self.rt.clone(),
+            guard: Some(read),
+        })
     }
 }
 
-impl Drop for LockGuard {
-    fn drop(&mut self) {
-        let Some(g) = self.guard.take() else { return };
-        if tokio::runtime::Handle::try_current().is_ok() {
-            drop(g); // inside a runtime: queue the release
-            return;
+/// The blocking twin of [`crate::RReadWriteLock`].
+#[derive(Clone, Debug)]
+pub struct RReadWriteLock {
+    rt: Arc<tokio::runtime::Runtime>,
+    rw: crate::RReadWriteLock,
+}
+
+impl RReadWriteLock {
+    /// The read side.
+    pub fn read_lock(&self) -> RReadLock {
+        RReadLock {
+            rt: self.rt.clone(),
+            lock: self.rw.read_lock(),
         }
-        let key = g.key().to_owned();
-        if let Err(e) = self.rt.block_on(g.unlock()) {
-            tracing::warn!(key = %key, error = %e, "release on drop failed");
+    }
+
+    /// The write side.
+    pub fn write_lock(&self) -> RWriteLock {
+        RWriteLock {
+            rt: self.rt.clone(),
+            lock: self.rw.write_lock(),
         }
+    }
+
+    /// The lock's Redis key.
+    pub fn key(&self) -> &str {
+        self.rw.key()
     }
 }

@@ -57,6 +57,8 @@ pub struct ClientStats {
     pub renewing: usize,
     /// Unlock channels with at least one local waiter (or still being unsubscribed).
     pub channels: usize,
+    /// Local waiters (tasks or threads blocked in an acquisition that has subscribed).
+    pub waiters: usize,
 }
 
 impl Client {
@@ -161,6 +163,7 @@ impl Client {
         ClientStats {
             renewing: self.inner.watchdog.len(),
             channels: self.inner.hub.channel_count(),
+            waiters: self.inner.hub.waiter_count(),
         }
     }
 

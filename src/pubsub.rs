@@ -175,9 +175,17 @@ impl Hub {
     }
 
     /// Number of channels with local users (for tests and diagnostics).
-    #[allow(dead_code)]
     pub(crate) fn channel_count(&self) -> usize {
         self.channels.lock().len()
+    }
+
+    /// Number of local waiters over all channels.
+    pub(crate) fn waiter_count(&self) -> usize {
+        self.channels
+            .lock()
+            .values()
+            .map(|c| c.users.load(Ordering::SeqCst))
+            .sum()
     }
 }
 
