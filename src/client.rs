@@ -370,6 +370,16 @@ async fn manager_pair(
     config: &Config,
     channels: crate::pubsub::ChannelsHandle,
 ) -> Result<(Connection, Option<PubSubConn>)> {
+    // The manager retries its first connection with backoff even when the password is wrong or
+    // nothing listens; one plain attempt first makes those fail fast with the real error.
+    let probe = redis::AsyncConnectionConfig::new()
+        .set_connection_timeout(Some(config.connect_timeout))
+        .set_response_timeout(Some(config.command_timeout));
+    drop(
+        client
+            .get_multiplexed_async_connection_with_config(&probe)
+            .await?,
+    );
     let conn = client
         .get_connection_manager_with_config(manager_config(config))
         .await?;

@@ -215,3 +215,88 @@ impl Drop for Subscription {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use redis::Value;
+
+    fn message(channel: &str, payload: &str) -> PushInfo {
+        PushInfo {
+            kind: PushKind::Message,
+            data: vec![
+                Value::BulkString(channel.as_bytes().to_vec()),
+                Value::BulkString(payload.as_bytes().to_vec()),
+            ],
+        }
+    }
+
+    async fn waiters(hub: &Arc<Hub>, n: usize) -> Vec<tokio::task::JoinHandle<()>> {
+        let mut v = Vec::new();
+        for _ in 0..n {
+            let sub = hub.subscribe("ch", Duration::from_secs(1)).await.unwrap();
+            v.push(tokio::spawn(async move { sub.channel().notify.notified().await }));
+        }
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        v
+    }
+
+    #[tokio::test]
+    async fn zero_wakes_one_one_wakes_all_others_are_ignored() {
+        let channels = Hub::new_channels();
+        let hub = Arc::new(Hub::new(channels.clone(), None, false));
+        let handler = push_handler(channels);
+        let ws = waiters(&hub, 3).await;
+        assert_eq!(hub.waiter_count(), 3);
+
+        handler(message("ch", "7")).unwrap();
+        handler(message("other", "0")).unwrap();
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(
+            ws.iter().filter(|w| w.is_finished()).count(),
+            0,
+            "unknown payloads and channels wake nobody"
+        );
+
+        handler(message("ch", "0")).unwrap();
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(
+            ws.iter().filter(|w| w.is_finished()).count(),
+            1,
+            "`0` wakes exactly one"
+        );
+
+        handler(message("ch", "1")).unwrap();
+        for w in ws {
+            tokio::time::timeout(Duration::from_secs(1), w)
+                .await
+                .unwrap()
+                .unwrap();
+        }
+    }
+
+    #[tokio::test]
+    async fn disconnection_wakes_everyone() {
+        let channels = Hub::new_channels();
+        let hub = Arc::new(Hub::new(channels.clone(), None, false));
+        let handler = push_handler(channels);
+        let ws = waiters(&hub, 2).await;
+        handler(PushInfo {
+            kind: PushKind::Disconnection,
+            data: vec![],
+        })
+        .unwrap();
+        for w in ws {
+            tokio::time::timeout(Duration::from_secs(1), w)
+                .await
+                .unwrap()
+                .unwrap();
+        }
+    }
+}

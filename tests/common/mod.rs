@@ -33,8 +33,7 @@ impl RedisServer {
     pub fn start_with(extra: &[&str]) -> RedisServer {
         for _ in 0..20 {
             let port = free_port();
-            let dir = std::env::temp_dir()
-                .join(format!("redisson-lock-test-{}-{port}", std::process::id()));
+            let dir = std::env::temp_dir().join(format!("redisson-lock-test-{}-{port}", std::process::id()));
             std::fs::create_dir_all(&dir).unwrap();
             let mut s = RedisServer {
                 port,
@@ -151,7 +150,8 @@ fn ping(port: u16) -> bool {
         return false;
     }
     let mut buf = [0u8; 7];
-    matches!(s.read(&mut buf), Ok(n) if n >= 5 && &buf[..5] == b"+PONG")
+    // `-NOAUTH` also means the server is up (it was started with a password)
+    matches!(s.read(&mut buf), Ok(n) if n >= 5 && (&buf[..5] == b"+PONG" || &buf[..5] == b"-NOAU"))
 }
 
 /// Waits until `cond` holds, checking every 20 ms, failing the test after `limit`.
@@ -215,8 +215,7 @@ impl RawSubscriber {
 }
 
 pub fn uuid_field_regex() -> regex::Regex {
-    regex::Regex::new(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}:[0-9]+$")
-        .unwrap()
+    regex::Regex::new(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}:[0-9]+$").unwrap()
 }
 
 pub fn init_tracing() {
