@@ -330,18 +330,17 @@ impl LockCore {
     }
 
     pub(crate) async fn force_unlock(&self) -> Result<bool> {
-        self.client
-            .watchdog
-            .remove_key(&self.key, LostReason::ForceUnlocked);
         let inv = self.kind.force_release(&self.ctx(""));
-        let r: i64 = script::run(
-            &self.client.conn,
-            self.client.config.command_timeout,
-            &self.key,
-            &inv,
-        )
-        .await?;
-        tracing::info!(key = %self.key, deleted = r == 1, "force unlock");
+        let timeout = self.client.config.command_timeout;
+        let r: i64 = script::run(&self.client.conn, timeout, &self.key, &inv).await?;
+        if r == 1 {
+            // only a lock that was really deleted ends this client's holds (a read-side force on
+            // a write-locked lock changes nothing)
+            self.client
+                .watchdog
+                .remove_key(&self.key, LostReason::ForceUnlocked);
+        }
+        tracing::info!(key = %self.key, kind = self.kind.label(), deleted = r == 1, "force unlock");
         Ok(r == 1)
     }
 }

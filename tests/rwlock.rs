@@ -383,6 +383,8 @@ async fn force_unlock_of_one_mode_leaves_the_other() {
         "read force does not touch write mode"
     );
     assert!(rw.write_lock().is_locked().await.unwrap());
+    assert!(w.is_held(), "a force that deleted nothing does not end our hold");
+    assert_eq!(client.stats().renewing, 1, "and renewal goes on");
     assert!(rw.write_lock().force_unlock().await.unwrap());
     assert!(!rw.write_lock().is_locked().await.unwrap());
     drop(w);
