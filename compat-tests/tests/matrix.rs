@@ -5,6 +5,8 @@
 //! Env: `COMPAT_VERSIONS` (default `4.7.0 3.52.0 3.24.3 3.17.7`), `COMPAT_SCENARIOS` (e.g. `1,2,8`;
 //! a filtered run does not rewrite RESULTS.md), `CI=true` (a missing JDK/Maven/redis-server fails).
 
+// Shared with the crate's own tests; not ours to format (rustfmt would follow the path).
+#[rustfmt::skip]
 #[path = "../../tests/common/mod.rs"]
 mod common;
 
@@ -52,7 +54,8 @@ const TITLES: [&str; 9] = [
 
 macro_rules! ensure {
     ($cond:expr, $($fmt:tt)+) => {
-        if !$cond {
+        let holds: bool = $cond;
+        if !holds {
             return Err(format!($($fmt)+));
         }
     };
@@ -192,7 +195,7 @@ enum Party<'a> {
 }
 
 enum Waiting {
-    Java(Pending),
+    Java(Box<Pending>),
     Rust(tokio::task::JoinHandle<redisson_lock::Result<(LockGuard, f64)>>),
 }
 
@@ -206,7 +209,8 @@ impl Waiting {
 }
 
 /// The outcome of an unlock that reached Redis: released at (epoch ms), or "not held" (message).
-type UnlockResult = std::result::Result<f64, String>;
+/// On success: (epoch ms when the unlock call started, epoch ms of its reply).
+type UnlockResult = std::result::Result<(f64, f64), String>;
 
 impl Party<'_> {
     fn desc(&self) -> String {
@@ -264,7 +268,7 @@ impl Party<'_> {
     /// Starts a blocking `lock()` (watchdog mode) in the background.
     async fn start_lock(&self, name: &str) -> Result<Waiting> {
         match self {
-            Party::Java { h, worker } => Ok(Waiting::Java(h.send(worker, "lock", &[name]).await?)),
+            Party::Java { h, worker } => Ok(Waiting::Java(Box::new(h.send(worker, "lock", &[name]).await?))),
             Party::Rust { c, owner, .. } => {
                 let l = Self::rlock(c, *owner, name)?;
                 Ok(Waiting::Rust(tokio::spawn(async move {
@@ -356,17 +360,18 @@ impl Party<'_> {
                         r.error.unwrap_or_default()
                     )));
                 }
-                let ts = r.ts_ms;
+                let (start, ts) = (r.start_ms, r.ts_ms);
                 r.into_ok()?;
-                Ok(Ok(ts))
+                Ok(Ok((start, ts)))
             }
             Party::Rust { c, owner, guards } => {
+                let start = now_ms();
                 let res = match guards.iter().rposition(|(n, _)| n == name) {
                     Some(i) => guards.remove(i).1.unlock().await,
                     None => Self::rlock(c, *owner, name)?.unlock().await,
                 };
                 match res {
-                    Ok(_) => Ok(Ok(now_ms())),
+                    Ok(_) => Ok(Ok((start, now_ms()))),
                     Err(e @ LockError::NotHeld { .. }) => Ok(Err(format!("Error::NotHeld: {e}"))),
                     Err(e) => Err(format!("rust unlock({name}): {e}")),
                 }
@@ -374,28 +379,29 @@ impl Party<'_> {
         }
     }
 
-    /// An unlock that must succeed; returns its epoch ms.
-    async fn unlock_ok(&mut self, name: &str) -> Result<f64> {
+    /// An unlock that must succeed; returns (call start, reply) in epoch ms.
+    async fn unlock_ok(&mut self, name: &str) -> Result<(f64, f64)> {
         let who = self.desc();
         self.unlock(name)
             .await?
             .map_err(|e| format!("{who}: unlock({name}) failed: {e}"))
     }
 
-    /// Returns whether a lock was deleted and when the call returned (epoch ms).
-    async fn force_unlock(&self, name: &str) -> Result<(bool, f64)> {
+    /// Returns whether a lock was deleted, and when the call started and returned (epoch ms).
+    async fn force_unlock(&self, name: &str) -> Result<(bool, f64, f64)> {
         match self {
             Party::Java { h, worker } => {
                 let r = h.call(worker, "forceUnlock", &[name], CMD).await?;
-                let ts = r.ts_ms;
-                Ok((r.bool()?, ts))
+                let (start, ts) = (r.start_ms, r.ts_ms);
+                Ok((r.bool()?, start, ts))
             }
             Party::Rust { c, owner, .. } => {
+                let start = now_ms();
                 let b = Self::rlock(c, *owner, name)?
                     .force_unlock()
                     .await
                     .map_err(|e| format!("rust force_unlock: {e}"))?;
-                Ok((b, now_ms()))
+                Ok((b, start, now_ms()))
             }
         }
     }
@@ -564,7 +570,7 @@ async fn s2(env: &Env, dir: Dir) -> Result<Outcome> {
         ttl > 20_000,
         "A's lock TTL is {ttl} ms, expected about 30 s (watchdog mode)"
     );
-    let t_unlock = a.unlock_ok(&name).await?;
+    let (u_start, t_unlock) = a.unlock_ok(&name).await?;
     let t_acq = b.finish(&name, w, Duration::from_secs(10)).await?;
     let lat = t_acq - t_unlock;
     ensure!(
@@ -574,7 +580,10 @@ async fn s2(env: &Env, dir: Dir) -> Result<Outcome> {
     b.unlock_ok(&name).await?;
     Ok(Outcome {
         latency_ms: Some(lat),
-        note: format!("TTL before unlock {ttl} ms"),
+        note: format!(
+            "TTL before unlock {ttl} ms; {:.1} ms after the unlock call started",
+            t_acq - u_start
+        ),
     })
 }
 
@@ -606,7 +615,7 @@ async fn s3(env: &Env, dir: Dir) -> Result<Outcome> {
         ensure!(!w.is_done(), "B acquired after a partial unlock (count {left})");
     }
     ensure!(a.is_held(&name).await?, "A does not hold after 2 of 3 unlocks");
-    let t_unlock = a.unlock_ok(&name).await?;
+    let (u_start, t_unlock) = a.unlock_ok(&name).await?;
     let t_acq = b.finish(&name, w, Duration::from_secs(10)).await?;
     let fb = b.field(&name).await?;
     let h = env.raw.hgetall(&name).await?;
@@ -617,7 +626,10 @@ async fn s3(env: &Env, dir: Dir) -> Result<Outcome> {
     b.unlock_ok(&name).await?;
     Ok(Outcome {
         latency_ms: Some(t_acq - t_unlock),
-        note: "HGET read 3 across languages; counts 2, 1 kept the lock".into(),
+        note: format!(
+            "HGET read 3 across languages; counts 2, 1 kept the lock; B in {:.1} ms after the 3rd unlock call started",
+            t_acq - u_start
+        ),
     })
 }
 
@@ -696,7 +708,7 @@ async fn s5(env: &Env, dir: Dir) -> Result<Outcome> {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     ensure!(!w.is_done(), "B got in while A held");
-    let t_unlock = a.unlock_ok(&name).await?;
+    let (u_start, t_unlock) = a.unlock_ok(&name).await?;
     let t_acq = b.finish(&name, w, Duration::from_secs(5)).await?;
     let lat = t_acq - t_unlock;
     ensure!(
@@ -707,8 +719,9 @@ async fn s5(env: &Env, dir: Dir) -> Result<Outcome> {
     Ok(Outcome {
         latency_ms: Some(lat),
         note: format!(
-            "held {:.1} s, {checks} checks, min PTTL {min_ttl} ms",
-            (t_unlock - t_a) / 1000.0
+            "held {:.1} s, {checks} checks, min PTTL {min_ttl} ms; B in {:.1} ms after the unlock call started",
+            (t_unlock - t_a) / 1000.0,
+            t_acq - u_start
         ),
     })
 }
@@ -732,7 +745,7 @@ async fn s6(env: &Env, dir: Dir) -> Result<Outcome> {
         "A's hold missing before the force unlock"
     );
     ensure!(!waiting.is_done(), "the waiter got in while A held");
-    let (deleted, t_force) = b.force_unlock(&name).await?;
+    let (deleted, f_start, t_force) = b.force_unlock(&name).await?;
     ensure!(deleted, "force_unlock returned false while A held");
     let t_acq = w.finish(&name, waiting, Duration::from_secs(5)).await?;
     let lat = t_acq - t_force;
@@ -777,7 +790,11 @@ async fn s6(env: &Env, dir: Dir) -> Result<Outcome> {
     w.unlock_ok(&name).await?;
     Ok(Outcome {
         latency_ms: Some(lat),
-        note: learned,
+        note: format!(
+            "waiter ({}, A's language) in {:.1} ms after the force-unlock call started; {learned}",
+            w.desc(),
+            t_acq - f_start
+        ),
     })
 }
 
@@ -866,45 +883,63 @@ async fn s8(env: &Env, dir: Dir) -> Result<Outcome> {
     env.raw.del(&[&key, &ikey]).await?;
     let t0 = Instant::now();
     let rounds = COUNTER_ROUNDS.to_string();
-    let mut java = Vec::new();
-    for i in 0..COUNTER_TASKS {
-        java.push(
-            env.java
-                .send(&format!("s8w{i}"), "counter", &[&name, &key, &rounds, "0"])
-                .await?,
-        );
-    }
-    let mut rust = Vec::new();
-    for i in 0..COUNTER_TASKS {
-        let lock = env
-            .rust
-            .lock(&name)
-            .map_err(|e| e.to_string())?
-            .with_owner(800_000 + i as u64);
-        let raw = env.raw.clone();
-        let (key, ikey) = (key.clone(), ikey.clone());
-        rust.push(tokio::spawn(async move {
-            for _ in 0..COUNTER_ROUNDS {
-                let g = lock.lock().await.map_err(|e| format!("rust lock: {e}"))?;
-                let start = now_micros();
-                let n: i64 = raw
-                    .get(&key)
-                    .await?
-                    .map(|v| v.parse::<i64>().map_err(|e| format!("counter `{v}`: {e}")))
-                    .transpose()?
-                    .unwrap_or(0);
-                raw.q::<()>(redis::cmd("SET").arg(&key).arg(n + 1)).await?;
-                let end = now_micros();
-                raw.q::<i64>(
-                    redis::cmd("RPUSH")
-                        .arg(&ikey)
-                        .arg(format!("rust:{i}:{start}:{end}")),
-                )
-                .await?;
-                g.unlock().await.map_err(|e| format!("rust unlock: {e}"))?;
+    // The first language starts alone and completes a round before the other joins.
+    let java_first = dir != Dir::RustHolds;
+    let (mut java, mut rust) = (Vec::new(), Vec::new());
+    for phase in 0..2 {
+        if (phase == 0) == java_first {
+            for i in 0..COUNTER_TASKS {
+                java.push(
+                    env.java
+                        .send(
+                            &format!("s8{}w{i}", dir.tag()),
+                            "counter",
+                            &[&name, &key, &rounds, "0"],
+                        )
+                        .await?,
+                );
             }
-            Ok::<(), String>(())
-        }));
+        } else {
+            for i in 0..COUNTER_TASKS {
+                let lock = env
+                    .rust
+                    .lock(&name)
+                    .map_err(|e| e.to_string())?
+                    .with_owner(800_000 + i as u64);
+                let raw = env.raw.clone();
+                let (key, ikey) = (key.clone(), ikey.clone());
+                rust.push(tokio::spawn(async move {
+                    for _ in 0..COUNTER_ROUNDS {
+                        let g = lock.lock().await.map_err(|e| format!("rust lock: {e}"))?;
+                        let start = now_micros();
+                        let n: i64 = raw
+                            .get(&key)
+                            .await?
+                            .map(|v| v.parse::<i64>().map_err(|e| format!("counter `{v}`: {e}")))
+                            .transpose()?
+                            .unwrap_or(0);
+                        raw.q::<()>(redis::cmd("SET").arg(&key).arg(n + 1)).await?;
+                        let end = now_micros();
+                        raw.q::<i64>(
+                            redis::cmd("RPUSH")
+                                .arg(&ikey)
+                                .arg(format!("rust:{i}:{start}:{end}")),
+                        )
+                        .await?;
+                        g.unlock().await.map_err(|e| format!("rust unlock: {e}"))?;
+                    }
+                    Ok::<(), String>(())
+                }));
+            }
+        }
+        if phase == 0 {
+            until(
+                Duration::from_secs(30),
+                "the first language completed a round",
+                || async { Ok(env.raw.get(&key).await?.is_some()) },
+            )
+            .await?;
+        }
     }
     let limit = Duration::from_secs(240);
     for p in java {
@@ -948,7 +983,10 @@ async fn s8(env: &Env, dir: Dir) -> Result<Outcome> {
     }
     Ok(Outcome {
         latency_ms: None,
-        note: format!("counter {expected}, {nj} Java + {nr} Rust sections, none overlap; {secs:.1} s"),
+        note: format!(
+            "{} first; counter {expected}, {nj} Java + {nr} Rust sections, none overlap; {secs:.1} s",
+            if java_first { "Java" } else { "Rust" }
+        ),
     })
 }
 
@@ -1047,7 +1085,7 @@ async fn run_scenario(env: &Env, s: usize, dir: Dir) -> Result<Outcome> {
 
 fn dirs_of(s: usize) -> &'static [Dir] {
     match s {
-        8 | 9 => &[Dir::Both],
+        9 => &[Dir::Both],
         _ => &[Dir::JavaHolds, Dir::RustHolds],
     }
 }
@@ -1257,7 +1295,18 @@ fn render(rows: &[Row], info: &RunInfo) -> String {
     let _ = writeln!(md, "* **result: {passed} passed, {failed} failed**\n");
     let _ = writeln!(md, "Directions: **J→R** = A (the holder) is a Redisson thread and B a Rust task; **R→J** = A is Rust, B is Java;");
     let _ = writeln!(md, "**J+R** = both languages at once. Wake-up latency = B's acquisition minus A's unlock (or B's force unlock),");
-    let _ = writeln!(md, "epoch ms from the harness' `ts_ms` and Rust's `SystemTime` on the same host (Java's side has 1 ms resolution).\n");
+    let _ = writeln!(md, "epoch ms from the harness' `ts_ms` and Rust's `SystemTime` on the same host (Java's side has 1 ms resolution).");
+    let _ = writeln!(
+        md,
+        "A negative value means B acquired before A's side had finished processing its unlock reply: the"
+    );
+    let _ = writeln!(md, "unlock script publishes inside Redis, so the waiter can be woken before the reply reaches the holder.");
+    let _ = writeln!(
+        md,
+        "The notes give the latency from the *start* of the unlock call too (an upper bound)."
+    );
+    let _ = writeln!(md, "Scenario 6: the waiter is in A's language, so B's force unlock wakes it across languages. Scenario 8: J→R =");
+    let _ = writeln!(md, "the Java threads start first and the Rust tasks join after the first increment, R→J the other way round.\n");
     let _ = writeln!(md, "## Matrix\n");
     let _ = write!(md, "| # | scenario |");
     for v in &info.versions {
