@@ -60,10 +60,7 @@ async fn wire_shape_of_watchdog_lock_reentry_and_release() {
     assert_eq!(fields[0].0, g1.field());
     assert_eq!(fields[0].1, "1");
     let ttl = pttl(&mut raw, "order:42").await;
-    assert!(
-        (28_000..=30_000).contains(&ttl),
-        "PTTL after lock() = {ttl}"
-    );
+    assert!((28_000..=30_000).contains(&ttl), "PTTL after lock() = {ttl}");
 
     let g2 = lock.lock().await.unwrap(); // same task: re-entry
     assert_eq!(
@@ -141,10 +138,7 @@ async fn remain_time_to_live_and_is_locked() {
     let client = client(&s).await;
     let lock = client.lock("ttl").unwrap();
     assert!(!lock.is_locked().await.unwrap());
-    let g = lock
-        .lock_with_lease(Duration::from_secs(3600))
-        .await
-        .unwrap();
+    let g = lock.lock_with_lease(Duration::from_secs(3600)).await.unwrap();
     match lock.remain_time_to_live().await.unwrap() {
         Ttl::Expires(d) => assert!(d > Duration::from_secs(3590), "{d:?}"),
         other => panic!("{other:?}"),
@@ -175,10 +169,7 @@ async fn hold_count_and_is_held_by_owner() {
     assert!(lock.is_held_by(lock.owner()).await.unwrap());
     assert!(!other.is_held().await.unwrap(), "another owner sees false");
     assert_eq!(other.hold_count().await.unwrap(), 0);
-    assert!(
-        other.is_locked().await.unwrap(),
-        "another owner sees it locked"
-    );
+    assert!(other.is_locked().await.unwrap(), "another owner sees it locked");
     assert!(
         other.try_lock().await.unwrap().is_none(),
         "another owner cannot get in"
@@ -219,10 +210,7 @@ async fn unlock_by_non_owner_is_not_held_and_changes_nothing() {
     let client = client(&s).await;
     let mut raw = s.conn().await;
     let lock = client.lock("nonowner").unwrap();
-    let g = lock
-        .lock_with_lease(Duration::from_secs(100))
-        .await
-        .unwrap();
+    let g = lock.lock_with_lease(Duration::from_secs(100)).await.unwrap();
     let before = hgetall(&mut raw, "nonowner").await;
     let mut sub = RawSubscriber::new(&s.url(), "redisson_lock__channel:{nonowner}").await;
 
@@ -247,10 +235,7 @@ async fn unlock_by_non_owner_is_not_held_and_changes_nothing() {
 
     assert_eq!(hgetall(&mut raw, "nonowner").await, before);
     assert!(pttl(&mut raw, "nonowner").await > 99_000);
-    assert!(
-        sub.drain(&s).await.is_empty(),
-        "no publish on a refused unlock"
-    );
+    assert!(sub.drain(&s).await.is_empty(), "no publish on a refused unlock");
     g.unlock().await.unwrap();
 }
 
@@ -268,14 +253,8 @@ async fn try_lock_wait_timing_against_a_held_lock() {
         .unwrap();
     let took = start.elapsed();
     assert!(got.is_none());
-    assert!(
-        took >= Duration::from_millis(1490),
-        "returned early: {took:?}"
-    );
-    assert!(
-        took < Duration::from_millis(2500),
-        "returned late: {took:?}"
-    );
+    assert!(took >= Duration::from_millis(1490), "returned early: {took:?}");
+    assert!(took < Duration::from_millis(2500), "returned late: {took:?}");
 }
 
 #[tokio::test]
@@ -670,19 +649,13 @@ async fn bad_input_gets_typed_errors_and_changes_nothing() {
     let _: () = raw.set("string-key", "precious").await.unwrap();
     let lock = client.lock("string-key").unwrap();
     assert!(matches!(lock.lock().await, Err(Error::WrongType { key }) if key == "string-key"));
-    assert!(matches!(
-        lock.try_lock().await,
-        Err(Error::WrongType { .. })
-    ));
+    assert!(matches!(lock.try_lock().await, Err(Error::WrongType { .. })));
     assert!(matches!(
         lock.try_lock_for(Duration::from_millis(200)).await,
         Err(Error::WrongType { .. })
     ));
     assert!(matches!(lock.unlock().await, Err(Error::WrongType { .. })));
-    assert!(matches!(
-        lock.hold_count().await,
-        Err(Error::WrongType { .. })
-    ));
+    assert!(matches!(lock.hold_count().await, Err(Error::WrongType { .. })));
     let v: String = raw.get("string-key").await.unwrap();
     assert_eq!(v, "precious");
     assert_eq!(
@@ -718,11 +691,7 @@ async fn bad_input_gets_typed_errors_and_changes_nothing() {
 #[tokio::test]
 async fn try_lock_returns_within_wait_while_redis_is_down() {
     let mut s = RedisServer::start();
-    let client = client_with(
-        &s,
-        Config::default().command_timeout(Duration::from_millis(500)),
-    )
-    .await;
+    let client = client_with(&s, Config::default().command_timeout(Duration::from_millis(500))).await;
     let lock = client.lock("down").unwrap();
     s.kill();
     let start = Instant::now();
@@ -747,14 +716,10 @@ async fn dropped_guard_releases_in_background_even_off_runtime() {
     {
         let _g = lock.lock().await.unwrap();
     }
-    eventually(
-        Duration::from_secs(3),
-        "the dropped guard was released",
-        || {
-            let mut raw = raw.clone();
-            async move { raw.exists::<_, i64>("drop").await.unwrap() == 0 }
-        },
-    )
+    eventually(Duration::from_secs(3), "the dropped guard was released", || {
+        let mut raw = raw.clone();
+        async move { raw.exists::<_, i64>("drop").await.unwrap() == 0 }
+    })
     .await;
     assert_eq!(client.stats().renewing, 0, "renewal stopped at drop");
 
@@ -847,12 +812,7 @@ async fn run_is_cancelled_with_lost_when_the_lock_goes_away() {
     let other = Client::connect(&s.url()).await.unwrap();
     let forcer = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(300)).await;
-        other
-            .lock("scoped-lost")
-            .unwrap()
-            .force_unlock()
-            .await
-            .unwrap()
+        other.lock("scoped-lost").unwrap().force_unlock().await.unwrap()
     });
     let r = lock.run(std::future::pending::<()>()).await;
     assert!(
@@ -890,10 +850,7 @@ async fn name_mapper_prefixes_keys_and_channels() {
 async fn wrapped_connection_without_pubsub_polls() {
     let s = RedisServer::start();
     let redis_client = redis::Client::open(s.url()).unwrap();
-    let conn = redis_client
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
+    let conn = redis_client.get_multiplexed_async_connection().await.unwrap();
     let client = Client::builder()
         .connection(conn)
         .config(Config::default().poll_interval(Duration::from_millis(100)))
@@ -956,4 +913,86 @@ async fn many_clients_share_nothing_but_redis() {
         h.await.unwrap();
     }
     assert_eq!(counter.load(std::sync::atomic::Ordering::SeqCst), 20);
+}
+
+#[tokio::test]
+async fn a_release_without_message_costs_one_poll_interval_not_the_ttl() {
+    // L1: no lost wake-ups even when no unlock message arrives (a spin-lock holder, a lost
+    // message, a raw DEL): the waiter re-polls within `poll_interval` of the release.
+    let s = RedisServer::start();
+    let client = client_with(&s, Config::default().poll_interval(Duration::from_millis(300))).await;
+    let mut raw = s.conn().await;
+    let _: () = raw
+        .hset("silent", "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10:1", 1)
+        .await
+        .unwrap();
+    let _: () = raw.pexpire("silent", 30_000).await.unwrap();
+    let lock = client.lock("silent").unwrap();
+    let l = lock.clone();
+    let waiter = tokio::spawn(async move {
+        let g = l.lock().await.unwrap();
+        (Instant::now(), g)
+    });
+    eventually(Duration::from_secs(5), "the waiter waits", || {
+        let c = client.clone();
+        async move { c.stats().waiters == 1 }
+    })
+    .await;
+    let released = Instant::now();
+    let _: () = raw.del("silent").await.unwrap(); // no publish
+    let (at, g) = tokio::time::timeout(Duration::from_secs(5), waiter)
+        .await
+        .expect("acquired")
+        .unwrap();
+    let waited = at.duration_since(released);
+    assert!(
+        waited < Duration::from_millis(800),
+        "waited {waited:?} with a 300 ms poll interval (TTL was 30 s)"
+    );
+    g.unlock().await.unwrap();
+}
+
+#[tokio::test]
+async fn killed_pubsub_connection_does_not_strand_waiters() {
+    // F17: the pub/sub connection dies mid-wait; the waiter is woken to re-try and the
+    // connection re-subscribes by itself.
+    let s = RedisServer::start();
+    let client = client(&s).await;
+    let mut raw = s.conn().await;
+    let lock = client.lock("killed-sub").unwrap();
+    let g = lock.with_owner(1).lock().await.unwrap();
+    let l = lock.with_owner(2);
+    let waiter = tokio::spawn(async move { l.lock().await.unwrap().unlock().await.unwrap() });
+    eventually(Duration::from_secs(5), "the waiter waits", || {
+        let c = client.clone();
+        async move { c.stats().waiters == 1 }
+    })
+    .await;
+    let _: i64 = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("TYPE")
+        .arg("pubsub")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    eventually(Duration::from_secs(5), "re-subscribed", || {
+        let mut raw = raw.clone();
+        async move {
+            let (_, n): (String, i64) = redis::cmd("PUBSUB")
+                .arg("NUMSUB")
+                .arg("redisson_lock__channel:{killed-sub}")
+                .query_async(&mut raw)
+                .await
+                .unwrap();
+            n == 1
+        }
+    })
+    .await;
+    let released = Instant::now();
+    g.unlock().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(5), waiter)
+        .await
+        .expect("the waiter acquires")
+        .unwrap();
+    assert!(released.elapsed() < Duration::from_millis(1500));
 }
