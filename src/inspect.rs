@@ -337,6 +337,15 @@ pub fn read_timeout_key(key: &str, field: &str, k: u64) -> String {
     )
 }
 
+/// Hash fields, PTTL, fair queue, fair deadlines and fencing token, read in one `MULTI`.
+type Snapshot = (
+    Vec<(String, String)>,
+    i64,
+    Vec<String>,
+    Vec<(String, f64)>,
+    Option<String>,
+);
+
 fn ttl_of(pttl: i64) -> Ttl {
     match pttl {
         -2 => Ttl::NotLocked,
@@ -403,13 +412,7 @@ where
         }
     }
 
-    let (fields, pttl, queue, deadlines, token): (
-        Vec<(String, String)>,
-        i64,
-        Vec<String>,
-        Vec<(String, f64)>,
-        Option<String>,
-    ) = redis::pipe()
+    let (fields, pttl, queue, deadlines, token): Snapshot = redis::pipe()
         .atomic()
         .cmd("HGETALL")
         .arg(key)

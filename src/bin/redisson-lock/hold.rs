@@ -1,0 +1,206 @@
+//! `hold`: acquire, hold for a while or until Ctrl-C, release.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Instant;
+
+use redisson_lock::{Client, Error, LockGuard, LostReason, ReadGuard, Unlocked, WriteGuard};
+use serde_json::json;
+
+use crate::render::{fmt_ms, Out};
+use crate::{now_ms, Failure, HoldArgs, Outcome};
+
+enum Guard {
+    Plain(LockGuard),
+    Read(ReadGuard),
+    Write(WriteGuard),
+}
+
+impl Guard {
+    fn field(&self) -> &str {
+        match self {
+            Guard::Plain(g) => g.field(),
+            Guard::Read(g) => g.field(),
+            Guard::Write(g) => g.field(),
+        }
+    }
+
+    fn lost(&self) -> Pin<Box<dyn Future<Output = LostReason> + Send>> {
+        match self {
+            Guard::Plain(g) => Box::pin(g.lost()),
+            Guard::Read(g) => Box::pin(g.lost()),
+            Guard::Write(g) => Box::pin(g.lost()),
+        }
+    }
+
+    async fn unlock(self) -> redisson_lock::Result<Unlocked> {
+        match self {
+            Guard::Plain(g) => g.unlock().await,
+            Guard::Read(g) => g.unlock().await,
+            Guard::Write(g) => g.unlock().await,
+        }
+    }
+}
+
+/// Acquires through any handle type with the same method names.
+macro_rules! acquire {
+    ($handle:expr, $variant:ident, $args:expr) => {{
+        let h = $handle;
+        let h = match $args.owner {
+            Some(id) => h.with_owner(id),
+            None => h,
+        };
+        match ($args.wait, $args.lease) {
+            (None, None) => h.lock().await.map(|g| Some(Guard::$variant(g))),
+            (None, Some(lease)) => h.lock_with_lease(lease).await.map(|g| Some(Guard::$variant(g))),
+            (Some(wait), None) => h.try_lock_for(wait).await.map(|g| g.map(Guard::$variant)),
+            (Some(wait), Some(lease)) => h
+                .try_lock_with_lease(wait, lease)
+                .await
+                .map(|g| g.map(Guard::$variant)),
+        }
+    }};
+}
+
+/// Resolves on Ctrl-C (SIGINT) or SIGTERM.
+pub(crate) async fn interrupted() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+pub(crate) async fn hold(client: &Client, out: &Out, args: HoldArgs) -> Result<Outcome, Failure> {
+    let name = args.name.clone();
+    let side = if args.read {
+        "read"
+    } else if args.write {
+        "write"
+    } else {
+        "lock"
+    };
+    let started = Instant::now();
+    let acquisition = async {
+        if args.read {
+            acquire!(client.read_write_lock(&name)?.read_lock(), Read, args)
+        } else if args.write {
+            acquire!(client.read_write_lock(&name)?.write_lock(), Write, args)
+        } else {
+            acquire!(client.lock(&name)?, Plain, args)
+        }
+    };
+    let acquired = tokio::select! {
+        r = acquisition => r,
+        _ = interrupted() => {
+            out.emit(
+                json!({"event": "interrupted", "name": name, "waited_ms": started.elapsed().as_millis() as u64, "ts_ms": now_ms()}),
+                || format!("interrupted while waiting for {name}"),
+            );
+            return Ok(Outcome::Interrupted);
+        }
+    };
+    let guard = match acquired {
+        Ok(Some(g)) => g,
+        Ok(None) => {
+            let waited = started.elapsed();
+            out.emit(
+                json!({"event": "not-acquired", "name": name, "waited_ms": waited.as_millis() as u64, "ts_ms": now_ms()}),
+                || format!("not acquired: {name} is held by someone else (waited {})", fmt_ms(waited.as_millis() as u64)),
+            );
+            return Ok(Outcome::NotAcquired);
+        }
+        Err(e @ Error::WrongType { .. }) => return Err(e.into()),
+        Err(e) => {
+            return Err(Failure(format!(
+                "acquiring {name} failed: {}",
+                crate::describe(&e)
+            )))
+        }
+    };
+
+    let field = guard.field().to_owned();
+    let held_at = Instant::now();
+    out.emit(
+        json!({
+            "event": "acquired",
+            "name": name,
+            "field": field,
+            "side": side,
+            "lease_ms": args.lease.map(|l| l.as_millis() as u64),
+            "waited_ms": held_at.duration_since(started).as_millis() as u64,
+            "ts_ms": now_ms(),
+        }),
+        || {
+            let how = match args.lease {
+                Some(l) => format!("lease {}, no watchdog", fmt_ms(l.as_millis() as u64)),
+                None => format!(
+                    "watchdog: TTL {} renewed every {}",
+                    fmt_ms(client.config().get_lock_watchdog_timeout().as_millis() as u64),
+                    fmt_ms(client.config().get_lock_watchdog_timeout().as_millis() as u64 / 3)
+                ),
+            };
+            let until = match args.hold_for {
+                Some(d) => format!("holding for {}", fmt_ms(d.as_millis() as u64)),
+                None => "holding until Ctrl-C".to_owned(),
+            };
+            let side = if side == "lock" {
+                String::new()
+            } else {
+                format!(" ({side})")
+            };
+            format!("acquired {name}{side} as {field} ({how}); {until}")
+        },
+    );
+
+    let lost = guard.lost();
+    let for_elapsed = async {
+        match args.hold_for {
+            Some(d) => tokio::time::sleep(d).await,
+            None => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = for_elapsed => {}
+        _ = interrupted() => {}
+        reason = lost => {
+            let held = held_at.elapsed().as_millis() as u64;
+            if reason == LostReason::LeaseExpired {
+                drop(guard);
+                out.emit(
+                    json!({"event": "expired", "name": name, "field": field, "held_ms": held, "ts_ms": now_ms()}),
+                    || format!("expired {name}: the lease ran out after {}", fmt_ms(held)),
+                );
+                return Ok(Outcome::Done);
+            }
+            drop(guard);
+            return Err(Failure(format!("lost {name} after {}: {reason}", fmt_ms(held))));
+        }
+    }
+    let held = held_at.elapsed().as_millis() as u64;
+    match guard.unlock().await {
+        Ok(_) => {
+            out.emit(
+                json!({"event": "released", "name": name, "field": field, "held_ms": held, "ts_ms": now_ms()}),
+                || format!("released {name} after {}", fmt_ms(held)),
+            );
+            Ok(Outcome::Done)
+        }
+        Err(Error::NotHeld { .. }) => Err(Failure(format!(
+            "{name} was no longer held by {field} at release (lease ran out or force-unlocked)"
+        ))),
+        Err(e) => Err(Failure(format!(
+            "releasing {name} failed: {}",
+            crate::describe(&e)
+        ))),
+    }
+}

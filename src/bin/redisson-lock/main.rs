@@ -1,0 +1,339 @@
+//! `redisson-lock`: inspect, list, hold, force-unlock and watch Redisson-compatible locks.
+//!
+//! Exit codes: 0 success, 1 error (one line on stderr), 2 `hold --wait` did not acquire in time,
+//! 130 interrupted (Ctrl-C) while waiting to acquire.
+
+mod hold;
+mod render;
+mod watch;
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use clap::{Args, Parser, Subcommand};
+use redisson_lock::inspect::{self, LockInfo, LockKind};
+use redisson_lock::{Client, Config, Error};
+
+/// Inspect, list, hold, force-unlock and watch distributed locks that are wire-compatible with
+/// Java's Redisson (RLock, RReadWriteLock, RFairLock, RFencedLock).
+#[derive(Parser, Debug)]
+#[command(name = "redisson-lock", version, about, long_about = None)]
+struct Cli {
+    /// Redis URL (redis://[user:pass@]host[:port][/db], rediss:// with the tls-rustls feature)
+    #[arg(
+        long,
+        global = true,
+        env = "REDIS_URL",
+        default_value = "redis://127.0.0.1:6379"
+    )]
+    url: String,
+
+    /// Print one JSON object per line instead of a table
+    #[arg(long, global = true)]
+    json: bool,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Show a lock's kind, holders, TTL, read-hold timeout keys, fair queue and fencing token
+    Inspect {
+        /// The lock's name (its Redis key)
+        name: String,
+    },
+    /// Find locks with SCAN (never KEYS) and show one line per lock
+    List {
+        /// Glob pattern over lock names
+        #[arg(default_value = "*")]
+        pattern: String,
+    },
+    /// Acquire a lock, hold it (for --for, or until Ctrl-C), then release it
+    Hold(HoldArgs),
+    /// Delete a lock whoever holds it, and wake its waiters
+    ForceUnlock {
+        /// The lock's name (its Redis key)
+        name: String,
+        /// Do not ask for confirmation (required when stdin is not a terminal)
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
+    /// Print unlock messages live (classic and sharded channels) and holder/TTL changes
+    Watch {
+        /// The lock's name (its Redis key)
+        name: String,
+        /// How often to sample holders and TTL
+        #[arg(long, value_name = "DUR", default_value = "500ms", value_parser = parse_duration)]
+        interval: Duration,
+    },
+}
+
+#[derive(Args, Debug)]
+struct HoldArgs {
+    /// The lock's name (its Redis key)
+    name: String,
+    /// Hold with this lease and no watchdog (default: watchdog mode, TTL 30s renewed every 10s)
+    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    lease: Option<Duration>,
+    /// Give up after waiting this long (exit code 2); default: wait as long as it takes
+    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    wait: Option<Duration>,
+    /// Release after holding this long; default: hold until Ctrl-C
+    #[arg(long = "for", value_name = "DUR", value_parser = parse_duration)]
+    hold_for: Option<Duration>,
+    /// Owner id (the number after the client id in the hash field; Java: the thread id)
+    #[arg(long, value_name = "ID")]
+    owner: Option<u64>,
+    /// Take the read side of a read-write lock
+    #[arg(long, conflicts_with = "write")]
+    read: bool,
+    /// Take the write side of a read-write lock
+    #[arg(long)]
+    write: bool,
+}
+
+/// `500ms`, `2s`, `1m`, `1h 30m`... (humantime); a bare number is rejected.
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    humantime::parse_duration(s).map_err(|e| format!("`{s}` is not a duration like 500ms, 2s or 1m ({e})"))
+}
+
+/// What a command ends with.
+pub(crate) enum Outcome {
+    Done,
+    NotAcquired,
+    Interrupted,
+}
+
+/// A command's failure: one line for stderr.
+pub(crate) struct Failure(String);
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure(describe(&e))
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Self {
+        Failure(e.to_string())
+    }
+}
+
+impl From<redis::RedisError> for Failure {
+    fn from(e: redis::RedisError) -> Self {
+        Failure(describe(&Error::Redis(e)))
+    }
+}
+
+fn describe(e: &Error) -> String {
+    match e {
+        Error::WrongType { key } => format!("key `{key}` is not a lock (it holds another type of value)"),
+        Error::Redis(r) if r.is_connection_refusal() || r.is_io_error() => {
+            format!("cannot reach redis: {r}")
+        }
+        other => other.to_string(),
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                let _ = e.print();
+                return ExitCode::SUCCESS;
+            }
+            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                let _ = e.print();
+                return ExitCode::from(1);
+            }
+            // clap's first line is the message; the rest is usage and a hint.
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or("invalid arguments");
+            let msg = first.strip_prefix("error: ").unwrap_or(first);
+            eprintln!("redisson-lock: error: {} (see --help)", one_line(msg));
+            return ExitCode::from(1);
+        }
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("off"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("redisson-lock: error: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let result = runtime.block_on(run(cli));
+    // Background tasks (pub/sub, watchdog) may still be parked on sockets: do not wait for them.
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    match result {
+        Ok(Outcome::Done) => ExitCode::SUCCESS,
+        Ok(Outcome::NotAcquired) => ExitCode::from(2),
+        Ok(Outcome::Interrupted) => ExitCode::from(130),
+        Err(Failure(msg)) => {
+            eprintln!("redisson-lock: error: {}", one_line(&msg));
+            ExitCode::from(1)
+        }
+    }
+}
+
+async fn connect(url: &str) -> Result<Client, Failure> {
+    let scheme = url.split_once("://").map(|(s, _)| s);
+    match scheme {
+        Some("redis" | "rediss" | "valkey" | "valkeys" | "redis+unix" | "valkey+unix" | "unix") => {}
+        Some(other) => {
+            return Err(Failure(format!(
+                "unknown URL scheme `{other}` in {} (expected redis://host:port or rediss://...)",
+                redact(url)
+            )))
+        }
+        None => {
+            return Err(Failure(format!(
+                "`{}` is not a redis URL (expected redis://host:port)",
+                redact(url)
+            )))
+        }
+    }
+    let config = Config::default().connect_timeout(Duration::from_secs(5));
+    Client::builder()
+        .url(url)
+        .config(config)
+        .build()
+        .await
+        .map_err(|e| match e {
+            Error::Redis(r) => Failure(format!("cannot connect to {}: {r}", redact(url))),
+            other => Failure(describe(&other)),
+        })
+}
+
+/// Hides a password in a URL.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => format!("{}://***@{}", &url[..s], &url[at + 1..]),
+        _ => url.to_owned(),
+    }
+}
+
+async fn run(cli: Cli) -> Result<Outcome, Failure> {
+    let out = render::Out::new(cli.json);
+    match cli.command {
+        Command::Inspect { name } => {
+            let client = connect(&cli.url).await?;
+            let info = inspect::inspect(&mut client.connection(), &name).await?;
+            out.inspect(&info);
+            Ok(Outcome::Done)
+        }
+        Command::List { pattern } => {
+            let client = connect(&cli.url).await?;
+            let locks = inspect::scan_locks(&mut client.connection(), &pattern).await?;
+            out.list(&locks);
+            Ok(Outcome::Done)
+        }
+        Command::Hold(args) => {
+            let client = connect(&cli.url).await?;
+            hold::hold(&client, &out, args).await
+        }
+        Command::ForceUnlock { name, yes } => {
+            let client = connect(&cli.url).await?;
+            force_unlock(&client, &out, &name, yes).await
+        }
+        Command::Watch { name, interval } => {
+            let client = connect(&cli.url).await?;
+            watch::watch(&client, &cli.url, &out, &name, interval).await
+        }
+    }
+}
+
+async fn force_unlock(client: &Client, out: &render::Out, name: &str, yes: bool) -> Result<Outcome, Failure> {
+    let info = inspect::inspect(&mut client.connection(), name).await?;
+    if !info.is_locked() {
+        out.force_unlock_nothing(&info);
+        return Ok(Outcome::Done);
+    }
+    if !yes {
+        if !std::io::stdin().is_terminal() {
+            return Err(Failure(format!(
+                "refusing to force-unlock `{name}` without --yes (stdin is not a terminal to ask on)"
+            )));
+        }
+        eprintln!("{}", render::summary_line(&info));
+        eprint!("Force-unlock `{name}`? Its holders lose it at once. [y/N] ");
+        std::io::stderr().flush()?;
+        let answer = tokio::task::spawn_blocking(|| {
+            let mut line = String::new();
+            std::io::stdin().read_line(&mut line).map(|_| line)
+        })
+        .await
+        .map_err(|e| Failure(format!("reading the answer failed: {e}")))??;
+        if !matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes") {
+            eprintln!("not unlocked");
+            return Ok(Outcome::Done);
+        }
+    }
+    let (removed, channel) = match info.kind {
+        Some(LockKind::ReadWrite) => {
+            let rw = client.read_write_lock(name)?;
+            if info.mode.as_deref() == Some("write") {
+                (
+                    rw.write_lock().force_unlock().await?,
+                    format!("{} (message 1)", inspect::rwlock_channel(name)),
+                )
+            } else {
+                (
+                    rw.read_lock().force_unlock().await?,
+                    format!("{} (message 0)", inspect::rwlock_channel(name)),
+                )
+            }
+        }
+        _ => (
+            client.lock(name)?.force_unlock().await?,
+            format!("{} (message 0)", inspect::lock_channel(name)),
+        ),
+    };
+    out.force_unlocked(&info, removed, &channel);
+    Ok(Outcome::Done)
+}
+
+/// Milliseconds since the Unix epoch.
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// The lock's state, for change detection in `watch`.
+pub(crate) fn state_key(info: &LockInfo) -> String {
+    let mut s = format!("{:?}|{:?}|", info.kind, info.mode);
+    for h in &info.holders {
+        s.push_str(&format!("{}={};", h.field, h.hold_count));
+    }
+    s.push('|');
+    for w in &info.queue {
+        s.push_str(&w.field);
+        s.push(';');
+    }
+    s.push_str(&format!("|{:?}", info.token));
+    s
+}

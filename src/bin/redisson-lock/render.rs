@@ -1,0 +1,269 @@
+//! Output: human-readable tables, or one JSON object per line with `--json`.
+
+use std::time::{Duration, UNIX_EPOCH};
+
+use redisson_lock::inspect::{Holder, LockInfo, Role};
+use redisson_lock::Ttl;
+use serde_json::{json, Value};
+
+use crate::now_ms;
+
+/// Where results go: stdout, as text or JSON lines.
+pub(crate) struct Out {
+    json: bool,
+}
+
+/// A TTL as Redis' PTTL would say it: ms, `-1` without expiry, `-2` when absent.
+pub(crate) fn ttl_ms(ttl: Ttl) -> i64 {
+    match ttl {
+        Ttl::Expires(d) => d.as_millis() as i64,
+        Ttl::NoExpiry => -1,
+        _ => -2,
+    }
+}
+
+pub(crate) fn fmt_ms(ms: u64) -> String {
+    if ms >= 1000 {
+        format!("{:.3}s", ms as f64 / 1000.0)
+    } else {
+        format!("{ms}ms")
+    }
+}
+
+pub(crate) fn fmt_ttl(ttl: Ttl) -> String {
+    match ttl {
+        Ttl::Expires(d) => fmt_ms(d.as_millis() as u64),
+        Ttl::NoExpiry => "no expiry".to_owned(),
+        _ => "-".to_owned(),
+    }
+}
+
+fn kind_str(info: &LockInfo) -> String {
+    match (info.kind, &info.mode) {
+        (Some(k), Some(m)) => format!("{k} (mode {m})"),
+        (Some(k), None) => k.to_string(),
+        (None, _) => "-".to_owned(),
+    }
+}
+
+fn holder_json(h: &Holder) -> Value {
+    let mut v = json!({
+        "field": h.field,
+        "client_id": h.client_id,
+        "owner_id": h.owner_id,
+        "count": h.hold_count,
+        "role": h.role.as_str(),
+    });
+    if h.role == Role::Read {
+        v["timeouts"] = h
+            .timeouts
+            .iter()
+            .map(|t| json!({"key": t.key, "ttl_ms": ttl_ms(t.ttl)}))
+            .collect();
+    }
+    v
+}
+
+pub(crate) fn info_json(info: &LockInfo) -> Value {
+    json!({
+        "name": info.key,
+        "kind": info.kind.map(|k| k.as_str()),
+        "locked": info.is_locked(),
+        "ttl_ms": ttl_ms(info.ttl),
+        "mode": info.mode,
+        "holders": info.holders.iter().map(holder_json).collect::<Vec<_>>(),
+        "queue": info.queue.iter().map(|w| json!({
+            "field": w.field,
+            "client_id": w.parsed.as_ref().map(|p| p.client_id.clone()),
+            "owner_id": w.parsed.as_ref().map(|p| p.owner_id),
+            "deadline_ms": w.deadline_ms,
+        })).collect::<Vec<_>>(),
+        "token": info.token,
+    })
+}
+
+fn holder_short(h: &Holder) -> String {
+    let mut s = format!("{} x{}", h.field, h.hold_count);
+    if h.role != Role::Exclusive {
+        s.push_str(&format!(" ({})", h.role));
+    }
+    s
+}
+
+/// One line: name, kind, holders, TTL.
+pub(crate) fn summary_line(info: &LockInfo) -> String {
+    if !info.is_locked() {
+        return format!("{}: not locked", info.key);
+    }
+    let holders: Vec<String> = info.holders.iter().map(holder_short).collect();
+    format!(
+        "{}: {}, held by {}, TTL {}",
+        info.key,
+        kind_str(info),
+        holders.join(", "),
+        fmt_ttl(info.ttl)
+    )
+}
+
+fn deadline_str(deadline_ms: i64) -> String {
+    let at = UNIX_EPOCH + Duration::from_millis(deadline_ms.max(0) as u64);
+    let rel = deadline_ms - now_ms() as i64;
+    let rel = if rel >= 0 {
+        format!("in {}", fmt_ms(rel as u64))
+    } else {
+        format!("{} ago, stale", fmt_ms((-rel) as u64))
+    };
+    format!("{} ({rel})", humantime::format_rfc3339_millis(at))
+}
+
+impl Out {
+    pub(crate) fn new(json: bool) -> Out {
+        Out { json }
+    }
+
+    /// One JSON line (with `--json`) or one text line.
+    pub(crate) fn emit(&self, value: Value, text: impl FnOnce() -> String) {
+        if self.json {
+            println!("{value}");
+        } else {
+            println!("{}", text());
+        }
+    }
+
+    pub(crate) fn inspect(&self, info: &LockInfo) {
+        if self.json {
+            println!("{}", info_json(info));
+            return;
+        }
+        println!("name     {}", info.key);
+        if info.kind.is_none() {
+            println!("state    not locked");
+            return;
+        }
+        println!("kind     {}", kind_str(info));
+        if info.is_locked() {
+            println!("state    locked");
+            println!("ttl      {}", fmt_ttl(info.ttl));
+        } else {
+            println!("state    not locked");
+        }
+        if !info.holders.is_empty() {
+            println!("holders  {}", info.holders.len());
+            for h in &info.holders {
+                println!(
+                    "  client {}  owner {}  count {}  {}",
+                    h.client_id, h.owner_id, h.hold_count, h.role
+                );
+                for t in &h.timeouts {
+                    println!("      {}  ttl {}", t.key, fmt_ttl(t.ttl));
+                }
+            }
+        }
+        if !info.queue.is_empty() {
+            println!("queue    {} waiting", info.queue.len());
+            for (i, w) in info.queue.iter().enumerate() {
+                let who = match &w.parsed {
+                    Some(p) => format!("client {}  owner {}", p.client_id, p.owner_id),
+                    None => w.field.clone(),
+                };
+                let deadline = w
+                    .deadline_ms
+                    .map(deadline_str)
+                    .unwrap_or_else(|| "no deadline".to_owned());
+                println!("  {}. {who}  deadline {deadline}", i + 1);
+            }
+        }
+        if let Some(t) = info.token {
+            println!("token    {t}");
+        }
+    }
+
+    pub(crate) fn list(&self, locks: &[LockInfo]) {
+        if self.json {
+            for info in locks {
+                println!("{}", info_json(info));
+            }
+            return;
+        }
+        if locks.is_empty() {
+            println!("no locks found");
+            return;
+        }
+        let rows: Vec<[String; 4]> = locks
+            .iter()
+            .map(|i| {
+                let holders: Vec<String> = i.holders.iter().map(holder_short).collect();
+                [i.key.clone(), kind_str(i), holders.join(", "), fmt_ttl(i.ttl)]
+            })
+            .collect();
+        let header = [
+            "NAME".to_owned(),
+            "KIND".to_owned(),
+            "HOLDERS".to_owned(),
+            "TTL".to_owned(),
+        ];
+        let mut w = [0usize; 4];
+        for r in std::iter::once(&header).chain(rows.iter()) {
+            for (c, cell) in r.iter().enumerate() {
+                w[c] = w[c].max(cell.chars().count());
+            }
+        }
+        for r in std::iter::once(&header).chain(rows.iter()) {
+            println!(
+                "{:<w0$}  {:<w1$}  {:<w2$}  {}",
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                w0 = w[0],
+                w1 = w[1],
+                w2 = w[2]
+            );
+        }
+    }
+
+    pub(crate) fn force_unlock_nothing(&self, info: &LockInfo) {
+        self.emit(
+            json!({"event": "force-unlock", "name": info.key, "removed": false, "ts_ms": now_ms()}),
+            || format!("nothing to remove: {} is not locked", info.key),
+        );
+    }
+
+    pub(crate) fn force_unlocked(&self, info: &LockInfo, removed: bool, channel: &str) {
+        let holders: Vec<Value> = info.holders.iter().map(holder_json).collect();
+        self.emit(
+            json!({
+                "event": "force-unlock",
+                "name": info.key,
+                "kind": info.kind.map(|k| k.as_str()),
+                "removed": removed,
+                "holders": holders,
+                "ttl_ms": ttl_ms(info.ttl),
+                "published": if removed { Some(channel) } else { None },
+                "ts_ms": now_ms(),
+            }),
+            || {
+                if removed {
+                    let hs: Vec<String> = info.holders.iter().map(holder_short).collect();
+                    let mut s = format!(
+                        "removed {} ({}; holders: {}; TTL was {}); published unlock on {channel}",
+                        info.key,
+                        kind_str(info),
+                        hs.join(", "),
+                        fmt_ttl(info.ttl)
+                    );
+                    if !info.queue.is_empty() {
+                        s.push_str(&format!(
+                            "; note: {} fair-lock waiter(s) are not notified on their own channels and \
+                             retry when their wait times out",
+                            info.queue.len()
+                        ));
+                    }
+                    s
+                } else {
+                    format!("nothing removed: {} was released or changed meanwhile", info.key)
+                }
+            },
+        );
+    }
+}

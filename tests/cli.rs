@@ -1,0 +1,682 @@
+//! The `redisson-lock` binary against real redis-server processes (and a real Redisson in a JVM
+//! for the Java-held lock test).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::{eventually, uuid_field_regex, RawSubscriber, RedisServer};
+use redis::AsyncCommands;
+use redisson_lock::Client;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+const BIN: &str = env!("CARGO_BIN_EXE_redisson-lock");
+
+/// A finished run of the binary.
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs the binary to completion (at most 60 s) with `--url` of `s`.
+async fn run(s: &RedisServer, args: &[&str]) -> Run {
+    run_url(&s.url(), args).await
+}
+
+async fn run_url(url: &str, args: &[&str]) -> Run {
+    let child = Command::new(BIN)
+        .arg("--url")
+        .arg(url)
+        .args(args)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("run the redisson-lock binary");
+    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .unwrap_or_else(|_| panic!("redisson-lock {args:?} did not finish within 60 s"))
+        .expect("wait for redisson-lock");
+    Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// A long-running invocation (hold, watch) whose stdout is read line by line.
+struct Spawned {
+    child: Child,
+    lines: Lines<BufReader<ChildStdout>>,
+    seen: Vec<String>,
+}
+
+impl Spawned {
+    fn start(s: &RedisServer, args: &[&str]) -> Spawned {
+        let mut child = Command::new(BIN)
+            .arg("--url")
+            .arg(s.url())
+            .args(args)
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn the redisson-lock binary");
+        let stdout = child.stdout.take().expect("piped stdout");
+        Spawned {
+            child,
+            lines: BufReader::new(stdout).lines(),
+            seen: Vec::new(),
+        }
+    }
+
+    /// The next stdout line that satisfies `pred` (earlier lines are kept in `seen`).
+    async fn line_where(&mut self, limit: Duration, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + limit;
+        loop {
+            let next = tokio::time::timeout_at(deadline.into(), self.lines.next_line()).await;
+            match next {
+                Ok(Ok(Some(line))) => {
+                    self.seen.push(line.clone());
+                    if pred(&line) {
+                        return line;
+                    }
+                }
+                Ok(Ok(None)) => panic!("stdout closed before {what}; lines so far: {:#?}", self.seen),
+                Ok(Err(e)) => panic!("reading stdout failed before {what}: {e}"),
+                Err(_) => panic!(
+                    "timed out after {limit:?} waiting for {what}; lines so far: {:#?}",
+                    self.seen
+                ),
+            }
+        }
+    }
+
+    /// The next JSON line whose `event` is `event`.
+    async fn event(&mut self, limit: Duration, event: &str) -> Value {
+        let line = self
+            .line_where(limit, &format!("a JSON line with event `{event}`"), |l| {
+                serde_json::from_str::<Value>(l)
+                    .map(|v| v["event"] == event)
+                    .unwrap_or(false)
+            })
+            .await;
+        serde_json::from_str(&line).expect("valid JSON")
+    }
+
+    fn signal(&self, sig: &str) {
+        let pid = self.child.id().expect("still running");
+        let ok = std::process::Command::new("kill")
+            .args([sig, &pid.to_string()])
+            .status()
+            .expect("run kill")
+            .success();
+        assert!(ok, "kill {sig} {pid} failed");
+    }
+
+    async fn exit_code(mut self, limit: Duration) -> Option<i32> {
+        tokio::time::timeout(limit, self.child.wait())
+            .await
+            .expect("process exits in time")
+            .expect("wait")
+            .code()
+    }
+}
+
+fn json_lines(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l:?}: {e}")))
+        .collect()
+}
+
+async fn client(s: &RedisServer) -> Client {
+    Client::connect(&s.url()).await.expect("connect")
+}
+
+async fn hgetall(c: &mut redis::aio::MultiplexedConnection, key: &str) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = c.hgetall(key).await.unwrap();
+    v.sort();
+    v
+}
+
+#[tokio::test]
+async fn hold_creates_the_redisson_hash_and_releases_on_ctrl_c() {
+    let s = RedisServer::start();
+    let mut raw = s.conn().await;
+
+    let mut hold = Spawned::start(&s, &["--json", "hold", "order:42"]);
+    let acquired = hold.event(Duration::from_secs(20), "acquired").await;
+    assert_eq!(acquired["name"], "order:42");
+    let field = acquired["field"].as_str().expect("field").to_owned();
+    assert!(uuid_field_regex().is_match(&field), "field {field:?}");
+    assert!(acquired["ts_ms"].as_u64().is_some(), "{acquired}");
+
+    let t: String = redis::cmd("TYPE")
+        .arg("order:42")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert_eq!(t, "hash");
+    assert_eq!(
+        hgetall(&mut raw, "order:42").await,
+        vec![(field.clone(), "1".to_owned())]
+    );
+    let pttl: i64 = raw.pttl("order:42").await.unwrap();
+    assert!(
+        (25_000..=30_000).contains(&pttl),
+        "PTTL in watchdog mode = {pttl}"
+    );
+
+    hold.signal("-INT");
+    let released = hold.event(Duration::from_secs(20), "released").await;
+    assert_eq!(released["field"], field.as_str());
+    assert_eq!(hold.exit_code(Duration::from_secs(20)).await, Some(0));
+    let exists: i64 = raw.exists("order:42").await.unwrap();
+    assert_eq!(exists, 0, "released on Ctrl-C");
+
+    // --lease: no watchdog, the TTL is the lease; --for releases by itself.
+    let r = run(&s, &["hold", "leased", "--lease", "5s", "--for", "300ms"]).await;
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.starts_with("acquired leased"), "{}", r.stdout);
+    assert!(r.stdout.contains("released leased"), "{}", r.stdout);
+
+    let mut hold = Spawned::start(&s, &["hold", "leased2", "--lease", "5s", "--owner", "77"]);
+    hold.line_where(Duration::from_secs(20), "acquired", |l| l.starts_with("acquired"))
+        .await;
+    let fields = hgetall(&mut raw, "leased2").await;
+    assert_eq!(fields.len(), 1);
+    assert!(
+        fields[0].0.ends_with(":77"),
+        "--owner 77 gives field {:?}",
+        fields[0].0
+    );
+    let pttl: i64 = raw.pttl("leased2").await.unwrap();
+    assert!((3_000..=5_000).contains(&pttl), "PTTL with --lease 5s = {pttl}");
+    hold.signal("-TERM");
+    assert_eq!(hold.exit_code(Duration::from_secs(20)).await, Some(0));
+}
+
+#[tokio::test]
+async fn inspect_and_list_report_locks_held_by_another_client() {
+    let s = RedisServer::start();
+    let c = client(&s).await;
+    let lock = c.lock("orders:7").unwrap().with_owner(42);
+    let g1 = lock.lock().await.unwrap();
+    let g2 = lock.lock().await.unwrap();
+    let rw = c.read_write_lock("orders:rw").unwrap();
+    let r1 = rw.with_owner(5).read_lock().lock().await.unwrap();
+    let r2 = rw.with_owner(6).read_lock().lock().await.unwrap();
+    let mut raw = s.conn().await;
+    let _: () = raw.hset("orders:meta", "color", "blue").await.unwrap(); // a hash, not a lock
+    let _: () = raw.set("orders:count", 3).await.unwrap();
+
+    let r = run(&s, &["--json", "inspect", "orders:7"]).await;
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let v = &json_lines(&r.stdout)[0];
+    assert_eq!(v["kind"], "lock");
+    assert_eq!(v["locked"], true);
+    let ttl = v["ttl_ms"].as_i64().unwrap();
+    assert!((25_000..=30_000).contains(&ttl), "ttl_ms {ttl}");
+    let holders = v["holders"].as_array().unwrap();
+    assert_eq!(holders.len(), 1);
+    assert_eq!(holders[0]["client_id"], c.id());
+    assert_eq!(holders[0]["owner_id"], 42);
+    assert_eq!(holders[0]["count"], 2);
+    assert_eq!(holders[0]["role"], "exclusive");
+    assert_eq!(holders[0]["field"], g1.field());
+
+    let r = run(&s, &["inspect", "orders:7"]).await;
+    assert_eq!(r.code, Some(0));
+    assert!(r.stdout.contains("kind     lock"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains(&format!("client {}  owner 42  count 2  exclusive", c.id())),
+        "{}",
+        r.stdout
+    );
+
+    // the read-write lock: two readers, each with its timeout key
+    let r = run(&s, &["--json", "inspect", "orders:rw"]).await;
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let v = &json_lines(&r.stdout)[0];
+    assert_eq!(v["kind"], "read-write");
+    assert_eq!(v["mode"], "read");
+    let holders = v["holders"].as_array().unwrap();
+    assert_eq!(holders.len(), 2, "{v}");
+    for (h, owner) in holders.iter().zip([5, 6]) {
+        assert_eq!(h["role"], "read");
+        assert_eq!(h["owner_id"], owner);
+        let timeouts = h["timeouts"].as_array().unwrap();
+        assert_eq!(timeouts.len(), 1, "{h}");
+        assert_eq!(
+            timeouts[0]["key"],
+            format!("{{orders:rw}}:{}:{owner}:rwlock_timeout:1", c.id())
+        );
+        let t = timeouts[0]["ttl_ms"].as_i64().unwrap();
+        assert!((25_000..=30_000).contains(&t), "timeout key TTL {t}");
+    }
+
+    let r = run(&s, &["inspect", "orders:free"]).await;
+    assert_eq!(r.code, Some(0));
+    assert!(r.stdout.contains("not locked"), "{}", r.stdout);
+
+    let r = run(&s, &["list", "orders:*"]).await;
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "header + 2 locks: {}", r.stdout);
+    assert!(lines[0].starts_with("NAME"), "{}", r.stdout);
+    assert!(
+        lines[1].starts_with("orders:7 ") && lines[1].contains(&format!("{} x2", g1.field())),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        lines[2].starts_with("orders:rw ") && lines[2].contains("read-write"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        !r.stdout.contains("orders:meta") && !r.stdout.contains("orders:count"),
+        "{}",
+        r.stdout
+    );
+
+    let r = run(&s, &["--json", "list"]).await;
+    let names: Vec<Value> = json_lines(&r.stdout)
+        .into_iter()
+        .map(|v| v["name"].clone())
+        .collect();
+    assert_eq!(names, vec![Value::from("orders:7"), Value::from("orders:rw")]);
+
+    for g in [g2, g1] {
+        g.unlock().await.unwrap();
+    }
+    r1.unlock().await.unwrap();
+    r2.unlock().await.unwrap();
+    let r = run(&s, &["list"]).await;
+    assert_eq!(r.stdout.trim(), "no locks found");
+}
+
+/// A Redisson 4.7.0 harness JVM (compat-tests), driven over stdin/stdout.
+struct Harness {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+    client_id: String,
+    seq: u64,
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Builds the 4.7.0 harness jar, or returns `None` (after a loud message) when Java tooling is
+/// missing outside CI. In CI (`CI=true`) missing tooling fails the test.
+fn harness_jar() -> Option<PathBuf> {
+    let have = |bin: &str| {
+        std::process::Command::new(bin)
+            .arg("-version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok()
+    };
+    if !have("java") || !have("mvn") {
+        let msg = "java and/or mvn are not installed: cannot run the Redisson harness";
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("{msg} (CI=true: failing instead of skipping)");
+        }
+        eprintln!("\n!!!!!!!!!! SKIPPED: {msg}; install a JDK 17+ and Maven to run this test !!!!!!!!!!\n");
+        return None;
+    }
+    let out = std::process::Command::new(repo().join("compat-tests/build-harness.sh"))
+        .arg("4.7.0")
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("run compat-tests/build-harness.sh");
+    assert!(out.status.success(), "build-harness.sh 4.7.0 failed");
+    let jar = repo().join("compat-tests/jars/harness-4.7.0.jar");
+    assert!(
+        Path::new(&jar).exists(),
+        "{} missing after the build",
+        jar.display()
+    );
+    Some(jar)
+}
+
+impl Harness {
+    async fn start(jar: &Path, url: &str) -> Harness {
+        let mut child = Command::new("java")
+            .arg("-jar")
+            .arg(jar)
+            .args(["--url", url, "--exit-grace-ms", "2000"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start java");
+        let stdin = child.stdin.take().unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let ready = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
+            .await
+            .expect("harness ready within 60 s")
+            .expect("read")
+            .expect("a ready line");
+        let v: Value = serde_json::from_str(&ready).expect("JSON ready line");
+        assert_eq!(v["event"], "ready", "{ready}");
+        Harness {
+            child,
+            stdin,
+            lines,
+            client_id: v["clientId"].as_str().unwrap().to_owned(),
+            seq: 0,
+        }
+    }
+
+    /// Sends one command and waits for its response.
+    async fn call(&mut self, worker: &str, cmd: &str) -> Value {
+        self.seq += 1;
+        let seq = self.seq;
+        self.stdin
+            .write_all(format!("{seq} {worker} {cmd}\n").as_bytes())
+            .await
+            .unwrap();
+        self.stdin.flush().await.unwrap();
+        loop {
+            let line = tokio::time::timeout(Duration::from_secs(30), self.lines.next_line())
+                .await
+                .unwrap_or_else(|_| panic!("no response to `{cmd}` within 30 s"))
+                .unwrap()
+                .expect("harness stdout open");
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["seq"] == seq {
+                assert_eq!(v["ok"], true, "{cmd}: {line}");
+                return v;
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn inspect_and_list_report_a_lock_held_by_redisson_java() {
+    let Some(jar) = harness_jar() else { return };
+    let s = RedisServer::start();
+    let mut h = Harness::start(&jar, &s.url()).await;
+    let locked = h.call("w1", "lock java:order").await;
+    let tid = locked["threadId"].as_u64().unwrap();
+    h.call("w1", "lock java:order").await; // re-entry: count 2
+    let read = h.call("w2", "readLock java:doc").await;
+    let rtid = read["threadId"].as_u64().unwrap();
+
+    let r = run(&s, &["--json", "inspect", "java:order"]).await;
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let v = &json_lines(&r.stdout)[0];
+    assert_eq!(v["kind"], "lock");
+    let holder = &v["holders"][0];
+    assert_eq!(holder["client_id"], h.client_id.as_str());
+    assert_eq!(holder["owner_id"], tid);
+    assert_eq!(holder["count"], 2);
+    let ttl = v["ttl_ms"].as_i64().unwrap();
+    assert!((20_000..=30_000).contains(&ttl), "ttl {ttl}");
+
+    let r = run(&s, &["--json", "inspect", "java:doc"]).await;
+    let v = &json_lines(&r.stdout)[0];
+    assert_eq!(v["kind"], "read-write");
+    assert_eq!(v["holders"][0]["owner_id"], rtid);
+    assert_eq!(v["holders"][0]["role"], "read");
+    assert_eq!(
+        v["holders"][0]["timeouts"][0]["key"],
+        format!("{{java:doc}}:{}:{rtid}:rwlock_timeout:1", h.client_id)
+    );
+
+    let r = run(&s, &["list", "java:*"]).await;
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(
+        r.stdout.contains(&format!("{}:{tid} x2", h.client_id)),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("java:doc") && r.stdout.contains("(read)"),
+        "{}",
+        r.stdout
+    );
+
+    // A Rust `hold` waits for the Java holder and gets the lock once Java releases it.
+    let mut hold = Spawned::start(&s, &["--json", "hold", "java:order", "--for", "50ms"]);
+    let mut raw = s.conn().await;
+    eventually(
+        Duration::from_secs(20),
+        "the hold subscribes to the unlock channel",
+        || {
+            let mut raw = raw.clone();
+            async move {
+                let v: Vec<(String, i64)> = redis::cmd("PUBSUB")
+                    .arg("NUMSUB")
+                    .arg("redisson_lock__channel:{java:order}")
+                    .query_async(&mut raw)
+                    .await
+                    .unwrap();
+                v[0].1 >= 1
+            }
+        },
+    )
+    .await;
+    h.call("w1", "unlock java:order").await;
+    h.call("w1", "unlock java:order").await;
+    hold.event(Duration::from_secs(20), "acquired").await;
+    hold.event(Duration::from_secs(20), "released").await;
+    assert_eq!(hold.exit_code(Duration::from_secs(20)).await, Some(0));
+    let exists: i64 = raw.exists("java:order").await.unwrap();
+    assert_eq!(exists, 0);
+
+    h.call("w2", "readUnlock java:doc").await;
+    h.call("w1", "exit").await;
+    let _ = tokio::time::timeout(Duration::from_secs(20), h.child.wait()).await;
+}
+
+#[tokio::test]
+async fn hold_wait_exits_2_when_not_acquired_in_time() {
+    let s = RedisServer::start();
+    let c = client(&s).await;
+    let g = c.lock("busy").unwrap().lock().await.unwrap();
+
+    let started = Instant::now();
+    let r = run(&s, &["hold", "busy", "--wait", "400ms"]).await;
+    let took = started.elapsed();
+    assert_eq!(r.code, Some(2), "stdout {} stderr {}", r.stdout, r.stderr);
+    assert!(r.stdout.starts_with("not acquired"), "{}", r.stdout);
+    assert!(took >= Duration::from_millis(400), "gave up after {took:?}");
+
+    let r = run(&s, &["--json", "hold", "busy", "--wait", "100ms"]).await;
+    assert_eq!(r.code, Some(2));
+    assert_eq!(json_lines(&r.stdout)[0]["event"], "not-acquired");
+
+    // still held by us, untouched
+    let mut raw = s.conn().await;
+    assert_eq!(
+        hgetall(&mut raw, "busy").await,
+        vec![(g.field().to_owned(), "1".to_owned())]
+    );
+    g.unlock().await.unwrap();
+    let r = run(&s, &["hold", "busy", "--wait", "2s", "--for", "10ms"]).await;
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+}
+
+#[tokio::test]
+async fn force_unlock_yes_wakes_a_waiting_hold() {
+    let s = RedisServer::start();
+    let c = client(&s).await;
+    let g = c.lock("stuck").unwrap().lock().await.unwrap();
+    let mut raw = s.conn().await;
+    let mut sub = RawSubscriber::new(&s.url(), "redisson_lock__channel:{stuck}").await;
+
+    // without --yes and without a terminal: refuse, change nothing
+    let r = run(&s, &["force-unlock", "stuck"]).await;
+    assert_eq!(r.code, Some(1));
+    assert!(r.stderr.contains("--yes"), "{}", r.stderr);
+    assert_eq!(hgetall(&mut raw, "stuck").await.len(), 1, "still locked");
+
+    let mut waiter = Spawned::start(&s, &["--json", "hold", "stuck", "--for", "100ms"]);
+    eventually(Duration::from_secs(20), "the waiting hold subscribes", || {
+        let mut raw = raw.clone();
+        async move {
+            let v: Vec<(String, i64)> = redis::cmd("PUBSUB")
+                .arg("NUMSUB")
+                .arg("redisson_lock__channel:{stuck}")
+                .query_async(&mut raw)
+                .await
+                .unwrap();
+            v[0].1 >= 2 // the raw subscriber and the waiting hold
+        }
+    })
+    .await;
+
+    let r = run(&s, &["force-unlock", "stuck", "--yes"]).await;
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stdout.starts_with("removed stuck"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains(g.field()),
+        "reports the holder it removed: {}",
+        r.stdout
+    );
+
+    let acquired = waiter.event(Duration::from_secs(20), "acquired").await;
+    assert_eq!(acquired["name"], "stuck");
+    waiter.event(Duration::from_secs(20), "released").await;
+    assert_eq!(waiter.exit_code(Duration::from_secs(20)).await, Some(0));
+    let msgs = sub.drain(&s).await;
+    assert!(
+        msgs.first().map(String::as_str) == Some("0"),
+        "force-unlock published 0 first: {msgs:?}"
+    );
+
+    let r = run(&s, &["--json", "force-unlock", "stuck", "--yes"]).await;
+    assert_eq!(r.code, Some(0));
+    assert_eq!(json_lines(&r.stdout)[0]["removed"], false);
+    drop(g);
+}
+
+#[tokio::test]
+async fn watch_prints_unlock_events_live() {
+    let s = RedisServer::start();
+    let c = client(&s).await;
+    let lock = c.lock("watched").unwrap();
+    let g = lock.lock().await.unwrap();
+
+    let mut w = Spawned::start(&s, &["--json", "watch", "watched", "--interval", "200ms"]);
+    w.event(Duration::from_secs(20), "watching").await;
+    let state = w.event(Duration::from_secs(20), "state").await;
+    assert_eq!(state["holders"][0]["field"], g.field());
+
+    g.unlock().await.unwrap();
+    let m = w.event(Duration::from_secs(20), "message").await;
+    assert_eq!(m["channel"], "redisson_lock__channel:{watched}");
+    assert_eq!(m["message"], "0");
+    assert_eq!(m["sharded"], false);
+    let state = w.event(Duration::from_secs(20), "state").await;
+    assert_eq!(state["locked"], false);
+
+    // the read-write channel (a write unlock publishes 1)
+    let rw = c.read_write_lock("watched").unwrap();
+    let wg = rw.write_lock().lock().await.unwrap();
+    wg.unlock().await.unwrap();
+    let m = w.event(Duration::from_secs(20), "message").await;
+    assert_eq!(m["channel"], "redisson_rwlock:{watched}");
+    assert_eq!(m["message"], "1");
+
+    // sharded pub/sub (what Redisson uses in a cluster) works on a standalone Redis 7 too
+    let mut raw = s.conn().await;
+    let _: i64 = redis::cmd("SPUBLISH")
+        .arg("redisson_lock__channel:{watched}")
+        .arg("0")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    let m = w.event(Duration::from_secs(20), "message").await;
+    assert_eq!(m["sharded"], true);
+    assert_eq!(m["message"], "0");
+
+    w.signal("-INT");
+    assert_eq!(w.exit_code(Duration::from_secs(20)).await, Some(0));
+
+    // human output
+    let g = lock.lock().await.unwrap();
+    let mut w = Spawned::start(&s, &["watch", "watched"]);
+    w.line_where(Duration::from_secs(20), "the watching line", |l| {
+        l.starts_with("watching watched")
+    })
+    .await;
+    g.unlock().await.unwrap();
+    let line = w
+        .line_where(Duration::from_secs(20), "the unlock line", |l| {
+            l.contains("message 0")
+        })
+        .await;
+    assert!(
+        line.contains("redisson_lock__channel:{watched}") && line.contains("unlock"),
+        "{line}"
+    );
+}
+
+/// One line on stderr, nothing on stdout, exit code 1.
+fn assert_one_line_error(r: &Run, what: &str, needle: &str) {
+    assert_eq!(r.code, Some(1), "{what}: exit code; stderr {:?}", r.stderr);
+    assert!(r.stdout.is_empty(), "{what}: stdout {:?}", r.stdout);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{what}: one line on stderr, got {:?}", r.stderr);
+    assert!(
+        lines[0].starts_with("redisson-lock: error: "),
+        "{what}: {:?}",
+        lines[0]
+    );
+    assert!(
+        lines[0].contains(needle),
+        "{what}: {:?} should mention {needle:?}",
+        lines[0]
+    );
+}
+
+#[tokio::test]
+async fn bad_input_gives_a_one_line_error_and_exit_1() {
+    let s = RedisServer::start();
+    let mut raw = s.conn().await;
+    let _: () = raw.set("plain-string", "x").await.unwrap();
+    let _: () = raw.hset("not-a-lock", "color", "blue").await.unwrap();
+
+    let r = run_url("http://127.0.0.1:1/", &["inspect", "x"]).await;
+    assert_one_line_error(&r, "unknown URL scheme", "unknown URL scheme `http`");
+
+    let r = run(&s, &["inspect", "plain-string"]).await;
+    assert_one_line_error(&r, "a string key", "plain-string");
+    let r = run(&s, &["hold", "plain-string", "--wait", "1s"]).await;
+    assert_one_line_error(&r, "hold on a string key", "plain-string");
+    let r = run(&s, &["inspect", "not-a-lock"]).await;
+    assert_one_line_error(&r, "a hash that is not a lock", "not a lock");
+    let r = run(&s, &["force-unlock", "plain-string", "--yes"]).await;
+    assert_one_line_error(&r, "force-unlock on a string key", "plain-string");
+
+    let r = run(&s, &["hold", "x", "--wait", "5x"]).await;
+    assert_one_line_error(&r, "bad duration", "5x");
+    let r = run(&s, &["hold", "x", "--lease", "soon"]).await;
+    assert_one_line_error(&r, "bad lease", "soon");
+    let r = run(&s, &["hold", "x", "--lease", "0s", "--wait", "1s"]).await;
+    assert_one_line_error(&r, "zero lease", "lease");
+
+    // the string and the hash are untouched
+    let v: String = raw.get("plain-string").await.unwrap();
+    assert_eq!(v, "x");
+    let exists: i64 = raw.exists("x").await.unwrap();
+    assert_eq!(exists, 0);
+}
