@@ -297,6 +297,16 @@ public final class Harness {
             case "benchTryLock":
                 argc(cmd, a, 2, 2);
                 return bench(redisson.getLock(a[0]), num(a[1]), true);
+            // ---- benchmark-only commands used by scripts/bench (benches/locks.rs)
+            case "benchAcquire":
+                argc(cmd, a, 2, 2);
+                return benchAcquire(redisson.getLock(a[0]), num(a[1]));
+            case "benchThroughput":
+                argc(cmd, a, 3, 3);
+                return benchThroughput(a[0], (int) num(a[1]), num(a[2]));
+            case "benchHandoff":
+                argc(cmd, a, 3, 3);
+                return benchHandoff(redisson.getLock(a[0]), (int) num(a[1]), (int) num(a[2]));
 
             default:
                 break;
@@ -434,6 +444,160 @@ public final class Harness {
             }
         }
         return writes;
+    }
+
+    /** 2000 warm-up tryLock+unlock, then ITERS iterations timing tryLock() alone (unlock untimed). */
+    private static Object benchAcquire(RLock lock, long iters) {
+        if (iters < 0 || iters > 10_000_000) {
+            throw new IllegalArgumentException("ITERS out of range: " + iters);
+        }
+        for (int i = 0; i < 2000; i++) {
+            if (lock.tryLock()) {
+                lock.unlock();
+            }
+        }
+        long failures = 0;
+        long[] ns = new long[(int) iters];
+        for (int i = 0; i < ns.length; i++) {
+            long t0 = System.nanoTime();
+            boolean ok = lock.tryLock();
+            ns[i] = System.nanoTime() - t0;
+            if (ok) {
+                lock.unlock();
+            } else {
+                failures++;
+            }
+        }
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("iters", iters);
+        r.put("failures", failures);
+        r.put("ns", ns);
+        return r;
+    }
+
+    /** THREADS threads, each lock()+unlock() on its own key PREFIX:i for MILLIS after 200 warm-up rounds. */
+    private static Object benchThroughput(String prefix, int threads, long millis) throws Exception {
+        if (threads < 1 || threads > 4096 || millis < 1) {
+            throw new IllegalArgumentException("bad THREADS/MILLIS");
+        }
+        java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(threads + 1);
+        java.util.concurrent.atomic.AtomicLong ops = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        List<Thread> ts = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            RLock lock = redisson.getLock(prefix + ":" + t);
+            Thread th = new Thread(() -> {
+                try {
+                    for (int i = 0; i < 200; i++) {
+                        lock.lock();
+                        lock.unlock();
+                    }
+                    start.await();
+                    long n = 0;
+                    while (!stop.get()) {
+                        lock.lock();
+                        lock.unlock();
+                        n++;
+                    }
+                    ops.addAndGet(n);
+                } catch (Exception e) {
+                    System.err.println("harness: benchThroughput thread failed: " + e);
+                }
+            });
+            th.setDaemon(true);
+            th.start();
+            ts.add(th);
+        }
+        start.await();
+        long t0 = System.nanoTime();
+        Thread.sleep(millis);
+        stop.set(true);
+        for (Thread th : ts) {
+            th.join();
+        }
+        long elapsed = System.nanoTime() - t0;
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("threads", threads);
+        r.put("ops", ops.get());
+        r.put("elapsed_ns", elapsed);
+        return r;
+    }
+
+    /**
+     * WAITERS+1 threads take turns on one lock with lock()/unlock(), holding it 2 ms. The first
+     * holder waits until everyone is queued; a thread that released waits for the next grant before queueing again,
+     * so every grant is a handoff to a waiter. Result: per handoff, nanos from the releaser's
+     * unlock() return to the next holder's lock() return.
+     */
+    private static Object benchHandoff(RLock lock, int waiters, int handoffs) throws Exception {
+        if (waiters < 1 || waiters > 4096 || handoffs < 1 || handoffs > 1_000_000) {
+            throw new IllegalArgumentException("bad WAITERS/HANDOFFS");
+        }
+        final int n = waiters + 1;
+        final long[] acq = new long[handoffs + n + 2];
+        final long[] rel = new long[handoffs + n + 2];
+        final java.util.concurrent.atomic.AtomicLong gen = new java.util.concurrent.atomic.AtomicLong();
+        final Object mon = new Object();
+        final java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(n);
+        List<Thread> ts = new ArrayList<>();
+        for (int t = 0; t < n; t++) {
+            Thread th = new Thread(() -> {
+                started.countDown();
+                try {
+                    while (true) {
+                        lock.lock();
+                        long now = System.nanoTime();
+                        long g = gen.incrementAndGet();
+                        if (g < acq.length) {
+                            acq[(int) g] = now;
+                        }
+                        synchronized (mon) {
+                            mon.notifyAll();
+                        }
+                        if (g == 1) {
+                            started.await();
+                            Thread.sleep(200 + n);
+                        } else {
+                            Thread.sleep(2); // short critical section: the previous holder re-queues meanwhile
+                        }
+                        boolean last = g > handoffs;
+                        lock.unlock();
+                        if (g < rel.length) {
+                            rel[(int) g] = System.nanoTime();
+                        }
+                        if (last) {
+                            return;
+                        }
+                        synchronized (mon) {
+                            while (gen.get() <= g) {
+                                mon.wait();
+                            }
+                        }
+                        if (gen.get() > handoffs) {
+                            return;
+                        }
+                    }
+                } catch (Exception e) {
+                    System.err.println("harness: benchHandoff thread failed: " + e);
+                }
+            });
+            th.setDaemon(true);
+            th.start();
+            ts.add(th);
+        }
+        // the last grant wakes nobody: whoever still waits gets the lock after it, sees the end, leaves
+        for (Thread th : ts) {
+            th.join();
+        }
+        long[] ns = new long[handoffs];
+        for (int g = 1; g <= handoffs; g++) {
+            ns[g - 1] = acq[g + 1] - rel[g];
+        }
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("waiters", waiters);
+        r.put("handoffs", handoffs);
+        r.put("ns", ns);
+        return r;
     }
 
     private static Object bench(RLock lock, long iters, boolean tryLock) {
