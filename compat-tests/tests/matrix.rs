@@ -830,6 +830,7 @@ async fn s7(env: &Env, dir: Dir) -> Result<Outcome> {
         _ => {
             let mut holder = tokio::process::Command::new(env!("CARGO_BIN_EXE_rust-holder"))
                 .args([env.url.as_str(), name.as_str(), &FAST_WATCHDOG_MS.to_string()])
+                .stdin(Stdio::piped()) // kept open until the kill; EOF makes the holder exit
                 .stdout(Stdio::piped())
                 .stderr(Stdio::inherit())
                 .kill_on_drop(true)

@@ -1,8 +1,8 @@
 //! Takes a Redisson-compatible lock and holds it until killed.
 //!
 //! `rust-holder URL LOCK_NAME WATCHDOG_MS` prints `acquired <field>` once the lock is held (watchdog
-//! mode: renewed every WATCHDOG_MS/3), then waits forever. The matrix test SIGKILLs it to play a
-//! crashed Rust service.
+//! mode: renewed every WATCHDOG_MS/3), then waits until killed. The matrix test SIGKILLs it to play
+//! a crashed Rust service. When its stdin reaches EOF (the test is gone) it exits without unlocking.
 
 use std::io::Write;
 use std::time::Duration;
@@ -53,8 +53,24 @@ async fn main() {
     let _ = writeln!(out, "acquired {}", guard.field());
     let _ = out.flush();
     drop(out);
-    // Hold until killed; if the hold is ever lost, say so on stderr (and keep waiting).
-    let reason = guard.lost().await;
-    eprintln!("rust-holder: lost the lock: {reason}");
-    std::future::pending::<()>().await;
+    // Hold until killed. If the hold is ever lost, say so on stderr (and keep waiting). If stdin
+    // reaches EOF (the test that started us is gone), exit at once without unlocking, like a
+    // crash: the lock then expires after the watchdog timeout.
+    let lost = guard.lost();
+    let orphaned = async {
+        use tokio::io::AsyncReadExt;
+        let mut stdin = tokio::io::stdin();
+        let mut buf = [0u8; 64];
+        while matches!(stdin.read(&mut buf).await, Ok(n) if n > 0) {}
+    };
+    tokio::select! {
+        reason = lost => {
+            eprintln!("rust-holder: lost the lock: {reason}");
+            std::future::pending::<()>().await;
+        }
+        _ = orphaned => {
+            eprintln!("rust-holder: stdin closed, exiting without unlocking");
+            std::process::exit(3);
+        }
+    }
 }
