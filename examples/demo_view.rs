@@ -165,7 +165,7 @@ impl View {
             .map(|(t, _)| t.elapsed().as_secs_f64())
             .unwrap_or(0.0)
             .max(0.5);
-        let handoffs = self.handoffs.len() as f64 / window.min(2.0).max(0.5);
+        let handoffs = self.handoffs.len() as f64 / window.clamp(0.5, 2.0);
         let rounds = match (self.rounds_at.front(), self.rounds_at.back()) {
             (Some((_, a)), Some((_, b))) => (b - a) as f64 / window,
             _ => 0.0,

@@ -307,6 +307,73 @@ async fn inspect_and_list_report_locks_held_by_another_client() {
     assert_eq!(r.stdout.trim(), "no locks found");
 }
 
+#[tokio::test]
+async fn inspect_reports_fair_queue_and_fencing_token() {
+    // The library has no fair or fenced lock yet, so write the state Redisson's RFairLock and
+    // RFencedLock leave (protocol §5.1, §7.2) with plain commands.
+    let s = RedisServer::start();
+    let mut raw = s.conn().await;
+    let holder = "0d7c6a53-8f43-4c5e-9a1c-2b8d1f0e4a11";
+    let waiter = "7a9e0c21-4b3d-4f6a-8e2c-9d1b5f7a3c42";
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let _: () = raw.hset("fair", format!("{holder}:1"), 1).await.unwrap();
+    let _: () = raw.pexpire("fair", 30_000).await.unwrap();
+    let q = "redisson_lock_queue:{fair}";
+    let z = "redisson_lock_timeout:{fair}";
+    let _: () = raw
+        .rpush(q, &[format!("{waiter}:7"), format!("{waiter}:8")])
+        .await
+        .unwrap();
+    let _: () = raw.zadd(z, format!("{waiter}:7"), now + 300_000).await.unwrap();
+    let _: () = raw.zadd(z, format!("{waiter}:8"), now + 600_000).await.unwrap();
+    let _: () = raw.hset("fenced", format!("{holder}:3"), 1).await.unwrap();
+    let _: () = raw.pexpire("fenced", 30_000).await.unwrap();
+    let _: () = raw.set("redisson_lock_token:{fenced}", 17).await.unwrap();
+
+    let r = run(&s, &["--json", "inspect", "fair"]).await;
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let v = &json_lines(&r.stdout)[0];
+    assert_eq!(v["kind"], "fair");
+    assert_eq!(v["holders"][0]["owner_id"], 1);
+    let queue = v["queue"].as_array().unwrap();
+    assert_eq!(queue.len(), 2);
+    assert_eq!(queue[0]["field"], format!("{waiter}:7"));
+    assert_eq!(queue[0]["owner_id"], 7);
+    assert_eq!(queue[0]["deadline_ms"], now + 300_000);
+    assert_eq!(queue[1]["deadline_ms"], now + 600_000);
+
+    let r = run(&s, &["inspect", "fair"]).await;
+    assert!(r.stdout.contains("queue    2 waiting"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains(&format!("1. client {waiter}  owner 7  deadline ")),
+        "{}",
+        r.stdout
+    );
+
+    let r = run(&s, &["--json", "inspect", "fenced"]).await;
+    let v = &json_lines(&r.stdout)[0];
+    assert_eq!(v["kind"], "fenced");
+    assert_eq!(v["token"], 17);
+    assert_eq!(v["holders"][0]["owner_id"], 3);
+
+    let r = run(&s, &["--json", "list"]).await;
+    let kinds: Vec<(Value, Value)> = json_lines(&r.stdout)
+        .into_iter()
+        .map(|v| (v["name"].clone(), v["kind"].clone()))
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            (Value::from("fair"), Value::from("fair")),
+            (Value::from("fenced"), Value::from("fenced"))
+        ]
+    );
+}
+
 /// A Redisson 4.7.0 harness JVM (compat-tests), driven over stdin/stdout.
 struct Harness {
     child: Child,
