@@ -433,6 +433,9 @@ where
         .await
         .map_err(|e| map_err(key, e))?;
 
+    // Decide from this snapshot only: the key types read before may be stale by now.
+    let has_hash = !fields.is_empty();
+    let fair = !queue.is_empty() || !deadlines.is_empty();
     let mut mode = None;
     let mut holders = Vec::new();
     for (field, value) in fields {
@@ -515,11 +518,11 @@ where
 
     let kind = if mode.is_some() {
         Some(LockKind::ReadWrite)
-    } else if t_queue != "none" || t_timeout != "none" {
+    } else if fair {
         Some(LockKind::Fair)
     } else if token.is_some() {
         Some(LockKind::Fenced)
-    } else if t_lock != "none" {
+    } else if has_hash {
         Some(LockKind::Lock)
     } else {
         None
@@ -528,11 +531,7 @@ where
     Ok(LockInfo {
         key: key.to_owned(),
         kind,
-        ttl: if t_lock == "none" {
-            Ttl::NotLocked
-        } else {
-            ttl_of(pttl)
-        },
+        ttl: if has_hash { ttl_of(pttl) } else { Ttl::NotLocked },
         mode,
         holders,
         queue,

@@ -178,7 +178,10 @@ pub(crate) async fn hold(client: &Client, out: &Out, args: HoldArgs) -> Result<O
                 drop(guard);
                 out.emit(
                     json!({"event": "expired", "name": name, "field": field, "held_ms": held, "ts_ms": now_ms()}),
-                    || format!("expired {name}: the lease ran out after {}", fmt_ms(held)),
+                    || {
+                        let lease = args.lease.map(|l| fmt_ms(l.as_millis() as u64)).unwrap_or_default();
+                        format!("expired {name}: the {lease} lease ran out (no longer trusted after {})", fmt_ms(held))
+                    },
                 );
                 return Ok(Outcome::Done);
             }
