@@ -204,6 +204,38 @@ async fn hold_creates_the_redisson_hash_and_releases_on_ctrl_c() {
     assert!((3_000..=5_000).contains(&pttl), "PTTL with --lease 5s = {pttl}");
     hold.signal("-TERM");
     assert_eq!(hold.exit_code(Duration::from_secs(20)).await, Some(0));
+
+    // --write / --read: the read-write lock's hash shape
+    let mut w = Spawned::start(&s, &["--json", "hold", "doc", "--write", "--owner", "3"]);
+    let acquired = w.event(Duration::from_secs(20), "acquired").await;
+    let wfield = acquired["field"].as_str().unwrap().to_owned();
+    assert!(wfield.ends_with(":3:write"), "{wfield}");
+    assert_eq!(
+        hgetall(&mut raw, "doc").await,
+        vec![(wfield, "1".to_owned()), ("mode".to_owned(), "write".to_owned())]
+    );
+    w.signal("-INT");
+    assert_eq!(w.exit_code(Duration::from_secs(20)).await, Some(0));
+    let mut r = Spawned::start(&s, &["--json", "hold", "doc", "--read", "--owner", "4"]);
+    let acquired = r.event(Duration::from_secs(20), "acquired").await;
+    let rfield = acquired["field"].as_str().unwrap().to_owned();
+    assert!(rfield.ends_with(":4"), "{rfield}");
+    assert_eq!(
+        hgetall(&mut raw, "doc").await,
+        vec![
+            (rfield.clone(), "1".to_owned()),
+            ("mode".to_owned(), "read".to_owned())
+        ]
+    );
+    let t: i64 = raw
+        .pttl(format!("{{doc}}:{rfield}:rwlock_timeout:1"))
+        .await
+        .unwrap();
+    assert!((25_000..=30_000).contains(&t), "read timeout key PTTL {t}");
+    r.signal("-INT");
+    assert_eq!(r.exit_code(Duration::from_secs(20)).await, Some(0));
+    let exists: i64 = raw.exists("doc").await.unwrap();
+    assert_eq!(exists, 0);
 }
 
 #[tokio::test]
@@ -570,8 +602,27 @@ async fn hold_wait_exits_2_when_not_acquired_in_time() {
     assert_eq!(r.code, Some(2));
     assert_eq!(json_lines(&r.stdout)[0]["event"], "not-acquired");
 
-    // still held by us, untouched
+    // Ctrl-C while still waiting: exit 130, nothing acquired
+    let mut waiting = Spawned::start(&s, &["--json", "hold", "busy"]);
     let mut raw = s.conn().await;
+    eventually(Duration::from_secs(20), "the waiting hold subscribes", || {
+        let mut raw = raw.clone();
+        async move {
+            let v: Vec<(String, i64)> = redis::cmd("PUBSUB")
+                .arg("NUMSUB")
+                .arg("redisson_lock__channel:{busy}")
+                .query_async(&mut raw)
+                .await
+                .unwrap();
+            v[0].1 >= 1
+        }
+    })
+    .await;
+    waiting.signal("-INT");
+    waiting.event(Duration::from_secs(20), "interrupted").await;
+    assert_eq!(waiting.exit_code(Duration::from_secs(20)).await, Some(130));
+
+    // still held by us, untouched
     assert_eq!(
         hgetall(&mut raw, "busy").await,
         vec![(g.field().to_owned(), "1".to_owned())]
@@ -675,6 +726,15 @@ async fn watch_prints_unlock_events_live() {
     assert_eq!(m["sharded"], true);
     assert_eq!(m["message"], "0");
 
+    // a fair lock's per-waiter channel (pattern subscription)
+    let _: i64 = raw
+        .publish("redisson_lock__channel:{watched}:abc:7", "0")
+        .await
+        .unwrap();
+    let m = w.event(Duration::from_secs(20), "message").await;
+    assert_eq!(m["channel"], "redisson_lock__channel:{watched}:abc:7");
+    assert!(m["meaning"].as_str().unwrap().contains("abc:7"), "{m}");
+
     w.signal("-INT");
     assert_eq!(w.exit_code(Duration::from_secs(20)).await, Some(0));
 
@@ -695,6 +755,30 @@ async fn watch_prints_unlock_events_live() {
         line.contains("redisson_lock__channel:{watched}") && line.contains("unlock"),
         "{line}"
     );
+}
+
+#[tokio::test]
+async fn force_unlock_of_a_read_write_lock_uses_its_channel() {
+    let s = RedisServer::start();
+    let c = client(&s).await;
+    let rw = c.read_write_lock("rwstuck").unwrap();
+    let w = rw.write_lock().lock().await.unwrap();
+    let mut sub = RawSubscriber::new(&s.url(), "redisson_rwlock:{rwstuck}").await;
+    let r = run(&s, &["--json", "force-unlock", "rwstuck", "--yes"]).await;
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let v = &json_lines(&r.stdout)[0];
+    assert_eq!(v["removed"], true);
+    assert_eq!(v["kind"], "read-write");
+    assert_eq!(v["holders"][0]["role"], "write");
+    assert_eq!(
+        sub.drain(&s).await,
+        vec!["1".to_owned()],
+        "a write force-unlock publishes 1"
+    );
+    let mut raw = s.conn().await;
+    let exists: i64 = raw.exists("rwstuck").await.unwrap();
+    assert_eq!(exists, 0);
+    drop(w);
 }
 
 /// One line on stderr, nothing on stdout, exit code 1.
