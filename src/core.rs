@@ -48,6 +48,49 @@ pub(crate) trait LockKind: Send + Sync + 'static {
     }
 }
 
+/// Argument layouts shared by several kinds (each with its own script).
+pub(crate) mod layout {
+    use redis::{Script, ScriptInvocation};
+
+    use super::Ctx;
+
+    /// `KEYS[1]` lock; `ARGV` lease, field: RLock and write-lock acquire.
+    pub(crate) fn acquire(script: &'static Script, c: &Ctx<'_>, lease_ms: u64) -> ScriptInvocation<'static> {
+        let mut inv = script.prepare_invoke();
+        inv.key(c.key).arg(lease_ms).arg(c.field);
+        inv
+    }
+
+    /// `KEYS` lock, channel, latch; `ARGV` message, lease, field, publish command, latch TTL:
+    /// RLock and write-lock unlock (Redisson 3.24+).
+    pub(crate) fn release(
+        script: &'static Script,
+        c: &Ctx<'_>,
+        message: u8,
+        lease_ms: u64,
+        latch: &str,
+        latch_ms: u64,
+    ) -> ScriptInvocation<'static> {
+        let mut inv = script.prepare_invoke();
+        inv.key(c.key)
+            .key(c.channel)
+            .key(latch)
+            .arg(message)
+            .arg(lease_ms)
+            .arg(c.field)
+            .arg(c.publish)
+            .arg(latch_ms);
+        inv
+    }
+
+    /// `KEYS` lock, channel; `ARGV` message, publish command: every force unlock.
+    pub(crate) fn force(script: &'static Script, c: &Ctx<'_>, message: u8) -> ScriptInvocation<'static> {
+        let mut inv = script.prepare_invoke();
+        inv.key(c.key).key(c.channel).arg(message).arg(c.publish);
+        inv
+    }
+}
+
 /// The outcome of a successful unlock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]

@@ -6,7 +6,7 @@ use std::time::Duration;
 use redis::ScriptInvocation;
 
 use crate::client::ClientInner;
-use crate::core::{Ctx, Held, LockCore, LockKind};
+use crate::core::{layout, Ctx, Held, LockCore, LockKind};
 use crate::error::{Error, Result};
 use crate::handle::{lock_guard_methods, lock_handle_methods};
 use crate::owner::OwnerSel;
@@ -50,9 +50,7 @@ impl LockKind for Read {
     }
 
     fn force_release(&self, c: &Ctx<'_>) -> ScriptInvocation<'static> {
-        let mut inv = script::RW_READ_FORCE_UNLOCK.prepare_invoke();
-        inv.key(c.key).key(c.channel).arg(0).arg(c.publish);
-        inv
+        layout::force(&script::RW_READ_FORCE_UNLOCK, c, 0)
     }
 
     fn renew(&self) -> RenewKind {
@@ -77,28 +75,15 @@ impl LockKind for Write {
     }
 
     fn acquire(&self, c: &Ctx<'_>, lease_ms: u64) -> ScriptInvocation<'static> {
-        let mut inv = script::RW_WRITE_ACQUIRE.prepare_invoke();
-        inv.key(c.key).arg(lease_ms).arg(c.field);
-        inv
+        layout::acquire(&script::RW_WRITE_ACQUIRE, c, lease_ms)
     }
 
     fn release(&self, c: &Ctx<'_>, lease_ms: u64, latch: &str, latch_ms: u64) -> ScriptInvocation<'static> {
-        let mut inv = script::RW_WRITE_UNLOCK.prepare_invoke();
-        inv.key(c.key)
-            .key(c.channel)
-            .key(latch)
-            .arg(1)
-            .arg(lease_ms)
-            .arg(c.field)
-            .arg(c.publish)
-            .arg(latch_ms);
-        inv
+        layout::release(&script::RW_WRITE_UNLOCK, c, 1, lease_ms, latch, latch_ms)
     }
 
     fn force_release(&self, c: &Ctx<'_>) -> ScriptInvocation<'static> {
-        let mut inv = script::RW_WRITE_FORCE_UNLOCK.prepare_invoke();
-        inv.key(c.key).key(c.channel).arg(1).arg(c.publish);
-        inv
+        layout::force(&script::RW_WRITE_FORCE_UNLOCK, c, 1)
     }
 }
 

@@ -128,6 +128,25 @@ impl Watchdog {
     }
 }
 
+/// Splits `items` into groups that may share one script call: in a cluster one group per hash
+/// slot (a script may only touch keys of one slot), elsewhere a single group.
+fn slot_groups<T>(items: Vec<T>, cluster: bool, key: impl Fn(&T) -> &str) -> Vec<Vec<T>> {
+    if items.is_empty() {
+        return Vec::new();
+    }
+    if !cluster {
+        return vec![items];
+    }
+    let mut groups: HashMap<Slot, Vec<T>> = HashMap::new();
+    for it in items {
+        groups
+            .entry(Slot::for_key(key(&it).as_bytes()))
+            .or_default()
+            .push(it);
+    }
+    groups.into_values().collect()
+}
+
 struct Task {
     shared: Weak<Shared>,
     conn: Connection,
@@ -186,24 +205,7 @@ impl Task {
     async fn renew(&self, shared: &Shared, items: Vec<Item>) {
         let (hash, read): (Vec<Item>, Vec<Item>) =
             items.into_iter().partition(|i| i.renew == RenewKind::Hash);
-        // In a cluster every call must stay within one slot; elsewhere one call takes any keys.
-        let by_slot = |items: Vec<Item>| -> Vec<Vec<Item>> {
-            if self.conn.is_cluster() {
-                let mut groups: HashMap<Slot, Vec<Item>> = HashMap::new();
-                for it in items {
-                    groups
-                        .entry(Slot::for_key(it.key.as_bytes()))
-                        .or_default()
-                        .push(it);
-                }
-                groups.into_values().collect()
-            } else if items.is_empty() {
-                Vec::new()
-            } else {
-                vec![items]
-            }
-        };
-        let hash_groups = by_slot(hash);
+        let hash_groups = slot_groups(hash, self.conn.is_cluster(), |it| &it.key);
         let hash_calls = hash_groups
             .iter()
             .flat_map(|g| g.chunks(self.batch))
@@ -228,20 +230,7 @@ impl Task {
                 read_locks[i].push(it);
             }
         }
-        let read_groups: Vec<Vec<Vec<Item>>> = if self.conn.is_cluster() {
-            let mut groups: HashMap<Slot, Vec<Vec<Item>>> = HashMap::new();
-            for lock in read_locks {
-                groups
-                    .entry(Slot::for_key(lock[0].key.as_bytes()))
-                    .or_default()
-                    .push(lock);
-            }
-            groups.into_values().collect()
-        } else if read_locks.is_empty() {
-            Vec::new()
-        } else {
-            vec![read_locks]
-        };
+        let read_groups = slot_groups(read_locks, self.conn.is_cluster(), |lock| &lock[0].key);
         let read_calls = read_groups
             .iter()
             .flat_map(|g| g.chunks(self.batch))
@@ -311,5 +300,27 @@ impl Task {
         drop(entries);
         it.lease.set(LeaseState::Lost(LostReason::OwnerGone));
         tracing::warn!(key = %it.key, field = %it.field, "lock lost: renewal found the owner's field gone");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slot_groups_split_only_in_a_cluster() {
+        let keys = vec!["a", "b", "{a}:x", "c"];
+        assert_eq!(slot_groups(keys.clone(), false, |k| k), vec![keys.clone()]);
+        let groups = slot_groups(keys, true, |k| k);
+        let with_a = groups.iter().find(|g| g.contains(&"a")).unwrap();
+        assert!(
+            with_a.contains(&"{a}:x"),
+            "a hash tag keeps keys together: {groups:?}"
+        );
+        for g in &groups {
+            let slot = Slot::for_key(g[0]);
+            assert!(g.iter().all(|k| Slot::for_key(k) == slot));
+        }
+        assert!(slot_groups(Vec::<&str>::new(), true, |k| k).is_empty());
     }
 }
