@@ -472,6 +472,30 @@ pub fn find_overlap(intervals: &[Interval]) -> Option<(Interval, Interval)> {
     None
 }
 
+/// Read-write check: an `exclusive` interval (a write) must not overlap any other interval, while
+/// shared ones (reads) may overlap each other. Touching ends are allowed, as in [`find_overlap`].
+/// Returns the first offending (exclusive, other) pair.
+pub fn find_exclusive_overlap(
+    intervals: &[Interval],
+    exclusive: impl Fn(&Interval) -> bool,
+) -> Option<(Interval, Interval)> {
+    let mut sorted: Vec<&Interval> = intervals.iter().collect();
+    sorted.sort_by_key(|i| (i.start, i.end));
+    for (i, w) in sorted.iter().enumerate() {
+        if !exclusive(w) {
+            continue;
+        }
+        // Earlier starts: any of them may still run past w.start (reads can be long).
+        let before = sorted[..i].iter().find(|o| o.end > w.start);
+        // Later starts: sorted, so only the next one can be the first to begin before w.end.
+        let after = sorted[i + 1..].iter().find(|o| o.start < w.end);
+        if let Some(o) = before.or(after) {
+            return Some(((*w).clone(), (*o).clone()));
+        }
+    }
+    None
+}
+
 /// Path of `compat-tests/` (this crate's directory).
 pub fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -521,6 +545,35 @@ mod tests {
         // a long interval overlapping a later one that is not its direct successor
         assert!(find_overlap(&[iv("a", 0, 100), iv("b", 10, 20), iv("c", 50, 60)]).is_some());
         assert!(find_overlap(&[iv("c", 50, 60), iv("a", 0, 100)]).is_some());
+    }
+
+    #[test]
+    fn exclusive_overlap_detection() {
+        let w = |i: &Interval| i.who.ends_with(":w");
+        // reads may overlap each other; writes touch their neighbours only
+        let ok = [
+            iv("java:a:r", 0, 10),
+            iv("rust:1:r", 5, 12),
+            iv("rust:2:w", 12, 20),
+            iv("java:b:r", 20, 30),
+        ];
+        assert_eq!(find_exclusive_overlap(&ok, w), None);
+        // a read running into a write
+        assert!(find_exclusive_overlap(&[iv("java:a:r", 0, 15), iv("rust:2:w", 12, 20)], w).is_some());
+        // a long read that started well before a write and ends inside it
+        assert!(find_exclusive_overlap(
+            &[
+                iv("java:a:r", 0, 50),
+                iv("rust:1:r", 1, 2),
+                iv("rust:2:w", 40, 60)
+            ],
+            w
+        )
+        .is_some());
+        // a zero-length write inside a read
+        assert!(find_exclusive_overlap(&[iv("java:a:r", 0, 50), iv("rust:2:w", 30, 30)], w).is_some());
+        // two writes
+        assert!(find_exclusive_overlap(&[iv("java:a:w", 0, 10), iv("rust:2:w", 9, 20)], w).is_some());
     }
 
     #[test]

@@ -21,9 +21,10 @@ use std::time::{Duration, Instant};
 use common::RedisServer;
 use futures::FutureExt;
 use redis::aio::MultiplexedConnection;
-use redisson_lock::{Client, Config, Error as LockError, LockGuard};
+use redisson_lock::{Client, Config, Error as LockError, LockGuard, ReadGuard, WriteGuard};
 use redisson_lock_compat_tests::{
-    crate_dir, find_overlap, now_micros, now_ms, on_path, Harness, Interval, Pending, Result,
+    crate_dir, find_exclusive_overlap, find_overlap, now_micros, now_ms, on_path, Harness, Interval, Pending,
+    Result,
 };
 use tokio::io::AsyncBufReadExt;
 
@@ -39,8 +40,16 @@ const LEASE_MS: u64 = 1500;
 /// Scenario 8: tasks per language and rounds per task.
 const COUNTER_TASKS: usize = 4;
 const COUNTER_ROUNDS: usize = 250;
+/// Wake-up bound of the read-write scenarios 12 and 14 (from the unlock reply to the acquisition).
+const RW_WAKE_BOUND_MS: f64 = 1000.0;
+/// Scenario 15: tasks per language, rounds per task, and the share of writes.
+const RW_COUNTER_TASKS: usize = 3;
+const RW_COUNTER_ROUNDS: usize = 150;
+const RW_WRITE_PERCENT: u64 = 30;
+/// The order the scenarios run in: 9 (nothing left behind) checks every other one, so it is last.
+const RUN_ORDER: [usize; 15] = [1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15, 9];
 
-const TITLES: [&str; 9] = [
+const TITLES: [&str; 15] = [
     "A holds: B's try_lock fails, B's hold count 0, B sees is_locked",
     "A releases: B blocked in lock() acquires within 200 ms (pub/sub; TTL 30 s)",
     "Reentrancy: A locks 3x, B reads count via HGET; 2 unlocks keep it; 3rd lets B in",
@@ -49,7 +58,13 @@ const TITLES: [&str; 9] = [
     "force_unlock by B: waiter woken; A learns its hold is gone",
     "A's process SIGKILLed while holding: B acquires within watchdog + 1 s",
     "Mutual exclusion: 4 Rust tasks + 4 Java threads x 250 rounds, counter = 2000, no overlap",
-    "Afterwards: no channel subscribed, no lock keys left",
+    "Afterwards (runs last, after 15): no channel subscribed, no lock keys left (incl. rwlock_timeout keys, redisson_rwlock channels)",
+    "RW: A's 2 readers hold: B's write try_lock fails, B's read try_lock succeeds; hash has both languages' reader fields and exact timeout keys (PTTL > 0)",
+    "RW: A's read unlock while B's readers (counts 2, 1) hold keeps the lock: mode=read, B's fields and timeout keys intact; B's unlocks delete it",
+    "RW: A writes, 3 B readers block in lock(); A's write unlock (message 1) wakes all within 1 s (latency of the last)",
+    "RW: downgrade by A (write, read, write unlock): B sees read locked, not write locked; B's read try_lock ok, write try_lock fails",
+    "RW: read watchdog 1 s on both sides: A and B read 5 s, a writer (B's language) never gets in; after both unlock it gets in at once",
+    "RW: mutual exclusion: 3 Java + 3 Rust rwcounter tasks x 150 rounds, 30% writes; counter = writes, no write overlaps any section",
 ];
 
 macro_rules! ensure {
@@ -148,7 +163,10 @@ impl Raw {
         self.q(redis::cmd("DEL").arg(keys)).await
     }
     async fn keys(&self) -> Result<Vec<String>> {
-        self.q(redis::cmd("KEYS").arg("*")).await
+        self.keys_like("*").await
+    }
+    async fn keys_like(&self, pattern: &str) -> Result<Vec<String>> {
+        self.q(redis::cmd("KEYS").arg(pattern)).await
     }
 }
 
@@ -991,6 +1009,822 @@ async fn s8(env: &Env, dir: Dir) -> Result<Outcome> {
     })
 }
 
+// ---------------------------------------------------------------------------------------------
+// Read-write lock parties (scenarios 10-15): a Java worker thread or a Rust owner
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Side {
+    Read,
+    Write,
+}
+
+impl Side {
+    /// The harness' command prefix (`readLock`, `writeUnlock`, ...).
+    fn java(self, op: &str) -> String {
+        match self {
+            Side::Read => format!("read{op}"),
+            Side::Write => format!("write{op}"),
+        }
+    }
+    fn word(self) -> &'static str {
+        match self {
+            Side::Read => "read",
+            Side::Write => "write",
+        }
+    }
+}
+
+enum RwGuard {
+    R(ReadGuard),
+    W(WriteGuard),
+}
+
+impl RwGuard {
+    async fn unlock(self) -> redisson_lock::Result<redisson_lock::Unlocked> {
+        match self {
+            RwGuard::R(g) => g.unlock().await,
+            RwGuard::W(g) => g.unlock().await,
+        }
+    }
+}
+
+enum RwParty<'a> {
+    Java {
+        h: &'a Harness,
+        worker: String,
+    },
+    Rust {
+        c: &'a Client,
+        owner: u64,
+        guards: Vec<(String, Side, RwGuard)>,
+    },
+}
+
+enum RwWaiting {
+    Java(Box<Pending>),
+    Rust(tokio::task::JoinHandle<redisson_lock::Result<(RwGuard, f64)>>),
+}
+
+impl RwWaiting {
+    fn is_done(&mut self) -> bool {
+        match self {
+            RwWaiting::Java(p) => p.is_done(),
+            RwWaiting::Rust(j) => j.is_finished(),
+        }
+    }
+}
+
+/// The rw lock's channel (`redisson_rwlock:{N}`).
+fn rw_channel(name: &str) -> String {
+    format!("redisson_rwlock:{{{name}}}")
+}
+
+/// The timeout key of a reader's `k`-th read hold (`{N}:<field>:rwlock_timeout:k`; N has no `{`).
+fn timeout_key(name: &str, field: &str, k: u32) -> String {
+    format!("{{{name}}}:{field}:rwlock_timeout:{k}")
+}
+
+impl RwParty<'_> {
+    fn desc(&self) -> String {
+        match self {
+            RwParty::Java { worker, .. } => format!("java worker {worker}"),
+            RwParty::Rust { owner, .. } => format!("rust owner {owner}"),
+        }
+    }
+
+    fn rw(c: &Client, owner: u64, name: &str) -> Result<redisson_lock::RReadWriteLock> {
+        Ok(c.read_write_lock(name)
+            .map_err(|e| format!("client.read_write_lock({name}): {e}"))?
+            .with_owner(owner))
+    }
+
+    /// The reader field `<id>:<thread or owner>` (the writer field adds `:write`).
+    async fn field(&self, name: &str) -> Result<String> {
+        match self {
+            RwParty::Java { h, worker } => h.field_of(worker).await,
+            RwParty::Rust { c, owner, .. } => Ok(Self::rw(c, *owner, name)?.read_lock().field()),
+        }
+    }
+
+    async fn rust_acquire(
+        rw: redisson_lock::RReadWriteLock,
+        side: Side,
+        try_only: bool,
+    ) -> redisson_lock::Result<Option<RwGuard>> {
+        Ok(match (side, try_only) {
+            (Side::Read, false) => Some(RwGuard::R(rw.read_lock().lock().await?)),
+            (Side::Write, false) => Some(RwGuard::W(rw.write_lock().lock().await?)),
+            (Side::Read, true) => rw.read_lock().try_lock().await?.map(RwGuard::R),
+            (Side::Write, true) => rw.write_lock().try_lock().await?.map(RwGuard::W),
+        })
+    }
+
+    /// Blocking acquire in watchdog mode; returns the epoch ms of acquisition.
+    async fn lock(&mut self, side: Side, name: &str) -> Result<f64> {
+        match self {
+            RwParty::Java { h, worker } => {
+                let r = h
+                    .call(worker, &side.java("Lock"), &[name], Duration::from_secs(30))
+                    .await?;
+                let ts = r.ts_ms;
+                r.into_ok()?;
+                Ok(ts)
+            }
+            RwParty::Rust { c, owner, guards } => {
+                let rw = Self::rw(c, *owner, name)?;
+                let g = tokio::time::timeout(Duration::from_secs(30), Self::rust_acquire(rw, side, false))
+                    .await
+                    .map_err(|_| format!("rust {} lock({name}) did not return within 30 s", side.word()))?
+                    .map_err(|e| format!("rust {} lock({name}): {e}", side.word()))?
+                    .ok_or("an unbounded lock() returned nothing")?;
+                let at = now_ms();
+                guards.push((name.to_owned(), side, g));
+                Ok(at)
+            }
+        }
+    }
+
+    /// Starts a blocking `lock()` (watchdog mode) in the background.
+    async fn start_lock(&self, side: Side, name: &str) -> Result<RwWaiting> {
+        match self {
+            RwParty::Java { h, worker } => Ok(RwWaiting::Java(Box::new(
+                h.send(worker, &side.java("Lock"), &[name]).await?,
+            ))),
+            RwParty::Rust { c, owner, .. } => {
+                let rw = Self::rw(c, *owner, name)?;
+                Ok(RwWaiting::Rust(tokio::spawn(async move {
+                    let g = Self::rust_acquire(rw, side, false).await?.ok_or_else(|| {
+                        redisson_lock::Error::Protocol("an unbounded lock() returned nothing".into())
+                    })?;
+                    Ok((g, now_ms()))
+                })))
+            }
+        }
+    }
+
+    /// Waits for a background `lock()`; returns the epoch ms of acquisition and, for Java, when
+    /// the worker started the call.
+    async fn finish(
+        &mut self,
+        side: Side,
+        name: &str,
+        w: RwWaiting,
+        limit: Duration,
+    ) -> Result<(f64, Option<f64>)> {
+        match (self, w) {
+            (RwParty::Java { .. }, RwWaiting::Java(p)) => {
+                let r = p.wait(limit).await?;
+                let (ts, start) = (r.ts_ms, r.start_ms);
+                r.into_ok()?;
+                Ok((ts, Some(start)))
+            }
+            (RwParty::Rust { guards, .. }, RwWaiting::Rust(j)) => {
+                let abort = j.abort_handle();
+                let joined = tokio::time::timeout(limit, j).await.map_err(|_| {
+                    abort.abort();
+                    format!("rust {} lock({name}) not acquired within {limit:?}", side.word())
+                })?;
+                let (g, at) = joined
+                    .map_err(|e| format!("rust lock task: {e}"))?
+                    .map_err(|e| format!("rust {} lock({name}): {e}", side.word()))?;
+                guards.push((name.to_owned(), side, g));
+                Ok((at, None))
+            }
+            _ => Err("waiting handle of the other language".into()),
+        }
+    }
+
+    async fn try_lock(&mut self, side: Side, name: &str) -> Result<bool> {
+        match self {
+            RwParty::Java { h, worker } => h.call(worker, &side.java("TryLock"), &[name], CMD).await?.bool(),
+            RwParty::Rust { c, owner, guards } => {
+                let rw = Self::rw(c, *owner, name)?;
+                match Self::rust_acquire(rw, side, true)
+                    .await
+                    .map_err(|e| format!("rust {} try_lock({name}): {e}", side.word()))?
+                {
+                    Some(g) => {
+                        guards.push((name.to_owned(), side, g));
+                        Ok(true)
+                    }
+                    None => Ok(false),
+                }
+            }
+        }
+    }
+
+    /// Releases one hold of `side`, which must succeed; returns (call start, reply) in epoch ms.
+    async fn unlock_ok(&mut self, side: Side, name: &str) -> Result<(f64, f64)> {
+        let who = self.desc();
+        match self {
+            RwParty::Java { h, worker } => {
+                let r = h.call(worker, &side.java("Unlock"), &[name], CMD).await?;
+                let (start, ts) = (r.start_ms, r.ts_ms);
+                r.into_ok()
+                    .map_err(|e| format!("{who}: {} unlock({name}) failed: {e}", side.word()))?;
+                Ok((start, ts))
+            }
+            RwParty::Rust { guards, .. } => {
+                let i = guards
+                    .iter()
+                    .rposition(|(n, s, _)| n == name && *s == side)
+                    .ok_or_else(|| format!("{who} has no {} guard of {name}", side.word()))?;
+                let g = guards.remove(i).2;
+                let start = now_ms();
+                g.unlock()
+                    .await
+                    .map_err(|e| format!("{who}: {} unlock({name}) failed: {e}", side.word()))?;
+                Ok((start, now_ms()))
+            }
+        }
+    }
+
+    async fn is_locked(&self, side: Side, name: &str) -> Result<bool> {
+        match self {
+            RwParty::Java { h, worker } => h.call(worker, &side.java("IsLocked"), &[name], CMD).await?.bool(),
+            RwParty::Rust { c, owner, .. } => {
+                let rw = Self::rw(c, *owner, name)?;
+                match side {
+                    Side::Read => rw.read_lock().is_locked().await,
+                    Side::Write => rw.write_lock().is_locked().await,
+                }
+                .map_err(|e| format!("rust {} is_locked: {e}", side.word()))
+            }
+        }
+    }
+
+    /// Write lock, then read lock, then write unlock by the same thread/owner (Rust:
+    /// `WriteGuard::downgrade`). Afterwards this party holds one read lock.
+    async fn lock_and_downgrade(&mut self, name: &str) -> Result<()> {
+        self.lock(Side::Write, name).await?;
+        let who = self.desc();
+        match self {
+            RwParty::Java { h, worker } => {
+                h.call(worker, "readLock", &[name], CMD)
+                    .await?
+                    .into_ok()
+                    .map_err(|e| format!("{who}: readLock while holding the write lock: {e}"))?;
+                h.call(worker, "writeUnlock", &[name], CMD)
+                    .await?
+                    .into_ok()
+                    .map_err(|e| format!("{who}: writeUnlock after readLock: {e}"))?;
+                Ok(())
+            }
+            RwParty::Rust { guards, .. } => {
+                let i = guards
+                    .iter()
+                    .rposition(|(n, s, _)| n == name && *s == Side::Write)
+                    .ok_or("no write guard to downgrade")?;
+                let RwGuard::W(w) = guards.remove(i).2 else {
+                    return Err("a read guard filed as write".into());
+                };
+                let r = w
+                    .downgrade()
+                    .await
+                    .map_err(|e| format!("{who}: WriteGuard::downgrade: {e}"))?;
+                guards.push((name.to_owned(), Side::Read, RwGuard::R(r)));
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Env {
+    /// A read-write party; owner ids/worker names follow [`Env::party`].
+    fn rw_party(&self, s: usize, dir: Dir, role: &str, java: bool, speed: Speed) -> RwParty<'_> {
+        match self.party(s, dir, role, java, speed) {
+            Party::Java { h, worker } => RwParty::Java { h, worker },
+            Party::Rust { c, owner, .. } => RwParty::Rust {
+                c,
+                owner,
+                guards: Vec::new(),
+            },
+        }
+    }
+
+    /// Checks that the rw hash is exactly `mode=read` plus `readers` (field → count), that the
+    /// read-hold timeout keys are exactly `{N}:<field>:rwlock_timeout:1..=count`, and that every
+    /// one of them and the hash have `0 < PTTL <= max_ttl`. Returns the smallest timeout-key PTTL.
+    async fn expect_readers(&self, name: &str, readers: &[(&str, u32)], max_ttl: i64) -> Result<i64> {
+        let mut want = BTreeMap::from([("mode".to_owned(), "read".to_owned())]);
+        for (f, n) in readers {
+            want.insert((*f).to_owned(), n.to_string());
+        }
+        let h = self.raw.hgetall(name).await?;
+        ensure!(h == want, "HGETALL {name} = {h:?}, expected {want:?}");
+        let mut want_keys: Vec<String> = readers
+            .iter()
+            .flat_map(|(f, n)| (1..=*n).map(move |k| timeout_key(name, f, k)))
+            .collect();
+        want_keys.sort();
+        let mut keys = self.raw.keys_like(&format!("{{{name}}}:*")).await?;
+        keys.sort();
+        ensure!(
+            keys == want_keys,
+            "timeout keys of {name} are {keys:?}, expected {want_keys:?} (hash {h:?})"
+        );
+        let mut min = i64::MAX;
+        for k in &keys {
+            let t = self.raw.pttl(k).await?;
+            ensure!(
+                t > 0 && t <= max_ttl,
+                "PTTL {k} = {t}, expected 1..={max_ttl} (hash {h:?})"
+            );
+            min = min.min(t);
+        }
+        let t = self.raw.pttl(name).await?;
+        ensure!(
+            t > 0 && t <= max_ttl,
+            "PTTL {name} = {t}, expected 1..={max_ttl} (hash {h:?})"
+        );
+        Ok(min)
+    }
+
+    /// The rw lock is gone: no hash, no timeout key.
+    async fn expect_rw_gone(&self, name: &str, when: &str) -> Result<()> {
+        let h = self.raw.hgetall(name).await?;
+        ensure!(h.is_empty(), "{when}: the hash {name} still exists: {h:?}");
+        let keys = self.raw.keys_like(&format!("{{{name}}}:*")).await?;
+        ensure!(keys.is_empty(), "{when}: timeout keys left: {keys:?}");
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Read-write lock scenarios
+
+async fn s10(env: &Env, dir: Dir) -> Result<Outcome> {
+    let name = env.name(10, dir);
+    let java_holds = dir == Dir::JavaHolds;
+    let mut a1 = env.rw_party(10, dir, "a", java_holds, Speed::Normal);
+    let mut a2 = env.rw_party(10, dir, "a2", java_holds, Speed::Normal);
+    let mut b = env.rw_party(10, dir, "b", !java_holds, Speed::Normal);
+    let (f1, f2, fb) = (
+        a1.field(&name).await?,
+        a2.field(&name).await?,
+        b.field(&name).await?,
+    );
+    a1.lock(Side::Read, &name).await?;
+    a2.lock(Side::Read, &name).await?;
+    env.expect_readers(&name, &[(&f1, 1), (&f2, 1)], 30_000).await?;
+    ensure!(
+        !b.try_lock(Side::Write, &name).await?,
+        "B's write try_lock succeeded while A's two readers hold"
+    );
+    ensure!(
+        b.try_lock(Side::Read, &name).await?,
+        "B's read try_lock failed while only A's readers hold (readers must share across languages)"
+    );
+    let min = env
+        .expect_readers(&name, &[(&f1, 1), (&f2, 1), (&fb, 1)], 30_000)
+        .await?;
+    ensure!(
+        b.is_locked(Side::Read, &name).await?,
+        "B's read is_locked is false"
+    );
+    ensure!(
+        !b.is_locked(Side::Write, &name).await?,
+        "B's write is_locked is true"
+    );
+    b.unlock_ok(Side::Read, &name).await?;
+    a1.unlock_ok(Side::Read, &name).await?;
+    a2.unlock_ok(Side::Read, &name).await?;
+    env.expect_rw_gone(&name, "after all three read unlocks").await?;
+    Ok(Outcome {
+        latency_ms: None,
+        note: format!(
+            "B write try_lock false, read try_lock true; hash mode=read + 3 reader fields (2 {}, 1 {}), 3 exact timeout keys, min PTTL {min} ms",
+            if java_holds { "Java" } else { "Rust" },
+            if java_holds { "Rust" } else { "Java" },
+        ),
+    })
+}
+
+async fn s11(env: &Env, dir: Dir) -> Result<Outcome> {
+    let name = env.name(11, dir);
+    let java_holds = dir == Dir::JavaHolds;
+    let mut a = env.rw_party(11, dir, "a", java_holds, Speed::Normal);
+    let mut b1 = env.rw_party(11, dir, "b", !java_holds, Speed::Normal);
+    let mut b2 = env.rw_party(11, dir, "b2", !java_holds, Speed::Normal);
+    let (fa, fb1, fb2) = (
+        a.field(&name).await?,
+        b1.field(&name).await?,
+        b2.field(&name).await?,
+    );
+    a.lock(Side::Read, &name).await?;
+    // B1 holds twice (timeout keys :1 and :2), B2 once.
+    b1.lock(Side::Read, &name).await?;
+    b1.lock(Side::Read, &name).await?;
+    b2.lock(Side::Read, &name).await?;
+    env.expect_readers(&name, &[(&fa, 1), (&fb1, 2), (&fb2, 1)], 30_000)
+        .await?;
+    a.unlock_ok(Side::Read, &name).await?;
+    // The bug class: if B's timeout keys were not where A's unlock script looks, it would see only
+    // stale readers and delete the hash under B.
+    let min = env
+        .expect_readers(&name, &[(&fb1, 2), (&fb2, 1)], 30_000)
+        .await
+        .map_err(|e| format!("after A's read unlock with B's readers holding: {e}"))?;
+    ensure!(
+        !a.try_lock(Side::Write, &name).await?,
+        "A's write try_lock succeeded after A's read unlock while B's readers hold"
+    );
+    ensure!(
+        b1.is_locked(Side::Read, &name).await?,
+        "B's read is_locked is false after A's read unlock"
+    );
+    b1.unlock_ok(Side::Read, &name).await?;
+    env.expect_readers(&name, &[(&fb1, 1), (&fb2, 1)], 30_000)
+        .await
+        .map_err(|e| format!("after B1's first read unlock: {e}"))?;
+    b1.unlock_ok(Side::Read, &name).await?;
+    env.expect_readers(&name, &[(&fb2, 1)], 30_000)
+        .await
+        .map_err(|e| format!("after B1's second read unlock: {e}"))?;
+    b2.unlock_ok(Side::Read, &name).await?;
+    env.expect_rw_gone(&name, "after B's last read unlock").await?;
+    Ok(Outcome {
+        latency_ms: None,
+        note: format!(
+            "{} read unlock left mode=read, B's fields (counts 2, 1) and 3 timeout keys intact (min PTTL {min} ms); A's write try_lock false; B's unlocks: 2+1 → 1+1 → 1 → gone",
+            if java_holds { "Java" } else { "Rust" }
+        ),
+    })
+}
+
+async fn s12(env: &Env, dir: Dir) -> Result<Outcome> {
+    let name = env.name(12, dir);
+    let java_holds = dir == Dir::JavaHolds;
+    let mut a = env.rw_party(12, dir, "a", java_holds, Speed::Normal);
+    let fa = a.field(&name).await?;
+    a.lock(Side::Write, &name).await?;
+    let h = env.raw.hgetall(&name).await?;
+    let want = BTreeMap::from([
+        ("mode".to_owned(), "write".to_owned()),
+        (format!("{fa}:write"), "1".to_owned()),
+    ]);
+    ensure!(
+        h == want,
+        "after A's write lock HGETALL = {h:?}, expected {want:?}"
+    );
+    let mut readers = Vec::new();
+    for role in ["b1", "b2", "b3"] {
+        readers.push(env.rw_party(12, dir, role, !java_holds, Speed::Normal));
+    }
+    let mut waits = Vec::new();
+    for r in &readers {
+        waits.push(r.start_lock(Side::Read, &name).await?);
+    }
+    let ch = rw_channel(&name);
+    until(
+        Duration::from_secs(10),
+        &format!("a subscriber on {ch}"),
+        || async { Ok(env.raw.numsub(&ch).await? >= 1) },
+    )
+    .await?;
+    if java_holds {
+        // The Rust readers: all three are waiting on the channel.
+        until(Duration::from_secs(10), "3 Rust readers waiting", || async {
+            Ok(env.rust.stats().waiters >= 3)
+        })
+        .await
+        .map_err(|e| format!("{e}; stats {:?}", env.rust.stats()))?;
+    }
+    for w in waits.iter_mut() {
+        ensure!(!w.is_done(), "a reader got in while A holds the write lock");
+    }
+    let (u_start, t_unlock) = a.unlock_ok(Side::Write, &name).await?;
+    let mut lats = Vec::new();
+    let mut fields = Vec::new();
+    for (r, w) in readers.iter_mut().zip(waits) {
+        let (t_acq, started) = r.finish(Side::Read, &name, w, Duration::from_secs(5)).await?;
+        if let Some(st) = started {
+            // A Java reader must have been inside lock() before the unlock (it was really waiting).
+            ensure!(
+                st <= u_start,
+                "{} started its readLock {:.0} ms after A's unlock began; it did not wait",
+                r.desc(),
+                st - u_start
+            );
+        }
+        lats.push(t_acq - t_unlock);
+        fields.push(r.field(&name).await?);
+    }
+    let last = lats.iter().copied().fold(f64::MIN, f64::max);
+    ensure!(
+        last <= RW_WAKE_BOUND_MS,
+        "the last reader got in {last:.1} ms after A's write unlock (bound {RW_WAKE_BOUND_MS} ms); all: {lats:?}"
+    );
+    let holders: Vec<(&str, u32)> = fields.iter().map(|f| (f.as_str(), 1)).collect();
+    env.expect_readers(&name, &holders, 30_000).await?;
+    for r in readers.iter_mut() {
+        r.unlock_ok(Side::Read, &name).await?;
+    }
+    env.expect_rw_gone(&name, "after the readers' unlocks").await?;
+    let all: Vec<String> = lats.iter().map(|l| format!("{l:.1}")).collect();
+    Ok(Outcome {
+        latency_ms: Some(last),
+        note: format!(
+            "3 {} readers woken by the write unlock (message 1): {} ms; last {:.1} ms after the unlock call started",
+            if java_holds { "Rust" } else { "Java" },
+            all.join(", "),
+            last + t_unlock - u_start
+        ),
+    })
+}
+
+async fn s13(env: &Env, dir: Dir) -> Result<Outcome> {
+    let name = env.name(13, dir);
+    let java_holds = dir == Dir::JavaHolds;
+    let mut a = env.rw_party(13, dir, "a", java_holds, Speed::Normal);
+    let mut b = env.rw_party(13, dir, "b", !java_holds, Speed::Normal);
+    let (fa, fb) = (a.field(&name).await?, b.field(&name).await?);
+    a.lock_and_downgrade(&name).await?;
+    env.expect_readers(&name, &[(&fa, 1)], 30_000)
+        .await
+        .map_err(|e| format!("after A's downgrade: {e}"))?;
+    ensure!(
+        b.is_locked(Side::Read, &name).await?,
+        "B's read is_locked is false after A's downgrade"
+    );
+    ensure!(
+        !b.is_locked(Side::Write, &name).await?,
+        "B's write is_locked is true after A's downgrade"
+    );
+    ensure!(
+        !b.try_lock(Side::Write, &name).await?,
+        "B's write try_lock succeeded while A holds the downgraded read lock"
+    );
+    ensure!(
+        b.try_lock(Side::Read, &name).await?,
+        "B's read try_lock failed after A's downgrade"
+    );
+    env.expect_readers(&name, &[(&fa, 1), (&fb, 1)], 30_000).await?;
+    a.unlock_ok(Side::Read, &name).await?;
+    env.expect_readers(&name, &[(&fb, 1)], 30_000)
+        .await
+        .map_err(|e| format!("after A's read unlock: {e}"))?;
+    b.unlock_ok(Side::Read, &name).await?;
+    env.expect_rw_gone(&name, "after both read unlocks").await?;
+    Ok(Outcome {
+        latency_ms: None,
+        note: format!(
+            "{}; B: read is_locked true, write is_locked false, write try_lock false, read try_lock true; gone after both unlocks",
+            if java_holds {
+                "Java writeLock+readLock+writeUnlock"
+            } else {
+                "Rust WriteGuard::downgrade"
+            }
+        ),
+    })
+}
+
+async fn s14(env: &Env, dir: Dir) -> Result<Outcome> {
+    let name = env.name(14, dir);
+    let java_holds = dir == Dir::JavaHolds;
+    let mut a = env.rw_party(14, dir, "a", java_holds, Speed::Fast);
+    let mut b = env.rw_party(14, dir, "b", !java_holds, Speed::Fast);
+    // The writer is in B's language (so the two directions cover a Java and a Rust writer).
+    let mut w = env.rw_party(14, dir, "w", !java_holds, Speed::Fast);
+    let (fa, fb) = (a.field(&name).await?, b.field(&name).await?);
+    let t_a = a.lock(Side::Read, &name).await?;
+    b.lock(Side::Read, &name).await?;
+    let mut waiting = w.start_lock(Side::Write, &name).await?;
+    let ch = rw_channel(&name);
+    until(
+        Duration::from_secs(10),
+        &format!("the writer subscribed to {ch}"),
+        || async { Ok(env.raw.numsub(&ch).await? >= 1) },
+    )
+    .await?;
+    let wd = FAST_WATCHDOG_MS as i64;
+    let hold_until =
+        Instant::now() + Duration::from_millis(5000u64.saturating_sub((now_ms() - t_a).max(0.0) as u64));
+    let (mut min_ttl, mut checks) = (i64::MAX, 0);
+    while Instant::now() < hold_until {
+        ensure!(
+            !waiting.is_done(),
+            "the writer got in while both readers held (after {:.0} ms)",
+            now_ms() - t_a
+        );
+        let m = env
+            .expect_readers(&name, &[(&fa, 1), (&fb, 1)], wd)
+            .await
+            .map_err(|e| format!("after {:.0} ms of holding: {e}", now_ms() - t_a))?;
+        min_ttl = min_ttl.min(m);
+        checks += 1;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    ensure!(!waiting.is_done(), "the writer got in while both readers held");
+    a.unlock_ok(Side::Read, &name).await?;
+    env.expect_readers(&name, &[(&fb, 1)], wd)
+        .await
+        .map_err(|e| format!("after A's read unlock: {e}"))?;
+    ensure!(!waiting.is_done(), "the writer got in while B still reads");
+    let (u_start, t_unlock) = b.unlock_ok(Side::Read, &name).await?;
+    let (t_acq, _) = w
+        .finish(Side::Write, &name, waiting, Duration::from_secs(5))
+        .await?;
+    let lat = t_acq - t_unlock;
+    ensure!(
+        lat <= RW_WAKE_BOUND_MS,
+        "the writer got in {lat:.1} ms after the last read unlock (bound {RW_WAKE_BOUND_MS} ms)"
+    );
+    let fw = w.field(&name).await?;
+    let h = env.raw.hgetall(&name).await?;
+    let want = BTreeMap::from([
+        ("mode".to_owned(), "write".to_owned()),
+        (format!("{fw}:write"), "1".to_owned()),
+    ]);
+    ensure!(h == want, "the writer's hash is {h:?}, expected {want:?}");
+    w.unlock_ok(Side::Write, &name).await?;
+    env.expect_rw_gone(&name, "after the writer's unlock").await?;
+    Ok(Outcome {
+        latency_ms: Some(lat),
+        note: format!(
+            "readers held {:.1} s, {checks} checks, min timeout-key PTTL {min_ttl} ms; {} writer in {:.1} ms after the last read unlock call started",
+            (u_start - t_a) / 1000.0,
+            if java_holds { "Rust" } else { "Java" },
+            t_acq - u_start
+        ),
+    })
+}
+
+/// One read or write section of the Rust rwcounter: GET (and SET n+1), then the interval record.
+async fn rw_section(raw: &Raw, key: &str, ikey: &str, who: &str, write: bool) -> Result<()> {
+    let start = now_micros();
+    let n: i64 = raw
+        .get(key)
+        .await?
+        .map(|v| v.parse::<i64>().map_err(|e| format!("counter `{v}`: {e}")))
+        .transpose()?
+        .unwrap_or(0);
+    if write {
+        raw.q::<()>(redis::cmd("SET").arg(key).arg(n + 1)).await?;
+    }
+    let end = now_micros();
+    let rw = if write { "w" } else { "r" };
+    raw.q::<i64>(
+        redis::cmd("RPUSH")
+            .arg(ikey)
+            .arg(format!("{who}:{rw}:{start}:{end}")),
+    )
+    .await?;
+    Ok(())
+}
+
+async fn s15(env: &Env, dir: Dir) -> Result<Outcome> {
+    let name = env.name(15, dir);
+    let key = format!("{name}:counter");
+    let ikey = format!("{key}:intervals");
+    env.raw.del(&[&key, &ikey]).await?;
+    let t0 = Instant::now();
+    let rounds = RW_COUNTER_ROUNDS.to_string();
+    let pct = RW_WRITE_PERCENT.to_string();
+    let java_first = dir != Dir::RustHolds;
+    let (mut java, mut rust) = (Vec::new(), Vec::new());
+    for phase in 0..2 {
+        if (phase == 0) == java_first {
+            for i in 0..RW_COUNTER_TASKS {
+                java.push(
+                    env.java
+                        .send(
+                            &format!("s15{}w{i}", dir.tag()),
+                            "rwcounter",
+                            &[&name, &key, &rounds, &pct],
+                        )
+                        .await?,
+                );
+            }
+        } else {
+            for i in 0..RW_COUNTER_TASKS {
+                let rw = env
+                    .rust
+                    .read_write_lock(&name)
+                    .map_err(|e| e.to_string())?
+                    .with_owner(900_000 + i as u64);
+                let raw = env.raw.clone();
+                let (key, ikey) = (key.clone(), ikey.clone());
+                let mut seed = now_micros() ^ (0x9E37_79B9_7F4A_7C15u64.wrapping_mul(i as u64 + 1)) | 1;
+                rust.push(tokio::spawn(async move {
+                    let who = format!("rust:{i}");
+                    let mut writes = 0u64;
+                    for _ in 0..RW_COUNTER_ROUNDS {
+                        // xorshift64
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        if seed % 100 < RW_WRITE_PERCENT {
+                            let g = rw
+                                .write_lock()
+                                .lock()
+                                .await
+                                .map_err(|e| format!("rust write lock: {e}"))?;
+                            rw_section(&raw, &key, &ikey, &who, true).await?;
+                            g.unlock().await.map_err(|e| format!("rust write unlock: {e}"))?;
+                            writes += 1;
+                        } else {
+                            let g = rw
+                                .read_lock()
+                                .lock()
+                                .await
+                                .map_err(|e| format!("rust read lock: {e}"))?;
+                            rw_section(&raw, &key, &ikey, &who, false).await?;
+                            g.unlock().await.map_err(|e| format!("rust read unlock: {e}"))?;
+                        }
+                    }
+                    Ok::<u64, String>(writes)
+                }));
+            }
+        }
+        if phase == 0 {
+            until(
+                Duration::from_secs(30),
+                "the first language completed a section",
+                || async { Ok(env.raw.q::<i64>(redis::cmd("LLEN").arg(&ikey)).await? > 0) },
+            )
+            .await?;
+        }
+    }
+    let limit = Duration::from_secs(150);
+    let (mut java_writes, mut rust_writes) = (0i64, 0u64);
+    for p in java {
+        java_writes += p.wait(limit).await?.int()?;
+    }
+    for j in rust {
+        rust_writes += tokio::time::timeout(limit, j)
+            .await
+            .map_err(|_| "rust rwcounter timed out".to_string())?
+            .map_err(|e| format!("rust rwcounter task: {e}"))??;
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    let writes = java_writes + rust_writes as i64;
+    let total = env.raw.get(&key).await?;
+    let records = env.raw.lrange(&ikey).await?;
+    let intervals: Vec<Interval> = records
+        .iter()
+        .map(|r| Interval::parse(r))
+        .collect::<Result<_>>()?;
+    env.raw.del(&[&key, &ikey]).await?;
+    let expected = 2 * RW_COUNTER_TASKS * RW_COUNTER_ROUNDS;
+    let is_write = |i: &Interval| i.who.ends_with(":w");
+    let count = |lang: &str, w: bool| {
+        intervals
+            .iter()
+            .filter(|i| i.who.starts_with(lang) && is_write(i) == w)
+            .count()
+    };
+    let (jw, jr, rw_, rr) = (
+        count("java:", true),
+        count("java:", false),
+        count("rust:", true),
+        count("rust:", false),
+    );
+    ensure!(
+        total.as_deref().unwrap_or("0") == writes.to_string(),
+        "counter is {total:?}, expected {writes} ({java_writes} Java + {rust_writes} Rust writes): lost updates"
+    );
+    ensure!(
+        intervals.len() == expected,
+        "{} interval records, expected {expected}",
+        intervals.len()
+    );
+    ensure!(
+        jw as i64 == java_writes && rw_ as u64 == rust_writes && jw + jr == expected / 2 && rw_ + rr == expected / 2,
+        "records: Java {jw} w + {jr} r (reported {java_writes} writes), Rust {rw_} w + {rr} r (counted {rust_writes})"
+    );
+    ensure!(
+        jr > 0 && rr > 0 && jw > 0 && rw_ > 0,
+        "a language did no reads or no writes"
+    );
+    if let Some((x, y)) = find_exclusive_overlap(&intervals, is_write) {
+        return Err(format!(
+            "a write section overlaps another section: {x:?} and {y:?}"
+        ));
+    }
+    // Readers really shared: count read/read overlaps across languages (informational).
+    let shared = {
+        let (mut j, mut r): (Vec<&Interval>, Vec<&Interval>) = (Vec::new(), Vec::new());
+        for i in intervals.iter().filter(|i| !is_write(i)) {
+            if i.who.starts_with("java:") {
+                j.push(i)
+            } else {
+                r.push(i)
+            }
+        }
+        j.iter()
+            .filter(|x| r.iter().any(|y| x.start < y.end && y.start < x.end))
+            .count()
+    };
+    Ok(Outcome {
+        latency_ms: None,
+        note: format!(
+            "{} first; counter {writes} = {java_writes} Java + {rust_writes} Rust writes; {expected} sections ({jr} Java + {rr} Rust reads), no write overlaps anything; {shared} Java reads overlapped a Rust read; {secs:.1} s",
+            if java_first { "Java" } else { "Rust" }
+        ),
+    })
+}
+
 async fn s9(env: &Env) -> Result<Outcome> {
     let names: Vec<String> = env.names.lock().map(|n| n.clone()).unwrap_or_default();
     // Redisson and our hub unsubscribe asynchronously after the last waiter leaves.
@@ -1005,8 +1839,12 @@ async fn s9(env: &Env) -> Result<Outcome> {
         ));
     }
     for n in &names {
-        let subs = env.raw.numsub(&channel_of(n)).await?;
-        ensure!(subs == 0, "PUBSUB NUMSUB {} = {subs}", channel_of(n));
+        for ch in [channel_of(n), rw_channel(n)] {
+            let subs = env.raw.numsub(&ch).await?;
+            ensure!(subs == 0, "PUBSUB NUMSUB {ch} = {subs}");
+        }
+        let timeouts = env.raw.keys_like(&format!("{{{n}}}:*:rwlock_timeout:*")).await?;
+        ensure!(timeouts.is_empty(), "read-hold timeout keys left: {timeouts:?}");
     }
     for (label, c) in [("rust", &env.rust), ("rust-fast", &env.rust_fast)] {
         let r = until(Duration::from_secs(5), "the Rust client is idle", || async {
@@ -1067,7 +1905,7 @@ async fn guarded<F: Future<Output = Result<Outcome>>>(limit: Duration, f: F) -> 
 }
 
 async fn run_scenario(env: &Env, s: usize, dir: Dir) -> Result<Outcome> {
-    let limit = if s == 8 {
+    let limit = if s == 8 || s == 15 {
         Duration::from_secs(300)
     } else {
         Duration::from_secs(60)
@@ -1081,6 +1919,12 @@ async fn run_scenario(env: &Env, s: usize, dir: Dir) -> Result<Outcome> {
         6 => guarded(limit, s6(env, dir)).await,
         7 => guarded(limit, s7(env, dir)).await,
         8 => guarded(limit, s8(env, dir)).await,
+        10 => guarded(limit, s10(env, dir)).await,
+        11 => guarded(limit, s11(env, dir)).await,
+        12 => guarded(limit, s12(env, dir)).await,
+        13 => guarded(limit, s13(env, dir)).await,
+        14 => guarded(limit, s14(env, dir)).await,
+        15 => guarded(limit, s15(env, dir)).await,
         _ => guarded(limit, s9(env)).await,
     }
 }
@@ -1273,6 +2117,31 @@ struct RunInfo {
     secs: f64,
 }
 
+fn latency_table(md: &mut String, rows: &[Row], info: &RunInfo, which: impl Fn(usize) -> bool) {
+    use std::fmt::Write;
+    let _ = writeln!(
+        md,
+        "| version | samples | p50 | max | all |\n| --- | --- | --- | --- | --- |"
+    );
+    for v in &info.versions {
+        let mut l: Vec<f64> = rows
+            .iter()
+            .filter(|r| &r.version == v && which(r.scenario))
+            .filter_map(|r| r.latency_ms)
+            .collect();
+        l.sort_by(f64::total_cmp);
+        let all: Vec<String> = l.iter().map(|x| format!("{x:.1}")).collect();
+        let _ = writeln!(
+            md,
+            "| {v} | {} | {:.1} | {:.1} | {} |",
+            l.len(),
+            percentile(&l, 0.5),
+            l.last().copied().unwrap_or(f64::NAN),
+            all.join(", ")
+        );
+    }
+}
+
 fn render(rows: &[Row], info: &RunInfo) -> String {
     use std::fmt::Write;
     let passed = rows.iter().filter(|r| r.pass).count();
@@ -1308,7 +2177,13 @@ fn render(rows: &[Row], info: &RunInfo) -> String {
         "The notes give the latency from the *start* of the unlock call too (an upper bound)."
     );
     let _ = writeln!(md, "Scenario 6: the waiter is in A's language, so B's force unlock wakes it across languages. Scenario 8: J→R =");
-    let _ = writeln!(md, "the Java threads start first and the Rust tasks join after the first increment, R→J the other way round.\n");
+    let _ = writeln!(md, "the Java threads start first and the Rust tasks join after the first increment, R→J the other way round.");
+    let _ = writeln!(
+        md,
+        "Scenarios 10–15 use the read-write lock (`getReadWriteLock` / `read_write_lock`); timeout keys are"
+    );
+    let _ = writeln!(md, "`{{N}}:<reader field>:rwlock_timeout:<k>`. Scenario 12: B = 3 readers of the other language; 14: the writer is in B's");
+    let _ = writeln!(md, "language; 15: J→R = Java rwcounter workers first, R→J = Rust tasks first. Read-write wake-up bound: {RW_WAKE_BOUND_MS} ms.\n");
     let _ = writeln!(md, "## Matrix\n");
     let _ = write!(md, "| # | scenario |");
     for v in &info.versions {
@@ -1349,27 +2224,12 @@ fn render(rows: &[Row], info: &RunInfo) -> String {
         md,
         "\n## Wake-up latency per version (ms; scenarios 2, 3, 5, 6, both directions)\n"
     );
+    latency_table(&mut md, rows, info, |s| s <= 8);
     let _ = writeln!(
         md,
-        "| version | samples | p50 | max | all |\n| --- | --- | --- | --- | --- |"
+        "\n## Read-write wake-up latency per version (ms; scenario 12 = the last of 3 readers woken by a write unlock, 14 = a writer woken by the last read unlock)\n"
     );
-    for v in &info.versions {
-        let mut l: Vec<f64> = rows
-            .iter()
-            .filter(|r| &r.version == v)
-            .filter_map(|r| r.latency_ms)
-            .collect();
-        l.sort_by(f64::total_cmp);
-        let all: Vec<String> = l.iter().map(|x| format!("{x:.1}")).collect();
-        let _ = writeln!(
-            md,
-            "| {v} | {} | {:.1} | {:.1} | {} |",
-            l.len(),
-            percentile(&l, 0.5),
-            l.last().copied().unwrap_or(f64::NAN),
-            all.join(", ")
-        );
-    }
+    latency_table(&mut md, rows, info, |s| s >= 10);
     let _ = writeln!(md, "\n## Details\n");
     let _ = writeln!(md, "| # | version | direction | result | wake-up ms | time s | notes |\n| --- | --- | --- | --- | --- | --- | --- |");
     for r in rows {
@@ -1404,14 +2264,13 @@ async fn run() -> i32 {
         .map(str::to_owned)
         .collect();
     let only: Vec<usize> = match std::env::var("COMPAT_SCENARIOS") {
-        Ok(s) if !s.trim().is_empty() => s
-            .split([' ', ','])
-            .filter_map(|x| x.parse().ok())
-            .filter(|n| (1..=9).contains(n))
-            .collect(),
-        _ => (1..=9).collect(),
+        Ok(s) if !s.trim().is_empty() => {
+            let wanted: Vec<usize> = s.split([' ', ',']).filter_map(|x| x.parse().ok()).collect();
+            RUN_ORDER.into_iter().filter(|n| wanted.contains(n)).collect()
+        }
+        _ => RUN_ORDER.to_vec(),
     };
-    let full = only.len() == 9;
+    let full = only.len() == RUN_ORDER.len();
 
     let redis_bin = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
     let missing: Vec<&str> = [
