@@ -247,9 +247,14 @@ impl View {
             }
         ));
         let (handoffs, rounds) = self.rates();
+        let cross = if self.args.java_rounds > 0 {
+            format!(" ({} Rust<->Java)", self.cross_language)
+        } else {
+            String::new()
+        };
         lines.push(format!(
-            " handoffs  {handoffs:>5.1} /s     rounds {rounds:>5.1} /s     total handoffs {} ({} Rust<->Java)",
-            self.handoff_total, self.cross_language
+            " handoffs  {handoffs:>5.1} /s     rounds {rounds:>5.1} /s     total handoffs {}{cross}",
+            self.handoff_total
         ));
         let done = self.intervals.len() as u64;
         let width = 40u64;
@@ -300,7 +305,7 @@ impl View {
             }
             self.drawn_lines = lines.len().max(self.drawn_lines);
         } else {
-            let _ = writeln!(out, "{}", lines[2..5].join(" |"));
+            let _ = writeln!(out, "{}", lines[2..6].join(" |"));
         }
         let _ = out.flush();
     }
@@ -375,8 +380,13 @@ async fn run(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
     }
     let per: Vec<String> = per.iter().map(|(l, n)| format!("{l} {n}")).collect();
     println!();
+    let cross = if view.args.java_rounds > 0 {
+        format!(" ({} between Rust and Java)", view.cross_language)
+    } else {
+        String::new()
+    };
     println!(
-        " {} in {:.1} s: {rounds} rounds ({}), {} handoffs ({} between Rust and Java)",
+        " {} in {:.1} s: {rounds} rounds ({}), {} handoffs{cross}",
         if timed_out {
             "stopped after the time limit"
         } else {
@@ -385,7 +395,6 @@ async fn run(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
         view.started.elapsed().as_secs_f64(),
         per.join(", "),
         view.handoff_total,
-        view.cross_language
     );
     let ok_count = counter == rounds;
     println!(
