@@ -1780,6 +1780,12 @@ async fn s15(env: &Env, dir: Dir) -> Result<Outcome> {
         count("rust:", true),
         count("rust:", false),
     );
+    // Overlaps first: they explain lost updates.
+    if let Some((x, y)) = find_exclusive_overlap(&intervals, is_write) {
+        return Err(format!(
+            "a write section overlaps another section: {x:?} and {y:?} (counter {total:?}, writes {writes})"
+        ));
+    }
     ensure!(
         total.as_deref().unwrap_or("0") == writes.to_string(),
         "counter is {total:?}, expected {writes} ({java_writes} Java + {rust_writes} Rust writes): lost updates"
@@ -1797,11 +1803,6 @@ async fn s15(env: &Env, dir: Dir) -> Result<Outcome> {
         jr > 0 && rr > 0 && jw > 0 && rw_ > 0,
         "a language did no reads or no writes"
     );
-    if let Some((x, y)) = find_exclusive_overlap(&intervals, is_write) {
-        return Err(format!(
-            "a write section overlaps another section: {x:?} and {y:?}"
-        ));
-    }
     // Readers really shared: count read/read overlaps across languages (informational).
     let shared = {
         let (mut j, mut r): (Vec<&Interval>, Vec<&Interval>) = (Vec::new(), Vec::new());
