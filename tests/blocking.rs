@@ -20,8 +20,7 @@ fn blocking_lock_reenters_per_thread_and_excludes_other_threads() {
     assert!(a.field().starts_with(client.id()));
 
     let l2 = lock.clone();
-    let other =
-        std::thread::spawn(move || (l2.try_lock().unwrap().is_none(), l2.is_held().unwrap()));
+    let other = std::thread::spawn(move || (l2.try_lock().unwrap().is_none(), l2.is_held().unwrap()));
     assert_eq!(
         other.join().unwrap(),
         (true, false),
