@@ -448,9 +448,14 @@ struct Raw {
 
 impl Raw {
     async fn new(url: &str) -> Raw {
+        // the same settings as our client's command connection (src/client.rs, manager_config)
+        let cfg = redis::aio::ConnectionManagerConfig::new()
+            .set_response_timeout(Some(Duration::from_secs(3)))
+            .set_connection_timeout(Some(Duration::from_secs(10)))
+            .set_max_delay(Duration::from_secs(2));
         let con = redis::Client::open(url)
             .unwrap()
-            .get_connection_manager()
+            .get_connection_manager_with_config(cfg)
             .await
             .unwrap();
         Raw {
@@ -735,7 +740,10 @@ fn rslock_manager(url: &str) -> Arc<rslock::LockManager> {
 impl Bench {
     // ------------------------------------------------------------------ 1. uncontended latency
     async fn latency(&mut self) {
-        eprintln!("bench: 1. uncontended latency");
+        eprintln!(
+            "bench: 1. uncontended latency (at {:.0} s)",
+            RUN_START.get().map_or(0.0, |t| t.elapsed().as_secs_f64())
+        );
         let s = self.scale.clone();
         let ours = our_client(&self.url, Config::default()).await;
         let rs = rslock_manager(&self.url);
@@ -995,7 +1003,10 @@ impl Bench {
 
     // --------------------------------------------------------------------------- 2. throughput
     async fn throughput(&mut self) {
-        eprintln!("bench: 2. throughput");
+        eprintln!(
+            "bench: 2. throughput (at {:.0} s)",
+            RUN_START.get().map_or(0.0, |t| t.elapsed().as_secs_f64())
+        );
         let s = self.scale.clone();
         let ours = our_client(&self.url, Config::default()).await;
         let rs = rslock_manager(&self.url);
@@ -1146,7 +1157,10 @@ impl Bench {
 
     // ------------------------------------------------------------------------------ 3. handoff
     async fn handoff(&mut self) -> Vec<(String, Vec<(usize, f64, f64)>)> {
-        eprintln!("bench: 3. handoff");
+        eprintln!(
+            "bench: 3. handoff (at {:.0} s)",
+            RUN_START.get().map_or(0.0, |t| t.elapsed().as_secs_f64())
+        );
         let s = self.scale.clone();
         let mut series: Vec<(String, Vec<(usize, f64, f64)>)> = Vec::new();
         let mut j = serde_json::Map::new();
@@ -1295,7 +1309,10 @@ impl Bench {
 
     // ----------------------------------------------------------------------------- 4. watchdog
     async fn watchdog(&mut self) {
-        eprintln!("bench: 4. watchdog");
+        eprintln!(
+            "bench: 4. watchdog (at {:.0} s)",
+            RUN_START.get().map_or(0.0, |t| t.elapsed().as_secs_f64())
+        );
         let s = self.scale.clone();
         let mut md = String::new();
         let period = s.wd_timeout / 3;
@@ -1401,7 +1418,10 @@ impl Bench {
 
     // ----------------------------------------------------------------------- 5. many waited locks
     async fn many_waited(&mut self) {
-        eprintln!("bench: 5. many waited locks");
+        eprintln!(
+            "bench: 5. many waited locks (at {:.0} s)",
+            RUN_START.get().map_or(0.0, |t| t.elapsed().as_secs_f64())
+        );
         let n = self.scale.many;
         let mut a = self.admin.clone();
         flushall(&mut a).await;
@@ -1648,7 +1668,9 @@ async fn raw_renew_round(raw: &Raw, n: usize, field: &str, rounds: usize, tck: f
             }
             let mut con = raw.con.clone();
             async move {
-                let _: Vec<i64> = inv.invoke_async(&mut con).await.unwrap();
+                if let Err(e) = inv.invoke_async::<Vec<i64>>(&mut con).await {
+                    eprintln!("bench: raw renewal call failed: {e}");
+                }
             }
         });
         futures::future::join_all(calls).await;
@@ -1963,8 +1985,11 @@ fn main() {
     rt.block_on(run(scale));
 }
 
+static RUN_START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+
 async fn run(scale: Scale) {
     let started = Instant::now();
+    let _ = RUN_START.set(started);
     let (url, _own) = match std::env::var("BENCH_REDIS_URL") {
         Ok(u) if !u.is_empty() => (u, None),
         _ => {
