@@ -185,7 +185,11 @@ impl Dist {
             "p50": self.p50(),
             "p99": self.p99(),
             "round_p50": self.round_p50s(),
-            "samples": self.rounds,
+            "samples": self
+                .rounds
+                .iter()
+                .map(|r| r.iter().map(|x| (x * 10.0).round() / 10.0).collect::<Vec<f64>>())
+                .collect::<Vec<_>>(),
         })
     }
     fn is_empty(&self) -> bool {
@@ -2288,17 +2292,30 @@ fn reading(j: &serde_json::Map<String, Value>, target_us: f64) -> String {
                 evals.push(format!("{e:.1} at {w}"));
             }
         }
+        let wmax = h
+            .keys()
+            .filter_map(|k| k.strip_prefix("ours/"))
+            .filter_map(|w| w.parse::<f64>().ok())
+            .fold(0.0, f64::max);
+        let pmax = h
+            .get(&format!("ours/{wmax}"))
+            .map(|v| f(&v["latency"]["p50"]))
+            .unwrap_or(f64::NAN);
+        let polls = wmax * (HOLD.as_secs_f64() + pmax / 1e6);
         let _ = write!(
             s,
-            "* **Handoff**: the worst p50 is {} against a target of {} ({}). EVALSHA per handoff: {} waiters (flat in the number of waiters: no herd). \
-             One handoff is the unlock, one wake-up (message `0` → `notify_one`, no herd) and the winner's acquire; \
-             the previous holder re-queueing adds two more attempts (one before it subscribes, one after joining the \
-             channel), as in Redisson. Polling adds min(TTL, `poll_interval`) attempts per waiter: 1 EVALSHA per waiter per \
-             second with the default 1 s. ",
+            "* **Handoff**: the worst p50 is {} against a target of {} ({}). EVALSHA per handoff: {} waiters. \
+             One handoff is the unlock, one wake-up (message `0` → `notify_one`: one local waiter, no herd) and the \
+             winner's acquire; the previous holder re-queueing adds two more attempts (one before it subscribes, one \
+             after joining the channel), as in Redisson: 4 in all. What grows with the waiters is polling, not a herd: \
+             every waiter also re-tries every min(TTL, `poll_interval` = 1 s), so {wmax:.0} waiters add up to about \
+             {wmax:.0} × ({} hold + {} handoff) / 1 s = {polls:.1} attempts per handoff (a herd would add {wmax:.0}). ",
             us(worst),
             us(target_us),
             verdict(worst <= target_us),
-            evals.join(", ")
+            evals.join(", "),
+            us(HOLD.as_secs_f64() * 1e6),
+            us(pmax),
         );
         if let Some(rs1) = h.get("rslock/1") {
             let _ = write!(
