@@ -10,6 +10,7 @@ use crate::config::{Config, PublishMode};
 use crate::conn::Connection;
 use crate::core::{release_worker, ReleaseJob};
 use crate::error::{Error, Result};
+use crate::latch::LatchJanitor;
 use crate::lock::RLock;
 use crate::pubsub::{push_handler, Hub, PubSubConn};
 use crate::watchdog::Watchdog;
@@ -22,6 +23,7 @@ pub(crate) struct ClientInner {
     pub watchdog: Watchdog,
     pub release_tx: mpsc::UnboundedSender<ReleaseJob>,
     pub publish_cmd: &'static str,
+    pub latches: LatchJanitor,
 }
 
 /// A connection to Redis for locks: one id, one pub/sub hub, one watchdog.
@@ -340,6 +342,7 @@ impl ClientBuilder {
         }
 
         let watchdog = Watchdog::start(conn.clone(), &config);
+        let latches = LatchJanitor::start(conn.clone(), config.command_timeout);
         let (release_tx, release_rx) = mpsc::unbounded_channel();
         tokio::spawn(release_worker(release_rx));
         let id = uuid::Uuid::new_v4().to_string();
@@ -353,6 +356,7 @@ impl ClientBuilder {
                 watchdog,
                 release_tx,
                 publish_cmd: if sharded { "SPUBLISH" } else { "PUBLISH" },
+                latches,
             }),
         })
     }

@@ -1,7 +1,10 @@
 //! The command connection: whatever the user gave us, behind one `ConnectionLike`.
 
 use redis::aio::{ConnectionLike, ConnectionManager, MultiplexedConnection};
+use std::collections::HashMap;
+
 use redis::cluster_async::ClusterConnection;
+use redis::cluster_routing::Slot;
 use redis::{Cmd, Pipeline, RedisFuture, Value};
 
 /// A connection for lock commands.
@@ -91,5 +94,46 @@ impl ConnectionLike for Connection {
             Connection::Multiplexed(c) => c.get_db(),
             Connection::Cluster(c) => c.get_db(),
         }
+    }
+}
+
+/// Splits `items` into groups that may share one script call: in a cluster one group per hash
+/// slot (a script may only touch keys of one slot), elsewhere a single group.
+pub(crate) fn slot_groups<T>(items: Vec<T>, cluster: bool, key: impl Fn(&T) -> &str) -> Vec<Vec<T>> {
+    if items.is_empty() {
+        return Vec::new();
+    }
+    if !cluster {
+        return vec![items];
+    }
+    let mut groups: HashMap<Slot, Vec<T>> = HashMap::new();
+    for it in items {
+        groups
+            .entry(Slot::for_key(key(&it).as_bytes()))
+            .or_default()
+            .push(it);
+    }
+    groups.into_values().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slot_groups_split_only_in_a_cluster() {
+        let keys = vec!["a", "b", "{a}:x", "c"];
+        assert_eq!(slot_groups(keys.clone(), false, |k| k), vec![keys.clone()]);
+        let groups = slot_groups(keys, true, |k| k);
+        let with_a = groups.iter().find(|g| g.contains(&"a")).unwrap();
+        assert!(
+            with_a.contains(&"{a}:x"),
+            "a hash tag keeps keys together: {groups:?}"
+        );
+        for g in &groups {
+            let slot = Slot::for_key(g[0]);
+            assert!(g.iter().all(|k| Slot::for_key(k) == slot));
+        }
+        assert!(slot_groups(Vec::<&str>::new(), true, |k| k).is_empty());
     }
 }

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use redis::ScriptInvocation;
-use tokio::sync::oneshot;
 
 use crate::client::ClientInner;
 use crate::config::millis;
 use crate::error::{Error, Result};
+use crate::finish::FinishOnDrop;
 use crate::lease::{after, Lease, LeaseState, LostReason};
 use crate::owner::{self, OwnerId, OwnerSel};
 use crate::watchdog::RenewKind;
@@ -168,22 +168,23 @@ impl LockCore {
         })
     }
 
-    /// One attempt, supervised: the script runs in its own task, and if the caller's future is
-    /// dropped before it receives a grant, that task releases the hold it was given.
+    /// One attempt, supervised: if the caller's future is dropped while the script is in flight,
+    /// the request finishes in the background, and a hold Redis granted is released at once.
     async fn attempt(&self, field: &Arc<str>, lease_ms: u64) -> Result<Attempt> {
-        let (tx, rx) = oneshot::channel();
-        let core = self.clone();
-        let field = field.clone();
-        tokio::spawn(async move {
-            let res = core.attempt_once(&field, lease_ms).await;
-            if let Err(Ok(Attempt::Acquired)) = tx.send(res) {
-                tracing::debug!(key = %core.key, field = %field, "acquire was cancelled after Redis granted it: releasing");
-                if let Err(e) = core.release_field(&field, lease_ms).await {
-                    tracing::warn!(key = %core.key, field = %field, error = %e, "could not undo a cancelled acquisition; it expires with its lease");
+        let (core, f) = (self.clone(), field.clone());
+        let request = async move { core.attempt_once(&f, lease_ms).await };
+        let (core, field) = (self.clone(), field.clone());
+        FinishOnDrop::new(request, move |res: Result<Attempt>| {
+            Box::pin(async move {
+                if let Ok(Attempt::Acquired) = res {
+                    tracing::debug!(key = %core.key, field = %field, "acquire was cancelled after Redis granted it: releasing");
+                    if let Err(e) = core.release_field(&field, lease_ms).await {
+                        tracing::warn!(key = %core.key, field = %field, error = %e, "could not undo a cancelled acquisition; it expires with its lease");
+                    }
                 }
-            }
-        });
-        rx.await.map_err(|_| Error::Shutdown)?
+            })
+        })
+        .await
     }
 
     /// The wait loop shared by every kind. `wait`: `None` waits forever, `Some(ZERO)` tries once.
@@ -334,12 +335,9 @@ impl LockCore {
                 Err(e) => return Err(e),
             }
         };
-        // The latch only matters for our own retries, which are over: delete it in the background.
-        let conn = self.client.conn.clone();
-        let timeout = cfg.command_timeout;
-        tokio::spawn(async move {
-            let _ = script::cmd::<()>(&conn, timeout, &latch, redis::cmd("DEL").arg(&latch)).await;
-        });
+        // The latch only matters for our own retries, which are over: the janitor deletes it
+        // (batched with other unlocks' latches, off this call's path).
+        self.client.latches.discard(latch);
         match reply {
             None => {
                 tracing::debug!(key = %self.key, field, "unlock refused: not held");
@@ -366,10 +364,23 @@ impl LockCore {
         // Redisson: every unlock call drops one watchdog count, whatever the result.
         self.client.watchdog.unregister(&self.key, &field, None);
         let lease_ms = millis("lock_watchdog_timeout", self.client.config.lock_watchdog_timeout)?;
-        let core = self.clone();
-        tokio::spawn(async move { core.release_field(&field, lease_ms).await })
-            .await
-            .map_err(|_| Error::Shutdown)?
+        self.release_detached(field.into(), lease_ms).await
+    }
+
+    /// A release that goes on if the caller's future is dropped (cancelling the wait for the
+    /// reply must not cancel the unlock).
+    pub(crate) async fn release_detached(&self, field: Arc<str>, lease_ms: u64) -> Result<Unlocked> {
+        let (core, f) = (self.clone(), field.clone());
+        let request = async move { core.release_field(&f, lease_ms).await };
+        let key = self.key.clone();
+        FinishOnDrop::new(request, move |res: Result<Unlocked>| {
+            Box::pin(async move {
+                if let Err(e) = res {
+                    tracing::warn!(key = %key, field = %field, error = %e, "release (its caller gave up waiting) failed");
+                }
+            })
+        })
+        .await
     }
 
     pub(crate) async fn force_unlock(&self) -> Result<bool> {
@@ -390,10 +401,12 @@ impl LockCore {
 
 /// 16 random bytes, lowercase hex (Redisson's unlock request id).
 fn request_id() -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes: [u8; 16] = rand::random();
     let mut s = String::with_capacity(32);
     for b in bytes {
-        s.push_str(&format!("{b:02x}"));
+        s.push(HEX[usize::from(b >> 4)] as char);
+        s.push(HEX[usize::from(b & 15)] as char);
     }
     s
 }
@@ -470,9 +483,7 @@ impl Held {
         let Some(inner) = self.detach() else {
             return Err(Error::Shutdown);
         };
-        tokio::spawn(async move { inner.core.release_field(&inner.field, inner.lease_ms).await })
-            .await
-            .map_err(|_| Error::Shutdown)?
+        inner.core.release_detached(inner.field, inner.lease_ms).await
     }
 
     /// Gives up the guard without releasing (renewal goes on in watchdog mode).
@@ -514,5 +525,20 @@ pub(crate) type ReleaseJob = Box<dyn FnOnce() -> futures::future::BoxFuture<'sta
 pub(crate) async fn release_worker(mut rx: tokio::sync::mpsc::UnboundedReceiver<ReleaseJob>) {
     while let Some(job) = rx.recv().await {
         tokio::spawn(job());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn request_id_is_32_lowercase_hex() {
+        let a = super::request_id();
+        assert_eq!(a.len(), 32);
+        assert!(
+            a.bytes()
+                .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)),
+            "{a}"
+        );
+        assert_ne!(a, super::request_id());
     }
 }

@@ -14,10 +14,9 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use redis::cluster_routing::Slot;
 
 use crate::config::Config;
-use crate::conn::Connection;
+use crate::conn::{slot_groups, Connection};
 use crate::lease::{after, Lease, LeaseState, LostReason};
 use crate::script;
 
@@ -126,25 +125,6 @@ impl Watchdog {
     pub(crate) fn len(&self) -> usize {
         self.shared.entries.lock().len()
     }
-}
-
-/// Splits `items` into groups that may share one script call: in a cluster one group per hash
-/// slot (a script may only touch keys of one slot), elsewhere a single group.
-fn slot_groups<T>(items: Vec<T>, cluster: bool, key: impl Fn(&T) -> &str) -> Vec<Vec<T>> {
-    if items.is_empty() {
-        return Vec::new();
-    }
-    if !cluster {
-        return vec![items];
-    }
-    let mut groups: HashMap<Slot, Vec<T>> = HashMap::new();
-    for it in items {
-        groups
-            .entry(Slot::for_key(key(&it).as_bytes()))
-            .or_default()
-            .push(it);
-    }
-    groups.into_values().collect()
 }
 
 struct Task {
@@ -300,27 +280,5 @@ impl Task {
         drop(entries);
         it.lease.set(LeaseState::Lost(LostReason::OwnerGone));
         tracing::warn!(key = %it.key, field = %it.field, "lock lost: renewal found the owner's field gone");
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn slot_groups_split_only_in_a_cluster() {
-        let keys = vec!["a", "b", "{a}:x", "c"];
-        assert_eq!(slot_groups(keys.clone(), false, |k| k), vec![keys.clone()]);
-        let groups = slot_groups(keys, true, |k| k);
-        let with_a = groups.iter().find(|g| g.contains(&"a")).unwrap();
-        assert!(
-            with_a.contains(&"{a}:x"),
-            "a hash tag keeps keys together: {groups:?}"
-        );
-        for g in &groups {
-            let slot = Slot::for_key(g[0]);
-            assert!(g.iter().all(|k| Slot::for_key(k) == slot));
-        }
-        assert!(slot_groups(Vec::<&str>::new(), true, |k| k).is_empty());
     }
 }
