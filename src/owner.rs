@@ -39,8 +39,9 @@ impl OwnerId {
     /// The default owner of the calling code: the current tokio task, else the current thread.
     pub fn current() -> OwnerId {
         if let Some(task) = tokio::task::try_id() {
-            // tokio's task::Id displays as its (process-wide, non-zero) counter value
-            if let Ok(n) = task.to_string().parse::<u64>() {
+            // tokio's task::Id displays as its (process-wide, non-zero) counter value; it has no
+            // public integer accessor, so read the digits back (on the stack, no allocation)
+            if let Some(n) = display_u64(&task) {
                 return OwnerId(n);
             }
         }
@@ -68,6 +69,40 @@ impl std::fmt::Display for OwnerId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.0.fmt(f)
     }
+}
+
+/// Parses the decimal `Display` of `v` without allocating.
+fn display_u64(v: &impl std::fmt::Display) -> Option<u64> {
+    struct Digits {
+        n: u64,
+        ok: bool,
+        any: bool,
+    }
+    impl std::fmt::Write for Digits {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            for b in s.bytes() {
+                let d = b.wrapping_sub(b'0');
+                match (
+                    d < 10,
+                    self.n.checked_mul(10).and_then(|n| n.checked_add(u64::from(d))),
+                ) {
+                    (true, Some(n)) => {
+                        self.n = n;
+                        self.any = true;
+                    }
+                    _ => self.ok = false,
+                }
+            }
+            Ok(())
+        }
+    }
+    let mut d = Digits {
+        n: 0,
+        ok: true,
+        any: false,
+    };
+    std::fmt::write(&mut d, format_args!("{v}")).ok()?;
+    (d.ok && d.any).then_some(d.n)
 }
 
 /// How a lock handle picks its owner.
@@ -113,6 +148,15 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(inner.0, inner.1);
+    }
+
+    #[test]
+    fn display_digits() {
+        assert_eq!(display_u64(&12345u64), Some(12345));
+        assert_eq!(display_u64(&u64::MAX), Some(u64::MAX));
+        assert_eq!(display_u64(&"12a"), None);
+        assert_eq!(display_u64(&""), None);
+        assert_eq!(display_u64(&"99999999999999999999999"), None);
     }
 
     #[test]
