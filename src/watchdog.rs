@@ -20,7 +20,57 @@ use crate::conn::{slot_groups, Connection};
 use crate::lease::{after, Lease, LeaseState, LostReason};
 use crate::script;
 
-type EntryKey = (Arc<str>, Arc<str>);
+/// lock key → owner field → entry; nested so lookups by `&str` allocate nothing.
+#[derive(Default)]
+struct Registry {
+    locks: HashMap<Arc<str>, HashMap<Arc<str>, Entry>>,
+    len: usize,
+}
+
+impl Registry {
+    fn get_mut(&mut self, key: &str, field: &str) -> Option<&mut Entry> {
+        self.locks.get_mut(key)?.get_mut(field)
+    }
+
+    fn remove(&mut self, key: &str, field: &str) {
+        if let Some(owners) = self.locks.get_mut(key) {
+            if owners.remove(field).is_some() {
+                self.len -= 1;
+            }
+            if owners.is_empty() {
+                self.locks.remove(key);
+            }
+        }
+    }
+
+    fn entry_or_insert(
+        &mut self,
+        key: &Arc<str>,
+        field: &Arc<str>,
+        make: impl FnOnce() -> Entry,
+    ) -> &mut Entry {
+        let owners = self.locks.entry(key.clone()).or_default();
+        let len = &mut self.len;
+        owners.entry(field.clone()).or_insert_with(|| {
+            *len += 1;
+            make()
+        })
+    }
+
+    /// Keeps the entries for which `keep` is true.
+    fn retain(&mut self, mut keep: impl FnMut(&Arc<str>, &Arc<str>, &mut Entry) -> bool) {
+        let mut removed = 0;
+        self.locks.retain(|key, owners| {
+            owners.retain(|field, e| {
+                let k = keep(key, field, e);
+                removed += usize::from(!k);
+                k
+            });
+            !owners.is_empty()
+        });
+        self.len -= removed;
+    }
+}
 
 /// How a hold is renewed: the two batched renewal scripts of the protocol.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,7 +92,7 @@ pub(crate) struct Watchdog {
 }
 
 struct Shared {
-    entries: Mutex<HashMap<EntryKey, Entry>>,
+    entries: Mutex<Registry>,
     timeout: Duration,
     margin: Duration,
 }
@@ -51,7 +101,7 @@ impl Watchdog {
     /// Starts the watchdog task on the current runtime. It ends when the `Watchdog` is dropped.
     pub(crate) fn start(conn: Connection, config: &Config) -> Watchdog {
         let shared = Arc::new(Shared {
-            entries: Mutex::new(HashMap::new()),
+            entries: Mutex::new(Registry::default()),
             timeout: config.lock_watchdog_timeout,
             margin: config.lease_margin(config.lock_watchdog_timeout),
         });
@@ -76,16 +126,14 @@ impl Watchdog {
         sent_at: Instant,
     ) -> Arc<Lease> {
         let mut entries = self.shared.entries.lock();
-        let e = entries
-            .entry((key.clone(), field.clone()))
-            .or_insert_with(|| Entry {
-                count: 0,
-                renew,
-                lease: Arc::new(Lease::new(
-                    after(sent_at, self.shared.timeout - self.shared.margin),
-                    LostReason::RenewalFailed,
-                )),
-            });
+        let e = entries.entry_or_insert(key, field, || Entry {
+            count: 0,
+            renew,
+            lease: Arc::new(Lease::new(
+                after(sent_at, self.shared.timeout - self.shared.margin),
+                LostReason::RenewalFailed,
+            )),
+        });
         e.count += 1;
         e.lease
             .renewed(after(sent_at, self.shared.timeout - self.shared.margin));
@@ -96,22 +144,21 @@ impl Watchdog {
     /// an entry that was already lost and replaced does not remove its successor's count.
     pub(crate) fn unregister(&self, key: &str, field: &str, lease: Option<&Arc<Lease>>) {
         let mut entries = self.shared.entries.lock();
-        let k: EntryKey = (Arc::from(key), Arc::from(field));
-        if let Some(e) = entries.get_mut(&k) {
+        if let Some(e) = entries.get_mut(key, field) {
             if lease.is_some_and(|l| !Arc::ptr_eq(l, &e.lease)) {
                 return;
             }
             e.count -= 1;
             if e.count == 0 {
                 e.lease.set(LeaseState::Released);
-                entries.remove(&k);
+                entries.remove(key, field);
             }
         }
     }
 
     /// Drops every entry of `key` (force unlock), reporting `reason` to their guards.
     pub(crate) fn remove_key(&self, key: &str, reason: LostReason) {
-        self.shared.entries.lock().retain(|(k, _), e| {
+        self.shared.entries.lock().retain(|k, _, e| {
             if &**k == key {
                 e.lease.set(LeaseState::Lost(reason));
                 false
@@ -123,7 +170,7 @@ impl Watchdog {
 
     /// Number of (key, owner) entries being renewed.
     pub(crate) fn len(&self) -> usize {
-        self.shared.entries.lock().len()
+        self.shared.entries.lock().len
     }
 }
 
@@ -164,7 +211,7 @@ impl Task {
     /// Takes a snapshot of live entries; entries past their deadline are reported lost.
     fn collect(shared: &Shared) -> Vec<Item> {
         let mut items = Vec::new();
-        shared.entries.lock().retain(|(key, field), e| match e.lease.state() {
+        shared.entries.lock().retain(|key, field, e| match e.lease.state() {
             LeaseState::Held => {
                 items.push(Item {
                     key: key.clone(),
@@ -271,14 +318,48 @@ impl Task {
 
     fn lost(shared: &Shared, it: &Item) {
         let mut entries = shared.entries.lock();
-        let k: EntryKey = (it.key.clone(), it.field.clone());
-        if let Some(e) = entries.get(&k) {
+        if let Some(e) = entries.get_mut(&it.key, &it.field) {
             if Arc::ptr_eq(&e.lease, &it.lease) {
-                entries.remove(&k);
+                entries.remove(&it.key, &it.field);
             }
         }
         drop(entries);
         it.lease.set(LeaseState::Lost(LostReason::OwnerGone));
         tracing::warn!(key = %it.key, field = %it.field, "lock lost: renewal found the owner's field gone");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry() -> Entry {
+        Entry {
+            count: 1,
+            lease: Arc::new(Lease::new(Instant::now(), LostReason::RenewalFailed)),
+            renew: RenewKind::Hash,
+        }
+    }
+
+    #[test]
+    fn registry_counts_entries_across_locks() {
+        let mut r = Registry::default();
+        let (a, b): (Arc<str>, Arc<str>) = ("a".into(), "b".into());
+        let (f1, f2): (Arc<str>, Arc<str>) = ("c:1".into(), "c:2".into());
+        r.entry_or_insert(&a, &f1, entry);
+        r.entry_or_insert(&a, &f2, entry);
+        r.entry_or_insert(&b, &f1, entry).count += 1;
+        r.entry_or_insert(&b, &f1, || unreachable!("exists"));
+        assert_eq!(r.len, 3);
+        assert_eq!(r.get_mut("b", "c:1").map(|e| e.count), Some(2));
+        r.remove("a", "c:1");
+        r.remove("a", "nope");
+        assert_eq!(r.len, 2);
+        r.retain(|k, _, _| &**k != "a");
+        assert_eq!(r.len, 1);
+        assert!(r.get_mut("a", "c:2").is_none());
+        r.remove("b", "c:1");
+        assert_eq!(r.len, 0);
+        assert!(r.locks.is_empty(), "empty locks are dropped");
     }
 }
