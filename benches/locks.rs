@@ -2152,12 +2152,53 @@ fn summary(j: &serde_json::Map<String, Value>, target_us: f64) -> String {
         let _ = writeln!(s, "| 1. acquire + release vs 2 × EVALSHA | {r2:.2}× | – | – |");
     }
     if let Some(Value::Object(t)) = j.get("throughput") {
+        let mut misses = Vec::new();
         for (c, v) in t {
             let r = f(&v["ratio_ours_vs_floor"]);
+            if r >= 0.8 {
+                continue;
+            }
+            let dels = f(&v["cpu"]["ours"]["client_del_per_op"]);
+            let fc = f(&v["cpu"]["floor"]["client_us_per_op"]);
+            let oc = f(&v["cpu"]["ours"]["client_us_per_op"]);
+            let fs = f(&v["cpu"]["floor"]["server_us_per_op"]);
+            let os = f(&v["cpu"]["ours"]["server_us_per_op"]);
+            let why = if dels >= 0.5 {
+                format!(
+                    "our janitor still sends {dels:.2} latch `DEL`s per op here (unlocks too sparse to batch); the \
+                     diagnostic floor with one background `DEL` per op reaches {:.2}× of the floor, so that extra \
+                     command is most of the gap",
+                    f(&v["ratio_floor_del_vs_floor"])
+                )
+            } else {
+                format!(
+                    "not extra commands (only {dels:.2} latch `DEL`s per op, the janitor batches them) but CPU: \
+                     client {fc:.0} → {oc:.0} µs and server {fs:.0} → {os:.0} µs per op, on 2 cores that client, \
+                     server and other work share, so the spread over repeats is wide ({})",
+                    {
+                        let arr = |k: &str| -> Vec<f64> {
+                            v["ops_per_s"][k].as_array().map(|a| a.iter().filter_map(|x| x.as_f64()).collect()).unwrap_or_default()
+                        };
+                        let per: Vec<f64> = arr("ours").iter().zip(arr("floor")).map(|(x, y)| x / y).collect();
+                        let (lo, hi) = minmax(&per);
+                        format!("{lo:.2}–{hi:.2}")
+                    }
+                )
+            };
+            misses.push(format!("{r:.2}× at C = {c}: {why}"));
+        }
+        if misses.is_empty() {
             let _ = writeln!(
                 s,
-                "| 2. throughput, {c} tasks, vs raw EVALSHA pairs | {r:.2}× | ≥ 0.8× | {} |",
-                verdict(r >= 0.8)
+                "* **Throughput** meets ≥ 0.8× of the raw EVALSHA pairs at every concurrency."
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "* **Throughput** misses the 0.8× target at {}. The client CPU per op goes to the guard and watchdog \
+                 bookkeeping, the per-call `tokio::time::timeout` and the janitor's wake-ups; every µs of it is also \
+                 taken from Redis on this machine.",
+                misses.join("; ")
             );
         }
     }
@@ -2230,7 +2271,7 @@ fn reading(j: &serde_json::Map<String, Value>, target_us: f64) -> String {
         let _ = write!(
             s,
             "* **Acquire** costs {r:.2}× one raw EVALSHA ({} over it). ",
-            us(ours - floor)
+            us((ours - floor).max(0.0))
         );
         if r > 1.10 {
             let _ = writeln!(
