@@ -1019,7 +1019,7 @@ impl Bench {
         // per concurrency: system -> per-round ops/s
         let mut res: BTreeMap<usize, BTreeMap<&str, Vec<f64>>> = BTreeMap::new();
         // per concurrency: system -> per-round (client CPU µs / op, server CPU µs / op)
-        let mut cpu: BTreeMap<usize, BTreeMap<&str, Vec<(f64, f64, f64)>>> = BTreeMap::new();
+        let mut cpu: BTreeMap<usize, CpuBySystem> = BTreeMap::new();
         for &c in &s.tp_concurrency {
             for round in 0..rounds {
                 let order = ["floor", "ours", "rslock", "floor_del"];
@@ -1163,13 +1163,13 @@ impl Bench {
     }
 
     // ------------------------------------------------------------------------------ 3. handoff
-    async fn handoff(&mut self) -> Vec<(String, Vec<(usize, f64, f64)>)> {
+    async fn handoff(&mut self) -> Vec<PlotSeries> {
         eprintln!(
             "bench: 3. handoff (at {:.0} s)",
             RUN_START.get().map_or(0.0, |t| t.elapsed().as_secs_f64())
         );
         let s = self.scale.clone();
-        let mut series: Vec<(String, Vec<(usize, f64, f64)>)> = Vec::new();
+        let mut series: Vec<PlotSeries> = Vec::new();
         let mut j = serde_json::Map::new();
         let mut md = String::new();
         let target_us = 2.0 * self.rtt_us + 100.0;
@@ -1839,7 +1839,12 @@ async fn run_handoff(
 
 // ------------------------------------------------------------------------------------- plot
 
-fn svg_plot(series: &[(String, Vec<(usize, f64, f64)>)], target_us: f64) -> String {
+/// One line of the handoff plot: a system's name and its (waiters, p50 µs, p99 µs) points.
+type PlotSeries = (String, Vec<(usize, f64, f64)>);
+/// Per system: (client, server, wall) CPU samples.
+type CpuBySystem = BTreeMap<&'static str, Vec<(f64, f64, f64)>>;
+
+fn svg_plot(series: &[PlotSeries], target_us: f64) -> String {
     let (w, h) = (720.0, 440.0);
     let (l, r, t, b) = (80.0, 180.0, 40.0, 60.0);
     let pw = w - l - r;
