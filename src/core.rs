@@ -257,7 +257,8 @@ impl LockCore {
                 }
             }
 
-            let mut nap = cfg.poll_interval;
+            // 80-100 % of the poll interval: thousands of waiters do not re-poll in lockstep
+            let mut nap = cfg.poll_interval.mul_f64(0.8 + 0.2 * rand::random::<f64>());
             if let Some(t) = ttl {
                 if t >= 0 {
                     nap = nap.min(Duration::from_millis(t.max(1) as u64));

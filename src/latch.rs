@@ -16,6 +16,8 @@ use crate::script;
 
 /// Largest number of keys in one `DEL`.
 const BATCH: usize = 256;
+/// How long the janitor waits for more latches before deleting a partial batch.
+const LINGER: Duration = Duration::from_millis(5);
 
 pub(crate) struct LatchJanitor {
     tx: mpsc::UnboundedSender<String>,
@@ -38,6 +40,17 @@ impl LatchJanitor {
 async fn run(conn: Connection, timeout: Duration, mut rx: mpsc::UnboundedReceiver<String>) {
     let mut keys = Vec::with_capacity(BATCH);
     while rx.recv_many(&mut keys, BATCH).await > 0 {
+        if keys.len() < BATCH {
+            // Let a few more unlocks finish first: one DEL then serves them all. The latches
+            // live for seconds anyway, so a short delay costs nothing.
+            tokio::time::sleep(LINGER).await;
+            while keys.len() < BATCH {
+                match rx.try_recv() {
+                    Ok(k) => keys.push(k),
+                    Err(_) => break,
+                }
+            }
+        }
         for group in slot_groups(std::mem::take(&mut keys), conn.is_cluster(), |k: &String| k) {
             let mut del = redis::cmd("DEL");
             for k in &group {

@@ -20,10 +20,82 @@ use crate::conn::{slot_groups, Connection};
 use crate::lease::{after, Lease, LeaseState, LostReason};
 use crate::script;
 
-/// lock key → owner field → entry; nested so lookups by `&str` allocate nothing.
+/// How a hold is renewed: the two batched renewal scripts of the protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RenewKind {
+    /// `HEXISTS key field` → `PEXPIRE key` (RLock, write lock, and every RLock-shaped kind).
+    Hash,
+    /// A read hold: renew the owner's `rwlock_timeout` keys and the hash.
+    Read,
+}
+
+struct Entry {
+    count: usize,
+    lease: Arc<Lease>,
+    renew: RenewKind,
+}
+
+/// The owners of one lock that this client holds in watchdog mode. Almost always one, so that
+/// case is stored inline (a map per lock would cost ~200 bytes per held lock).
+enum Owners {
+    One(Arc<str>, Entry),
+    Many(HashMap<Arc<str>, Entry>),
+}
+
+impl Owners {
+    fn get_mut(&mut self, field: &str) -> Option<&mut Entry> {
+        match self {
+            Owners::One(f, e) => (&**f == field).then_some(e),
+            Owners::Many(m) => m.get_mut(field),
+        }
+    }
+
+    /// Removes `field`; true when it was there. May leave an empty `Many`.
+    fn remove(&mut self, field: &str) -> bool {
+        match self {
+            Owners::One(f, _) => {
+                if &**f == field {
+                    *self = Owners::Many(HashMap::new());
+                    true
+                } else {
+                    false
+                }
+            }
+            Owners::Many(m) => m.remove(field).is_some(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        matches!(self, Owners::Many(m) if m.is_empty())
+    }
+
+    fn retain(
+        &mut self,
+        key: &Arc<str>,
+        keep: &mut impl FnMut(&Arc<str>, &Arc<str>, &mut Entry) -> bool,
+    ) -> usize {
+        match self {
+            Owners::One(f, e) => {
+                if keep(key, f, e) {
+                    0
+                } else {
+                    *self = Owners::Many(HashMap::new());
+                    1
+                }
+            }
+            Owners::Many(m) => {
+                let before = m.len();
+                m.retain(|f, e| keep(key, f, e));
+                before - m.len()
+            }
+        }
+    }
+}
+
+/// lock key → owner field → entry; lookups by `&str` allocate nothing.
 #[derive(Default)]
 struct Registry {
-    locks: HashMap<Arc<str>, HashMap<Arc<str>, Entry>>,
+    locks: HashMap<Arc<str>, Owners>,
     len: usize,
 }
 
@@ -34,7 +106,7 @@ impl Registry {
 
     fn remove(&mut self, key: &str, field: &str) {
         if let Some(owners) = self.locks.get_mut(key) {
-            if owners.remove(field).is_some() {
+            if owners.remove(field) {
                 self.len -= 1;
             }
             if owners.is_empty() {
@@ -49,42 +121,37 @@ impl Registry {
         field: &Arc<str>,
         make: impl FnOnce() -> Entry,
     ) -> &mut Entry {
-        let owners = self.locks.entry(key.clone()).or_default();
-        let len = &mut self.len;
-        owners.entry(field.clone()).or_insert_with(|| {
-            *len += 1;
-            make()
-        })
+        let owners = match self.locks.entry(key.clone()) {
+            std::collections::hash_map::Entry::Vacant(v) => {
+                self.len += 1;
+                return match v.insert(Owners::One(field.clone(), make())) {
+                    Owners::One(_, e) => e,
+                    Owners::Many(_) => unreachable!("just inserted One"),
+                };
+            }
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+        };
+        if owners.get_mut(field).is_none() {
+            self.len += 1;
+            let mut map = match std::mem::replace(owners, Owners::Many(HashMap::new())) {
+                Owners::One(f, e) => HashMap::from([(f, e)]),
+                Owners::Many(m) => m,
+            };
+            map.insert(field.clone(), make());
+            *owners = Owners::Many(map);
+        }
+        owners.get_mut(field).expect("present: found or just inserted")
     }
 
     /// Keeps the entries for which `keep` is true.
     fn retain(&mut self, mut keep: impl FnMut(&Arc<str>, &Arc<str>, &mut Entry) -> bool) {
         let mut removed = 0;
         self.locks.retain(|key, owners| {
-            owners.retain(|field, e| {
-                let k = keep(key, field, e);
-                removed += usize::from(!k);
-                k
-            });
+            removed += owners.retain(key, &mut keep);
             !owners.is_empty()
         });
         self.len -= removed;
     }
-}
-
-/// How a hold is renewed: the two batched renewal scripts of the protocol.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum RenewKind {
-    /// `HEXISTS key field` → `PEXPIRE key` (RLock, write lock, and every RLock-shaped kind).
-    Hash,
-    /// A read hold: renew the owner's `rwlock_timeout` keys and the hash.
-    Read,
-}
-
-struct Entry {
-    count: usize,
-    lease: Arc<Lease>,
-    renew: RenewKind,
 }
 
 pub(crate) struct Watchdog {
