@@ -15,6 +15,11 @@
 //! spread (min–max of per-repeat ratios) over repeats. Outputs: `REPORT.md`, `results.json`,
 //! `handoff.svg`.
 
+// The test suite's redis-server harness (free loopback port, killed on drop).
+#[rustfmt::skip]
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -249,70 +254,10 @@ fn verdict(ok: bool) -> &'static str {
 
 // ------------------------------------------------------------------------------ redis helpers
 
-/// A redis-server this program started (only when `BENCH_REDIS_URL` is unset).
-struct OwnServer {
-    child: Child,
-    dir: std::path::PathBuf,
-}
-
-impl Drop for OwnServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn start_own_server() -> (String, OwnServer) {
-    for _ in 0..20 {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        if port == 6379 {
-            continue;
-        }
-        let dir = std::env::temp_dir().join(format!("redisson-lock-bench-{}-{port}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let child = Command::new(std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into()))
-            .args([
-                "--port",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
-            .args([
-                "--daemonize",
-                "no",
-                "--protected-mode",
-                "no",
-                "--loglevel",
-                "warning",
-            ])
-            .arg("--dir")
-            .arg(&dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server not found: install it (apt-get install redis-server) or run scripts/bench");
-        let mut srv = OwnServer { child, dir };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = srv.child.try_wait() {
-                break;
-            }
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return (format!("redis://127.0.0.1:{port}/"), srv);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-    panic!("could not start redis-server");
+/// Starts a redis-server on a free loopback port (the test suite's harness: stopped on drop).
+fn start_own_server() -> (String, common::RedisServer) {
+    let server = common::RedisServer::start();
+    (server.url(), server)
 }
 
 async fn info(con: &mut ConnectionManager, section: &str) -> BTreeMap<String, String> {
