@@ -1,11 +1,20 @@
 //! A blocking facade for code without an async runtime.
 //!
 //! [`Client`] owns a small tokio runtime (one worker thread) that runs the watchdog, pub/sub and
-//! queued releases; every method is `block_on` of its async twin. The default owner in blocking
-//! code is the calling OS thread, as in Java.
+//! queued releases; every method is `block_on` of its async twin.
 //!
-//! Do not call these methods from inside an async runtime (they panic there, like
-//! `tokio::runtime::Runtime::block_on`); use the async API instead.
+//! **Owners**: the default owner in blocking code is the calling OS thread
+//! ([`OwnerId::current_thread`]), as in Java: a nested `lock()` on one thread re-enters. That is
+//! safe here because a thread makes one call at a time (unlike futures of one async task, which
+//! is why the async API gives every acquisition a fresh owner instead).
+//!
+//! # Panics
+//!
+//! Every method that talks to Redis (`connect`, `lock`, `try_lock*`, `unlock`, `run`,
+//! `force_unlock`, `is_locked`, `is_held*`, `hold_count`, `remain_time_to_live`, `downgrade`,
+//! `reenter`, `wait_lost`) blocks the calling thread and **panics when called from inside an
+//! async runtime** (like `tokio::runtime::Runtime::block_on`); use the async API there.
+//! Dropping a blocking client or guard never panics, inside a runtime or not.
 //!
 //! ```no_run
 //! use redisson_lock::blocking::Client;
@@ -24,23 +33,73 @@ use std::time::Duration;
 use crate::error::{Error, Result};
 use crate::{Config, LeaseState, OwnerId, Ttl, Unlocked};
 
+/// The runtime behind a blocking client, shared by its handles and guards. When the last of them
+/// goes, the client shuts down ([`crate::Client::shutdown`]: queued releases are sent, live holds
+/// released) and the runtime stops — on a thread of its own when that happens inside async code,
+/// where blocking (or dropping a runtime) would panic.
+struct Rt {
+    rt: Option<tokio::runtime::Runtime>,
+    client: crate::Client,
+}
+
+impl Rt {
+    fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
+        self.rt
+            .as_ref()
+            .expect("the runtime is present until the last handle is dropped")
+            .block_on(f)
+    }
+}
+
+impl Drop for Rt {
+    fn drop(&mut self) {
+        let Some(rt) = self.rt.take() else { return };
+        let client = self.client.clone();
+        let bound = client.config().command_timeout.saturating_mul(2);
+        let finish = move || {
+            rt.block_on(async {
+                match tokio::time::timeout(bound, client.shutdown()).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => tracing::warn!(error = %e, "blocking client shutdown: a release failed"),
+                    Err(_) => tracing::warn!("blocking client shutdown timed out; unreleased locks expire with their TTL"),
+                }
+            });
+            drop(client);
+            rt.shutdown_timeout(Duration::from_secs(1));
+        };
+        if tokio::runtime::Handle::try_current().is_ok() {
+            let spawned = std::thread::Builder::new()
+                .name("redisson-lock-shutdown".into())
+                .spawn(finish);
+            if let Err(e) = spawned {
+                tracing::warn!(error = %e, "cannot start the shutdown thread; locks expire with their TTL");
+            }
+        } else {
+            finish();
+        }
+    }
+}
+
 /// A blocking lock client (see the [module docs](self)).
 #[derive(Clone)]
 pub struct Client {
-    rt: Arc<tokio::runtime::Runtime>,
-    client: crate::Client,
+    rt: Arc<Rt>,
 }
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("blocking::Client")
-            .field("client", &self.client)
+            .field("client", &self.rt.client)
             .finish()
     }
 }
 
 impl Client {
     /// Connects with the default configuration.
+    ///
+    /// # Panics
+    ///
+    /// Inside an async runtime (see the [module docs](self)).
     ///
     /// ```no_run
     /// let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
@@ -51,6 +110,10 @@ impl Client {
     }
 
     /// Connects with `config`.
+    ///
+    /// # Panics
+    ///
+    /// Inside an async runtime (see the [module docs](self)).
     ///
     /// ```no_run
     /// use std::time::Duration;
@@ -65,21 +128,30 @@ impl Client {
             .enable_all()
             .build()
             .map_err(|e| Error::InvalidArgument(format!("cannot start the background runtime: {e}")))?;
-        let client = rt.block_on(crate::Client::builder().url(url).config(config).build())?;
+        let client = match rt.block_on(crate::Client::builder().url(url).config(config).build()) {
+            Ok(c) => c,
+            Err(e) => {
+                rt.shutdown_background();
+                return Err(e);
+            }
+        };
         Ok(Client {
-            rt: Arc::new(rt),
-            client,
+            rt: Arc::new(Rt {
+                rt: Some(rt),
+                client,
+            }),
         })
     }
 
     /// The client id (a lowercase UUID v4).
     pub fn id(&self) -> &str {
-        self.client.id()
+        self.rt.client.id()
     }
 
-    /// The async client behind this one (sharing its id, watchdog and hub).
+    /// The async client behind this one (sharing its id, watchdog and hub). It stops working when
+    /// the last blocking handle is dropped (its runtime is gone).
     pub fn as_async(&self) -> &crate::Client {
-        &self.client
+        &self.rt.client
     }
 
     /// A handle to the reentrant lock `name`.
@@ -92,7 +164,8 @@ impl Client {
     pub fn lock(&self, name: &str) -> Result<RLock> {
         Ok(RLock {
             rt: self.rt.clone(),
-            lock: self.client.lock(name)?,
+            lock: self.rt.client.lock(name)?,
+            pinned: false,
         })
     }
 
@@ -106,13 +179,23 @@ impl Client {
     pub fn read_write_lock(&self, name: &str) -> Result<RReadWriteLock> {
         Ok(RReadWriteLock {
             rt: self.rt.clone(),
-            rw: self.client.read_write_lock(name)?,
+            rw: self.rt.client.read_write_lock(name)?,
+            pinned: false,
         })
     }
 
     /// See [`crate::Client::stats`].
     pub fn stats(&self) -> crate::ClientStats {
-        self.client.stats()
+        self.rt.client.stats()
+    }
+
+    /// See [`crate::Client::shutdown`]; also done when the last handle and guard are dropped.
+    ///
+    /// # Panics
+    ///
+    /// Inside an async runtime (see the [module docs](self)).
+    pub fn shutdown(&self) -> Result<()> {
+        self.rt.block_on(self.rt.client.shutdown())
     }
 }
 
@@ -121,8 +204,9 @@ macro_rules! blocking_handle {
         $(#[$doc])*
         #[derive(Clone, Debug)]
         pub struct $T {
-            rt: Arc<tokio::runtime::Runtime>,
+            rt: Arc<Rt>,
             lock: crate::$A,
+            pinned: bool,
         }
 
         impl $T {
@@ -133,49 +217,67 @@ macro_rules! blocking_handle {
                 }
             }
 
+            /// The async handle acting for this handle's owner: the pinned one, else the
+            /// calling thread.
+            fn owned(&self) -> crate::$A {
+                if self.pinned {
+                    self.lock.clone()
+                } else {
+                    self.lock.with_owner(OwnerId::current_thread())
+                }
+            }
+
             /// The lock's Redis key.
             pub fn key(&self) -> &str {
                 self.lock.key()
             }
 
-            /// The same lock acting for a fixed owner id.
+            /// The same lock acting for a fixed owner id instead of the calling thread.
             pub fn with_owner(&self, owner: impl Into<OwnerId>) -> $T {
                 $T {
                     rt: self.rt.clone(),
                     lock: self.lock.with_owner(owner),
+                    pinned: true,
                 }
             }
 
-            /// The hash field this handle's owner writes.
-            pub fn field(&self) -> String {
-                self.lock.field()
+            /// The owner this handle acts for when called from this thread.
+            pub fn owner(&self) -> OwnerId {
+                self.owned().owner().unwrap_or_else(OwnerId::current_thread)
             }
 
-            /// Acquires, waiting as long as it takes (watchdog mode).
+            /// The hash field this handle's owner writes, when called from this thread.
+            pub fn field(&self) -> String {
+                let owned = self.owned();
+                owned.field().unwrap_or_default()
+            }
+
+            /// Acquires, waiting as long as it takes (watchdog mode). The calling thread (or the
+            /// pinned owner) holds it: a nested `lock()` on the same thread re-enters.
             pub fn lock(&self) -> Result<$G> {
-                self.rt.block_on(self.lock.lock()).map(|g| self.guard(g))
+                self.rt.block_on(self.owned().lock()).map(|g| self.guard(g))
             }
 
             /// Acquires for `lease` (no watchdog), waiting as long as it takes.
             pub fn lock_with_lease(&self, lease: Duration) -> Result<$G> {
-                self.rt.block_on(self.lock.lock_with_lease(lease)).map(|g| self.guard(g))
+                self.rt.block_on(self.owned().lock_with_lease(lease)).map(|g| self.guard(g))
             }
 
             /// One attempt, no waiting.
             pub fn try_lock(&self) -> Result<Option<$G>> {
-                Ok(self.rt.block_on(self.lock.try_lock())?.map(|g| self.guard(g)))
+                Ok(self.rt.block_on(self.owned().try_lock())?.map(|g| self.guard(g)))
             }
 
             /// Waits up to `wait` (watchdog mode).
             pub fn try_lock_for(&self, wait: Duration) -> Result<Option<$G>> {
-                Ok(self.rt.block_on(self.lock.try_lock_for(wait))?.map(|g| self.guard(g)))
+                Ok(self.rt.block_on(self.owned().try_lock_for(wait))?.map(|g| self.guard(g)))
             }
 
             /// Waits up to `wait`, holds for `lease` (no watchdog).
             pub fn try_lock_with_lease(&self, wait: Duration, lease: Duration) -> Result<Option<$G>> {
                 Ok(self
                     .rt
-                    .block_on(self.lock.try_lock_with_lease(wait, lease))?
+                    .block_on(self.owned().try_lock_with_lease(wait, lease))?
                     .map(|g| self.guard(g)))
             }
 
@@ -196,7 +298,7 @@ macro_rules! blocking_handle {
 
             /// Releases one hold of this handle's owner without a guard.
             pub fn unlock(&self) -> Result<Unlocked> {
-                self.rt.block_on(self.lock.unlock())
+                self.rt.block_on(self.owned().unlock())
             }
 
             /// Deletes the lock whoever holds it and wakes waiters.
@@ -211,7 +313,7 @@ macro_rules! blocking_handle {
 
             /// Whether this handle's owner holds the lock.
             pub fn is_held(&self) -> Result<bool> {
-                self.rt.block_on(self.lock.is_held())
+                self.rt.block_on(self.owned().is_held())
             }
 
             /// Whether `owner` of this client holds the lock.
@@ -221,7 +323,7 @@ macro_rules! blocking_handle {
 
             /// How many times this handle's owner holds the lock.
             pub fn hold_count(&self) -> Result<u64> {
-                self.rt.block_on(self.lock.hold_count())
+                self.rt.block_on(self.owned().hold_count())
             }
 
             /// The lock's remaining time to live.
@@ -231,11 +333,11 @@ macro_rules! blocking_handle {
         }
 
         /// A blocking guard. **On drop** (without `unlock`): outside an async runtime the
-        /// release runs synchronously (bounded by the command timeout, errors logged); inside
-        /// one it is queued as for the async guard.
+        /// release runs synchronously (bounded by the command timeout and retries, errors
+        /// logged); inside one it is queued as for the async guard. Never panics.
         #[must_use = "if unused the lock is released at once"]
         pub struct $G {
-            rt: Arc<tokio::runtime::Runtime>,
+            rt: Arc<Rt>,
             guard: Option<crate::$AG>,
         }
 
@@ -250,10 +352,19 @@ macro_rules! blocking_handle {
                 self.guard.as_ref().expect("present until consumed")
             }
 
-            /// Releases this hold.
+            /// Releases this hold (see the async guard's `unlock`).
             pub fn unlock(mut self) -> Result<Unlocked> {
                 let g = self.guard.take().expect("present until consumed");
                 self.rt.block_on(g.unlock())
+            }
+
+            /// Another hold for this guard's owner (see the async guard's `reenter`).
+            pub fn reenter(&self) -> Result<$G> {
+                let g = self.rt.block_on(self.g().reenter())?;
+                Ok($G {
+                    rt: self.rt.clone(),
+                    guard: Some(g),
+                })
             }
 
             /// Blocks until the hold is lost, or `timeout` passes (`None`).
@@ -308,8 +419,9 @@ macro_rules! blocking_handle {
                     return;
                 }
                 let key = g.key().to_owned();
-                if let Err(e) = self.rt.block_on(g.unlock()) {
-                    tracing::warn!(key = %key, error = %e, "release on drop failed");
+                match self.rt.block_on(g.unlock()) {
+                    Ok(_) | Err(Error::NotHeld { .. }) => {}
+                    Err(e) => tracing::warn!(key = %key, error = %e, "release on drop failed"),
                 }
             }
         }
@@ -317,11 +429,14 @@ macro_rules! blocking_handle {
 }
 
 blocking_handle!(
-    /// The blocking twin of [`crate::RLock`]; every method blocks the calling thread.
+    /// The blocking twin of [`crate::RLock`]; every method blocks the calling thread (and
+    /// panics inside an async runtime, see the [module docs](self)).
     ///
     /// ```no_run
     /// # let lock = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?.lock("a")?;
     /// let guard = lock.lock()?;
+    /// let again = lock.lock()?; // the same thread re-enters
+    /// again.unlock()?;
     /// guard.unlock()?;
     /// # Ok::<_, redisson_lock::Error>(())
     /// ```
@@ -367,8 +482,15 @@ impl WriteGuard {
 /// The blocking twin of [`crate::RReadWriteLock`].
 #[derive(Clone, Debug)]
 pub struct RReadWriteLock {
-    rt: Arc<tokio::runtime::Runtime>,
+    rt: Arc<Rt>,
     rw: crate::RReadWriteLock,
+    pinned: bool,
+}
+
+impl std::fmt::Debug for Rt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Runtime")
+    }
 }
 
 impl RReadWriteLock {
@@ -377,6 +499,7 @@ impl RReadWriteLock {
         RReadLock {
             rt: self.rt.clone(),
             lock: self.rw.read_lock(),
+            pinned: self.pinned,
         }
     }
 
@@ -385,6 +508,16 @@ impl RReadWriteLock {
         RWriteLock {
             rt: self.rt.clone(),
             lock: self.rw.write_lock(),
+            pinned: self.pinned,
+        }
+    }
+
+    /// Both sides acting for a fixed owner id instead of the calling thread.
+    pub fn with_owner(&self, owner: impl Into<OwnerId>) -> RReadWriteLock {
+        RReadWriteLock {
+            rt: self.rt.clone(),
+            rw: self.rw.with_owner(owner),
+            pinned: true,
         }
     }
 

@@ -1,27 +1,27 @@
 //! The client: connections, the client id, and the per-client hub, watchdog and release worker.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use redis::aio::ConnectionManagerConfig;
 use redis::ProtocolVersion;
-use tokio::sync::mpsc;
 
 use crate::config::{Config, PublishMode};
 use crate::conn::Connection;
-use crate::core::{release_worker, ReleaseJob};
+use crate::core::{LockCore, ReleaseQueue};
 use crate::error::{Error, Result};
+use crate::holds::Holds;
 use crate::latch::LatchJanitor;
 use crate::lock::RLock;
 use crate::pubsub::{push_handler, Hub, PubSubConn};
-use crate::watchdog::Watchdog;
 
 pub(crate) struct ClientInner {
     pub id: String,
     pub config: Config,
     pub conn: Connection,
     pub hub: Arc<Hub>,
-    pub watchdog: Watchdog,
-    pub release_tx: mpsc::UnboundedSender<ReleaseJob>,
+    pub holds: Arc<Holds>,
+    pub releases: Arc<ReleaseQueue>,
     pub publish_cmd: &'static str,
     pub latches: LatchJanitor,
 }
@@ -61,6 +61,10 @@ pub struct ClientStats {
     pub channels: usize,
     /// Local waiters (tasks or threads blocked in an acquisition that has subscribed).
     pub waiters: usize,
+    /// (lock, owner) entries in the hold table: live holds and operations in flight.
+    pub holds: usize,
+    /// Releases queued by dropped guards and not finished yet.
+    pub queued_releases: usize,
 }
 
 impl Client {
@@ -163,10 +167,72 @@ impl Client {
     /// ```
     pub fn stats(&self) -> ClientStats {
         ClientStats {
-            renewing: self.inner.watchdog.len(),
+            renewing: self.inner.holds.renewing(),
             channels: self.inner.hub.channel_count(),
             waiters: self.inner.hub.waiter_count(),
+            holds: self.inner.holds.entries(),
+            queued_releases: self.inner.releases.pending(),
         }
+    }
+
+    /// Shuts the client down gracefully, so that a service that exits leaves no lock to expire
+    /// by its TTL:
+    ///
+    /// 1. new acquisitions fail with [`Error::Shutdown`] (also on clones of this client);
+    /// 2. every hold still live ends: its guards report [`LostReason::Shutdown`](crate::LostReason::Shutdown)
+    ///    through `lost()` (so `run` bodies stop) and their `unlock` returns [`Error::NotHeld`]
+    ///    without a round trip;
+    /// 3. those holds are released in Redis (waiters, Java or Rust, are woken), the releases
+    ///    queued by dropped guards are sent, and renewal stops.
+    ///
+    /// Call it after the work under the locks has stopped (or accept that it stops here). It
+    /// waits at most the retry window (`(command_timeout + retry_interval) × (retry_attempts +
+    /// 1)`); calling it again does nothing more.
+    ///
+    /// # Errors
+    ///
+    /// The first release that failed (Redis unreachable...); those locks expire with their TTL.
+    ///
+    /// # Cancel safety
+    ///
+    /// The releases run in their own tasks; dropping the future does not stop them, but no
+    /// longer waits for them.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let guard = client.lock("lock:job")?.lock().await?;
+    /// drop(guard); // queued release
+    /// client.shutdown().await?; // sent before we exit
+    /// # Ok(()) }
+    /// ```
+    pub async fn shutdown(&self) -> Result<()> {
+        let inner = &self.inner;
+        let remaining = inner.holds.close();
+        tracing::info!(client_id = %inner.id, holds = remaining.len(), queued = inner.releases.pending(), "shutting down: releasing every hold");
+        let releases = remaining.into_iter().map(|r| {
+            let core = LockCore::new(inner.clone(), r.key.to_string(), r.kind);
+            tokio::spawn(async move { core.release_all(r.field).await })
+        });
+        let work = async {
+            let results = futures::future::join_all(releases).await;
+            inner.releases.flush().await;
+            inner.latches.flush().await;
+            results
+        };
+        let bound = Duration::from_millis(inner.config.retry_window_ms());
+        let results = tokio::time::timeout(bound, work)
+            .await
+            .map_err(|_| Error::CommandTimeout(bound))?;
+        for r in results {
+            match r {
+                Ok(Ok(_)) | Ok(Err(Error::NotHeld { .. })) => {}
+                Ok(Err(e)) => return Err(e),
+                Err(join) => return Err(Error::Protocol(format!("a release task failed: {join}"))),
+            }
+        }
+        Ok(())
     }
 
     /// The command connection (for application commands next to the locks).
@@ -341,10 +407,10 @@ impl ClientBuilder {
             );
         }
 
-        let watchdog = Watchdog::start(conn.clone(), &config);
+        let holds = Arc::new(Holds::new(&config));
+        crate::watchdog::start(&holds, conn.clone(), &config);
         let latches = LatchJanitor::start(conn.clone(), config.command_timeout);
-        let (release_tx, release_rx) = mpsc::unbounded_channel();
-        tokio::spawn(release_worker(release_rx));
+        let releases = ReleaseQueue::start();
         let id = uuid::Uuid::new_v4().to_string();
         tracing::debug!(client_id = %id, sharded, "lock client ready");
         Ok(Client {
@@ -353,8 +419,8 @@ impl ClientBuilder {
                 hub: Arc::new(Hub::new(channels, pubsub, sharded)),
                 config,
                 conn,
-                watchdog,
-                release_tx,
+                holds,
+                releases,
                 publish_cmd: if sharded { "SPUBLISH" } else { "PUBLISH" },
                 latches,
             }),

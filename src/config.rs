@@ -45,8 +45,20 @@ pub struct Config {
     pub(crate) command_timeout: Duration,
     pub(crate) connect_timeout: Duration,
     pub(crate) poll_interval: Duration,
-    pub(crate) unlock_retries: usize,
+    pub(crate) retry_attempts: u32,
+    pub(crate) retry_interval: Duration,
 }
+
+/// The longest duration the crate sends to Redis or accepts in its configuration:
+/// 10^12 ms (about 31.7 years).
+///
+/// Redis rejects a `PEXPIRE` that overflows its clock, and Lua prints numbers of 10^14 and more
+/// in exponent form (which Redis then rejects), so leases and timeouts are capped well below
+/// both, with room for the scripts' sums (a write re-entry adds its lease to the TTL).
+pub const MAX_DURATION: Duration = Duration::from_millis(MAX_MS);
+pub(crate) const MAX_MS: u64 = 1_000_000_000_000;
+/// The most retries [`Config::retry_attempts`] accepts.
+const MAX_RETRY_ATTEMPTS: u32 = 1_000;
 
 impl Default for Config {
     fn default() -> Self {
@@ -59,7 +71,8 @@ impl Default for Config {
             command_timeout: Duration::from_millis(3_000),
             connect_timeout: Duration::from_millis(10_000),
             poll_interval: Duration::from_millis(1_000),
-            unlock_retries: 3,
+            retry_attempts: 4,
+            retry_interval: Duration::from_millis(1_500),
         }
     }
 }
@@ -124,23 +137,34 @@ impl Config {
         self
     }
 
-    /// How often an unlock is retried (with the same request id, so at most one release
-    /// happens) after a connection error (default 3).
-    pub fn unlock_retries(mut self, retries: usize) -> Self {
-        self.unlock_retries = retries;
+    /// Redisson's `retryAttempts` (default 4, as in Redisson 3.48+): how many times a request
+    /// that failed with a connection error or a timeout is tried again before the call gives up
+    /// with that error.
+    ///
+    /// * `lock()` / `lock_with_lease()` against a Redis that stays unreachable fail after the
+    ///   first attempt and this many retries, like Redisson's `lock()` (they do not wait forever).
+    ///   Consecutive failures count; a reply from Redis (even "held by someone else") resets them.
+    /// * `try_lock_for(wait)` stops at its wait or after this many consecutive failures,
+    ///   whichever comes first.
+    /// * An unlock is re-sent with the same request id (so at most one release happens).
+    ///
+    /// An acquisition whose reply was lost is never simply re-sent (it may have been applied):
+    /// the client asks Redis whether it was, and either keeps that hold or makes sure it can
+    /// never take effect, before it tries again.
+    pub fn retry_attempts(mut self, attempts: u32) -> Self {
+        self.retry_attempts = attempts;
+        self
+    }
+
+    /// Redisson's `retryInterval` (default 1.5 s): the pause before a retry. Each pause is
+    /// drawn between half and all of it (jitter), and never runs past a caller's wait.
+    pub fn retry_interval(mut self, interval: Duration) -> Self {
+        self.retry_interval = interval;
         self
     }
 
     pub(crate) fn validate(&self) -> Result<()> {
-        let positive = |what: &str, d: Duration| {
-            if d.as_millis() == 0 {
-                Err(Error::InvalidArgument(format!(
-                    "{what} must be at least 1 ms, got {d:?}"
-                )))
-            } else {
-                Ok(())
-            }
-        };
+        let positive = |what: &str, d: Duration| millis(what, d).map(drop);
         positive("lock_watchdog_timeout", self.lock_watchdog_timeout)?;
         if self.lock_watchdog_timeout < Duration::from_millis(3) {
             return Err(Error::InvalidArgument(
@@ -151,6 +175,13 @@ impl Config {
         positive("command_timeout", self.command_timeout)?;
         positive("connect_timeout", self.connect_timeout)?;
         positive("poll_interval", self.poll_interval)?;
+        positive("retry_interval", self.retry_interval)?;
+        if self.retry_attempts > MAX_RETRY_ATTEMPTS {
+            return Err(Error::InvalidArgument(format!(
+                "retry_attempts must be at most {MAX_RETRY_ATTEMPTS}, got {}",
+                self.retry_attempts
+            )));
+        }
         if self.watchdog_batch_size == 0 {
             return Err(Error::InvalidArgument(
                 "watchdog_batch_size must be at least 1".into(),
@@ -164,9 +195,31 @@ impl Config {
     pub(crate) fn lease_margin(&self, lease: Duration) -> Duration {
         self.command_timeout.min(lease / 4)
     }
+
+    /// How long `lease` can be trusted after the request that set it was sent.
+    pub(crate) fn trusted_for(&self, lease: Duration) -> Duration {
+        lease.saturating_sub(self.lease_margin(lease))
+    }
+
+    /// The window in which a request (and all its retries) can still reach Redis: the TTL of
+    /// unlock and acquire latches. Saturating, at most [`MAX_DURATION`].
+    pub(crate) fn retry_window_ms(&self) -> u64 {
+        let per_try = self
+            .command_timeout
+            .saturating_add(self.retry_interval)
+            .as_millis();
+        let tries = u128::from(self.retry_attempts) + 1;
+        per_try.saturating_mul(tries).clamp(1, u128::from(MAX_MS)) as u64
+    }
+
+    /// A pause before retry number `n` (1-based): between half and all of `retry_interval`.
+    pub(crate) fn retry_pause(&self) -> Duration {
+        self.retry_interval.mul_f64(0.5 + 0.5 * rand::random::<f64>())
+    }
 }
 
-/// Converts a lease or wait to whole milliseconds, rejecting values below 1 ms.
+/// Converts a lease or timeout to whole milliseconds, rejecting values below 1 ms and above
+/// [`MAX_DURATION`] (before anything is sent, so a rejected call changes nothing).
 pub(crate) fn millis(what: &str, d: Duration) -> Result<u64> {
     let ms = d.as_millis();
     if ms == 0 {
@@ -174,7 +227,12 @@ pub(crate) fn millis(what: &str, d: Duration) -> Result<u64> {
             "{what} must be at least 1 ms, got {d:?}"
         )));
     }
-    u64::try_from(ms).map_err(|_| Error::InvalidArgument(format!("{what} is too large: {d:?}")))
+    if ms > u128::from(MAX_MS) {
+        return Err(Error::InvalidArgument(format!(
+            "{what} must be at most {MAX_MS} ms (about 31.7 years), got {d:?}"
+        )));
+    }
+    Ok(ms as u64)
 }
 
 #[cfg(test)]
@@ -200,5 +258,32 @@ mod tests {
         assert!(Config::default().watchdog_batch_size(0).validate().is_err());
         assert!(millis("lease", Duration::from_micros(999)).is_err());
         assert_eq!(millis("lease", Duration::from_secs(2)).unwrap(), 2000);
+    }
+
+    #[test]
+    fn absurd_durations_are_rejected_not_panics() {
+        for d in [Duration::MAX, Duration::from_millis(u64::MAX - 1), MAX_DURATION + Duration::from_millis(1)] {
+            assert!(millis("lease", d).is_err(), "{d:?}");
+            for c in [
+                Config::default().command_timeout(d),
+                Config::default().connect_timeout(d),
+                Config::default().lock_watchdog_timeout(d),
+                Config::default().subscription_timeout(d),
+                Config::default().poll_interval(d),
+                Config::default().retry_interval(d),
+            ] {
+                assert!(matches!(c.validate(), Err(Error::InvalidArgument(_))), "{c:?}");
+            }
+        }
+        assert_eq!(millis("lease", MAX_DURATION).unwrap(), MAX_MS);
+        assert!(Config::default().retry_attempts(u32::MAX).validate().is_err());
+        // the largest accepted values never overflow the derived windows
+        let big = Config::default()
+            .command_timeout(MAX_DURATION)
+            .retry_interval(MAX_DURATION)
+            .retry_attempts(MAX_RETRY_ATTEMPTS);
+        big.validate().unwrap();
+        assert_eq!(big.retry_window_ms(), MAX_MS);
+        assert!(big.trusted_for(MAX_DURATION) < MAX_DURATION);
     }
 }

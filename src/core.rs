@@ -1,18 +1,21 @@
 //! The shared machinery every lock kind runs on: one wait loop, one release path, one guard core.
 //!
 //! A lock kind only *describes* (which script, which keys and arguments, which channel); this
-//! module executes: attempts, subscription, waiting, cancellation clean-up, watchdog
-//! registration, release with retries, and release on drop.
+//! module executes: attempts, settling attempts whose reply was lost, subscription, waiting,
+//! cancellation clean-up, bookkeeping in the hold table, release with retries, release on drop.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use redis::ScriptInvocation;
+use redis::{ScriptInvocation, Value};
+use tokio::sync::{mpsc, Notify};
 
 use crate::client::ClientInner;
 use crate::config::millis;
 use crate::error::{Error, Result};
 use crate::finish::FinishOnDrop;
+use crate::holds::{Mode, ReleasePlan, Released, Turn};
 use crate::lease::{after, Lease, LeaseState, LostReason};
 use crate::owner::{self, OwnerId, OwnerSel};
 use crate::watchdog::RenewKind;
@@ -36,10 +39,13 @@ pub(crate) trait LockKind: Send + Sync + 'static {
     }
     /// The channel waiters listen on.
     fn channel(&self, key: &str) -> String;
-    /// One acquisition attempt; replies nil (granted) or the PTTL.
-    fn acquire(&self, ctx: &Ctx<'_>, lease_ms: u64) -> ScriptInvocation<'static>;
-    /// Release one hold; replies nil (not held) / 0 (still held) / 1 (released).
-    fn release(&self, ctx: &Ctx<'_>, lease_ms: u64, latch: &str, latch_ms: u64) -> ScriptInvocation<'static>;
+    /// One acquisition attempt that records its grant in `latch` (see `lua/common/resolve_acquire.lua`).
+    /// Replies `{1, count}` (granted; the field's hold count now), `{0, pttl}` (held elsewhere) or
+    /// `{2, 0}` (the attempt was cancelled before it arrived: nothing done).
+    fn acquire(&self, ctx: &Ctx<'_>, lease_ms: u64, latch: &str, latch_ms: u64) -> ScriptInvocation<'static>;
+    /// Release one hold (`all`: every hold of the field); replies nil (not held) / 0 (the lock
+    /// still lives) / 1 (the owner's holds are gone and waiters were told, if anyone's are due).
+    fn release(&self, ctx: &Ctx<'_>, lease_ms: u64, latch: &str, latch_ms: u64, all: bool) -> ScriptInvocation<'static>;
     /// Delete the lock regardless of owner; replies 1 / 0.
     fn force_release(&self, ctx: &Ctx<'_>) -> ScriptInvocation<'static>;
     /// Which batched renewal keeps a watchdog-mode hold alive.
@@ -54,15 +60,21 @@ pub(crate) mod layout {
 
     use super::Ctx;
 
-    /// `KEYS[1]` lock; `ARGV` lease, field: RLock and write-lock acquire.
-    pub(crate) fn acquire(script: &'static Script, c: &Ctx<'_>, lease_ms: u64) -> ScriptInvocation<'static> {
+    /// `KEYS` lock, attempt latch; `ARGV` lease, field, latch TTL: RLock and write-lock acquire.
+    pub(crate) fn acquire(
+        script: &'static Script,
+        c: &Ctx<'_>,
+        lease_ms: u64,
+        latch: &str,
+        latch_ms: u64,
+    ) -> ScriptInvocation<'static> {
         let mut inv = script.prepare_invoke();
-        inv.key(c.key).arg(lease_ms).arg(c.field);
+        inv.key(c.key).key(latch).arg(lease_ms).arg(c.field).arg(latch_ms);
         inv
     }
 
-    /// `KEYS` lock, channel, latch; `ARGV` message, lease, field, publish command, latch TTL:
-    /// RLock and write-lock unlock (Redisson 3.24+).
+    /// `KEYS` lock, channel, latch; `ARGV` message, lease, field, publish command, latch TTL,
+    /// release-all flag: RLock and write-lock unlock (Redisson 3.24+ plus the flag).
     pub(crate) fn release(
         script: &'static Script,
         c: &Ctx<'_>,
@@ -70,6 +82,7 @@ pub(crate) mod layout {
         lease_ms: u64,
         latch: &str,
         latch_ms: u64,
+        all: bool,
     ) -> ScriptInvocation<'static> {
         let mut inv = script.prepare_invoke();
         inv.key(c.key)
@@ -79,7 +92,8 @@ pub(crate) mod layout {
             .arg(lease_ms)
             .arg(c.field)
             .arg(c.publish)
-            .arg(latch_ms);
+            .arg(latch_ms)
+            .arg(u8::from(all));
         inv
     }
 
@@ -97,14 +111,38 @@ pub(crate) mod layout {
 pub enum Unlocked {
     /// One re-entrant hold was released; the owner still holds the lock (no message published).
     Partial,
-    /// The last hold was released: the key is gone and waiters were notified.
+    /// The owner's last hold was released: the key is gone (or, for a read lock, left to the
+    /// other readers) and waiters were notified.
     Released,
 }
 
 pub(crate) enum Attempt {
-    Acquired,
+    Granted(Held),
     /// Held by someone else; the lock's PTTL in ms (-1: no TTL).
-    HeldElsewhere(i64),
+    Refused(i64),
+}
+
+/// An acquire script's reply.
+enum Reply {
+    Granted(i64),
+    Refused(i64),
+    Cancelled,
+}
+
+fn decode_acquire(v: &Value) -> Result<Reply> {
+    let pair = match v {
+        Value::Array(items) if items.len() == 2 => match (&items[0], &items[1]) {
+            (Value::Int(a), Value::Int(b)) => Some((*a, *b)),
+            _ => None,
+        },
+        _ => None,
+    };
+    match pair {
+        Some((1, count)) if count >= 1 => Ok(Reply::Granted(count)),
+        Some((0, pttl)) => Ok(Reply::Refused(pttl)),
+        Some((2, _)) => Ok(Reply::Cancelled),
+        _ => Err(Error::Protocol(format!("acquire replied {v:?}"))),
+    }
 }
 
 /// One lock of one kind, as seen through one handle (name + owner choice).
@@ -125,23 +163,29 @@ impl LockCore {
             key: key.into(),
             channel: channel.into(),
             kind,
-            owner: OwnerSel::Current,
+            owner: OwnerSel::Auto,
         }
     }
 
     /// A plain read command on this lock, with the command timeout.
     pub(crate) async fn query<T: redis::FromRedisValue>(&self, cmd: &redis::Cmd) -> Result<T> {
-        script::cmd(
-            &self.client.conn,
-            self.client.config.command_timeout,
-            &self.key,
-            cmd,
-        )
-        .await
+        script::read(&self.client.conn, self.client.config.command_timeout, &self.key, cmd).await
     }
 
     pub(crate) fn field_of(&self, owner: OwnerId) -> String {
         self.kind.field(owner::field(&self.client.id, owner))
+    }
+
+    /// The owner of handle-level operations, or an error explaining how to get one.
+    pub(crate) fn fixed_owner(&self) -> Result<OwnerId> {
+        self.owner.fixed().ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "the handle for `{}` has no fixed owner (each acquisition gets a fresh one): ask the \
+                 guard (`guard.is_held()`, `guard.unlock()`), or give the handle an owner with \
+                 `with_owner(id)` or `OwnerId::scope`",
+                self.key
+            ))
+        })
     }
 
     fn ctx<'a>(&'a self, field: &'a str) -> Ctx<'a> {
@@ -153,40 +197,6 @@ impl LockCore {
         }
     }
 
-    async fn attempt_once(&self, field: &str, lease_ms: u64) -> Result<Attempt> {
-        let inv = self.kind.acquire(&self.ctx(field), lease_ms);
-        let reply: Option<i64> = script::run(
-            &self.client.conn,
-            self.client.config.command_timeout,
-            &self.key,
-            &inv,
-        )
-        .await?;
-        Ok(match reply {
-            None => Attempt::Acquired,
-            Some(ttl) => Attempt::HeldElsewhere(ttl),
-        })
-    }
-
-    /// One attempt, supervised: if the caller's future is dropped while the script is in flight,
-    /// the request finishes in the background, and a hold Redis granted is released at once.
-    async fn attempt(&self, field: &Arc<str>, lease_ms: u64) -> Result<Attempt> {
-        let (core, f) = (self.clone(), field.clone());
-        let request = async move { core.attempt_once(&f, lease_ms).await };
-        let (core, field) = (self.clone(), field.clone());
-        FinishOnDrop::new(request, move |res: Result<Attempt>| {
-            Box::pin(async move {
-                if let Ok(Attempt::Acquired) = res {
-                    tracing::debug!(key = %core.key, field = %field, "acquire was cancelled after Redis granted it: releasing");
-                    if let Err(e) = core.release_field(&field, lease_ms).await {
-                        tracing::warn!(key = %core.key, field = %field, error = %e, "could not undo a cancelled acquisition; it expires with its lease");
-                    }
-                }
-            })
-        })
-        .await
-    }
-
     /// The wait loop shared by every kind. `wait`: `None` waits forever, `Some(ZERO)` tries once.
     /// `lease`: `None` = watchdog mode.
     pub(crate) async fn acquire(
@@ -194,18 +204,18 @@ impl LockCore {
         wait: Option<Duration>,
         lease: Option<Duration>,
     ) -> Result<Option<Held>> {
-        let lease_ms = match lease {
+        let cfg = &self.client.config;
+        let own_ms = match lease {
             Some(l) => millis("lease", l)?,
-            None => millis("lock_watchdog_timeout", self.client.config.lock_watchdog_timeout)?,
+            None => millis("lock_watchdog_timeout", cfg.lock_watchdog_timeout)?,
         };
-        let owner = self.owner.resolve();
-        let field: Arc<str> = self.field_of(owner).into();
+        if self.client.holds.is_closed() {
+            return Err(Error::Shutdown);
+        }
         let start = Instant::now();
         let deadline = wait.map(|w| after(start, w));
-        let cfg = &self.client.config;
 
         let mut sub: Option<crate::pubsub::Subscription> = None;
-        let mut last_error: Option<Error>;
         let mut failures: u32 = 0;
         loop {
             let chan = sub.as_ref().map(|s| s.channel());
@@ -215,22 +225,32 @@ impl LockCore {
                 n.enable();
             }
 
-            let sent_at = Instant::now();
             let mut ttl: Option<i64> = None;
-            last_error = None;
-            match self.attempt(&field, lease_ms).await {
-                Ok(Attempt::Acquired) => {
-                    tracing::debug!(key = %self.key, field = %field, kind = self.kind.label(), lease_ms, watchdog = lease.is_none(), "acquired");
-                    return Ok(Some(self.held(field, owner, lease, lease_ms, sent_at)));
+            let mut last_error: Option<Error> = None;
+            // an owner chosen per attempt: with fresh owners, an attempt whose outcome is still
+            // being settled in the background never holds up the next one
+            let owner = self.owner.for_acquire();
+            match self.attempt(owner, lease, own_ms, deadline).await {
+                Ok(Attempt::Granted(held)) => {
+                    if self.client.holds.is_closed() {
+                        drop(held); // granted while the client shut down: give it back
+                        return Err(Error::Shutdown);
+                    }
+                    tracing::debug!(key = %self.key, field = %held.field(), kind = self.kind.label(), lease_ms = own_ms, watchdog = lease.is_none(), "acquired");
+                    return Ok(Some(held));
                 }
-                Ok(Attempt::HeldElsewhere(t)) => {
+                Ok(Attempt::Refused(t)) => {
                     ttl = Some(t);
                     failures = 0;
                 }
                 Err(e) if e.is_transient() && wait != Some(Duration::ZERO) => {
-                    tracing::warn!(key = %self.key, field = %field, error = %e, "lock attempt failed; retrying while the wait lasts");
-                    last_error = Some(e);
                     failures = failures.saturating_add(1);
+                    if failures > cfg.retry_attempts {
+                        tracing::warn!(key = %self.key, error = %e, attempts = failures, "lock attempt failed; no retries left");
+                        return Err(e);
+                    }
+                    tracing::warn!(key = %self.key, error = %e, attempt = failures, "lock attempt failed; retrying");
+                    last_error = Some(e);
                 }
                 Err(e) => return Err(e),
             }
@@ -244,7 +264,17 @@ impl LockCore {
                 };
             }
 
-            if sub.is_none() && last_error.is_none() && self.client.hub.has_connection() {
+            if let Some(e) = &last_error {
+                let mut pause = cfg.retry_pause();
+                if let Some(r) = remaining {
+                    pause = pause.min(r);
+                }
+                tracing::trace!(key = %self.key, error = %e, ?pause, "pausing before the next attempt");
+                tokio::time::sleep(pause).await;
+                continue;
+            }
+
+            if sub.is_none() && self.client.hub.has_connection() {
                 let budget = remaining.map_or(cfg.subscription_timeout, |r| r.min(cfg.subscription_timeout));
                 match self.client.hub.subscribe(&self.channel, budget).await {
                     Ok(s) => {
@@ -252,7 +282,7 @@ impl LockCore {
                         continue; // subscribe, then re-try before sleeping
                     }
                     Err(e) => {
-                        tracing::warn!(key = %self.key, channel = %self.channel, error = %e, "could not subscribe; polling instead");
+                        tracing::debug!(key = %self.key, channel = %self.channel, error = %e, "could not subscribe; polling instead");
                     }
                 }
             }
@@ -264,12 +294,8 @@ impl LockCore {
                     nap = nap.min(Duration::from_millis(t.max(1) as u64));
                 }
             }
-            if last_error.is_some() {
-                nap = nap.min(Duration::from_millis(50u64 << failures.min(4)));
-            }
-            let now = Instant::now();
             if let Some(d) = deadline {
-                nap = nap.min(d.saturating_duration_since(now));
+                nap = nap.min(d.saturating_duration_since(Instant::now()));
             }
             match notified.as_mut().as_pin_mut() {
                 Some(n) => {
@@ -283,105 +309,238 @@ impl LockCore {
         }
     }
 
-    fn held(
+    /// One attempt, supervised: if the caller's future is dropped while it is in flight, it
+    /// finishes in the background, and a hold Redis granted is released at once.
+    async fn attempt(
         &self,
-        field: Arc<str>,
         owner: OwnerId,
         lease: Option<Duration>,
-        lease_ms: u64,
-        sent_at: Instant,
-    ) -> Held {
-        let lease_state = match lease {
-            None => self
-                .client
-                .watchdog
-                .register(&self.key, &field, self.kind.renew(), sent_at),
-            Some(l) => Arc::new(Lease::new(
-                after(sent_at, l - self.client.config.lease_margin(l)),
-                LostReason::LeaseExpired,
-            )),
+        own_ms: u64,
+        deadline: Option<Instant>,
+    ) -> Result<Attempt> {
+        let core = self.clone();
+        let request = async move { core.attempt_inner(owner, lease, own_ms, deadline).await };
+        FinishOnDrop::new(request, move |res: Result<Attempt>| {
+            Box::pin(async move {
+                if let Ok(Attempt::Granted(held)) = res {
+                    tracing::debug!(key = %held.key(), field = %held.field(), "acquire was cancelled after Redis granted it: releasing");
+                    drop(held); // queues the release
+                }
+            })
+        })
+        .await
+    }
+
+    async fn attempt_inner(
+        &self,
+        owner: OwnerId,
+        lease: Option<Duration>,
+        own_ms: u64,
+        deadline: Option<Instant>,
+    ) -> Result<Attempt> {
+        let cfg = &self.client.config;
+        let holds = &self.client.holds;
+        let field: Arc<str> = self.field_of(owner).into();
+        let turn = match deadline {
+            None => holds.turn(&self.key, &field, self.kind).await,
+            Some(d) => {
+                let limit = after(d, cfg.command_timeout);
+                match tokio::time::timeout_at(limit.into(), holds.turn(&self.key, &field, self.kind)).await {
+                    Ok(t) => t,
+                    Err(_) => return Err(Error::CommandTimeout(cfg.command_timeout)),
+                }
+            }
         };
+        let need_ms = holds.acquire_need(&turn, own_ms);
+        let latch = name::latch(&self.key, &request_id());
+        let inv = self.kind.acquire(&self.ctx(&field), need_ms, &latch, cfg.retry_window_ms());
+        let sent_at = Instant::now();
+        let mode = match lease {
+            None => Mode::Watchdog,
+            Some(_) => Mode::Leased {
+                lease_ms: own_ms,
+                until: after(sent_at, Duration::from_millis(own_ms)),
+            },
+        };
+        let reply = match script::run::<Value>(&self.client.conn, cfg.command_timeout, &self.key, &inv).await {
+            Ok(v) => decode_acquire(&v)?,
+            Err(e) if e.is_ambiguous() => {
+                // The request may or may not have run. Never re-send it: ask Redis.
+                // Settle it now if the caller's wait allows one more request, else in the background.
+                let settled = if deadline.is_none_or(|d| Instant::now() < d) {
+                    self.settle(&latch).await.ok()
+                } else {
+                    None
+                };
+                match settled {
+                    Some(Some(count)) => {
+                        tracing::debug!(key = %self.key, field = %field, error = %e, "acquire reply was lost, but Redis had granted it: keeping the hold");
+                        Reply::Granted(count)
+                    }
+                    Some(None) => {
+                        tracing::debug!(key = %self.key, field = %field, error = %e, "acquire reply was lost; it never took effect and now never will");
+                        return Err(e);
+                    }
+                    None => {
+                        self.settle_in_background(turn, latch, mode, sent_at, need_ms, owner);
+                        return Err(e);
+                    }
+                }
+            }
+            Err(e) => return Err(e),
+        };
+        match reply {
+            Reply::Granted(count) => {
+                self.client.latches.discard(latch);
+                Ok(Attempt::Granted(self.record_grant(&turn, owner, mode, sent_at, need_ms, count)))
+            }
+            Reply::Refused(pttl) => Ok(Attempt::Refused(pttl)),
+            Reply::Cancelled => Err(Error::Protocol(
+                "a new acquire attempt found its id already cancelled".into(),
+            )),
+        }
+    }
+
+    /// Asks Redis whether the acquire that wrote `latch` took effect, making sure it never will
+    /// if it has not. `Ok(Some(count))`: granted; `Ok(None)`: not, and never.
+    async fn settle(&self, latch: &str) -> Result<Option<i64>> {
+        let cfg = &self.client.config;
+        let mut inv = script::RESOLVE_ACQUIRE.prepare_invoke();
+        // a copy of the request delayed longer than this would still apply (and expire with its
+        // lease): keep the marker for ten minutes, or longer than the retry window
+        inv.key(latch).arg(cfg.retry_window_ms().max(600_000));
+        let v: Value = script::run(&self.client.conn, cfg.command_timeout, &self.key, &inv).await?;
+        match decode_acquire(&v)? {
+            Reply::Granted(count) => {
+                self.client.latches.discard(latch.to_owned());
+                Ok(Some(count))
+            }
+            Reply::Refused(_) | Reply::Cancelled => Ok(None),
+        }
+    }
+
+    /// Keeps asking (within the latch's lifetime) whether an ambiguous acquire took effect, and
+    /// releases the hold if it did: nobody is waiting for it any more.
+    fn settle_in_background(&self, turn: Turn, latch: String, mode: Mode, sent_at: Instant, need_ms: u64, owner: OwnerId) {
+        let core = self.clone();
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        rt.spawn(async move {
+            let window = Duration::from_millis(core.client.config.retry_window_ms());
+            loop {
+                match core.settle(&latch).await {
+                    Ok(Some(count)) => {
+                        let held = core.record_grant(&turn, owner, mode, sent_at, need_ms, count);
+                        drop(turn);
+                        tracing::info!(key = %core.key, field = %held.field(), "an acquire whose reply was lost had been granted after its caller gave up: releasing it");
+                        drop(held); // queues the release
+                        return;
+                    }
+                    Ok(None) => return,
+                    Err(e) if sent_at.elapsed() < window => {
+                        tracing::debug!(key = %core.key, error = %e, "cannot settle an ambiguous acquire yet; retrying");
+                        tokio::time::sleep(core.client.config.retry_pause()).await;
+                    }
+                    Err(e) => {
+                        tracing::warn!(key = %core.key, error = %e, "could not learn whether an acquire whose reply was lost took effect; if it did, it expires with its lease");
+                        return;
+                    }
+                }
+            }
+        });
+    }
+
+    fn record_grant(&self, turn: &Turn, owner: OwnerId, mode: Mode, sent_at: Instant, need_ms: u64, count: i64) -> Held {
+        let lease = self.client.holds.granted(turn, self.kind, mode, sent_at, need_ms, count);
         Held {
             inner: Some(HeldInner {
                 core: self.clone(),
-                field,
+                field: turn.field().clone(),
                 owner,
-                lease: lease_state,
-                lease_ms,
-                watchdog: lease.is_none(),
+                lease,
+                mode,
             }),
         }
     }
 
-    /// Releases one hold of `field` (no watchdog bookkeeping). One request id for every retry,
-    /// so a retried request can never release twice.
-    pub(crate) async fn release_field(&self, field: &str, lease_ms: u64) -> Result<Unlocked> {
+    /// Releases the hold of `field` observed through `lease` (a guard's), unless it is known to
+    /// have ended.
+    async fn release_hold(&self, field: &Arc<str>, lease: &Arc<Lease>, mode: Mode) -> Result<Unlocked> {
+        let turn = self.client.holds.turn(&self.key, field, self.kind).await;
+        let plan = self.client.holds.begin_release(&turn, lease, mode);
+        self.send_release(&turn, Some(lease), plan).await
+    }
+
+    /// Sends the release `plan` asks for. One request id for every retry, so a retried request
+    /// can never release twice.
+    async fn send_release(&self, turn: &Turn, lease: Option<&Arc<Lease>>, plan: ReleasePlan) -> Result<Unlocked> {
         let cfg = &self.client.config;
-        let request_id = request_id();
-        let latch = name::latch(&self.key, &request_id);
-        let backoff = Duration::from_millis(100);
-        let retries = cfg.unlock_retries as u32;
-        let window = (cfg.command_timeout + backoff) * (retries + 1);
-        let latch_ms = window.as_millis().clamp(1, u64::MAX as u128) as u64;
-        let inv = self.kind.release(&self.ctx(field), lease_ms, &latch, latch_ms);
+        let field = turn.field();
+        let not_held = || Error::NotHeld {
+            key: self.key.to_string(),
+            field: field.to_string(),
+        };
+        let (last, need_ms) = match plan {
+            ReleasePlan::Stale => {
+                tracing::debug!(key = %self.key, field = %field, "release of a hold known to have ended: nothing sent");
+                return Err(not_held());
+            }
+            ReleasePlan::Send { last, need_ms } => (last, need_ms),
+            ReleasePlan::Unknown => (false, millis("lock_watchdog_timeout", cfg.lock_watchdog_timeout)?),
+        };
+        let latch = name::latch(&self.key, &request_id());
+        let inv = self.kind.release(&self.ctx(field), need_ms, &latch, cfg.retry_window_ms(), last);
+        let sent_at = Instant::now();
         let mut tries = 0;
         let reply = loop {
             match script::run::<Option<i64>>(&self.client.conn, cfg.command_timeout, &self.key, &inv).await {
                 Ok(r) => break r,
-                Err(e) if e.is_transient() && tries < retries => {
+                Err(e) if e.is_transient() && tries < cfg.retry_attempts => {
                     tries += 1;
-                    tracing::debug!(key = %self.key, field, error = %e, tries, "unlock failed; retrying with the same request id");
-                    tokio::time::sleep(backoff).await;
+                    tracing::debug!(key = %self.key, field = %field, error = %e, tries, "unlock failed; retrying with the same request id");
+                    tokio::time::sleep(cfg.retry_pause()).await;
                 }
                 Err(e) => return Err(e),
             }
         };
         // The latch only matters for our own retries, which are over: the janitor deletes it
-        // (batched with other unlocks' latches, off this call's path).
+        // (batched with other requests' latches, off this call's path).
         self.client.latches.discard(latch);
-        match reply {
-            None => {
-                tracing::debug!(key = %self.key, field, "unlock refused: not held");
-                Err(Error::NotHeld {
-                    key: self.key.to_string(),
-                    field: field.to_owned(),
-                })
-            }
-            Some(0) => {
-                tracing::debug!(key = %self.key, field, "released one re-entrant hold");
-                Ok(Unlocked::Partial)
-            }
-            Some(1) => {
-                tracing::debug!(key = %self.key, field, "released");
-                Ok(Unlocked::Released)
-            }
-            Some(other) => Err(Error::Protocol(format!("unlock replied {other}"))),
+        let (outcome, result) = match reply {
+            None => (Released::NotHeld, Err(not_held())),
+            Some(0) if last => (Released::Gone, Ok(Unlocked::Released)),
+            Some(0) => (Released::StillHeld, Ok(Unlocked::Partial)),
+            Some(1) => (Released::Gone, Ok(Unlocked::Released)),
+            Some(other) => return Err(Error::Protocol(format!("unlock replied {other}"))),
+        };
+        self.client.holds.released(turn, lease, &plan, sent_at, outcome);
+        match &result {
+            Ok(u) => tracing::debug!(key = %self.key, field = %field, outcome = ?u, "released"),
+            Err(_) => tracing::debug!(key = %self.key, field = %field, "unlock refused: not held"),
         }
+        result
     }
 
     /// Redisson-style unlock by the handle's owner (no guard).
     pub(crate) async fn unlock(&self) -> Result<Unlocked> {
-        let field = self.field_of(self.owner.resolve());
-        // Redisson: every unlock call drops one watchdog count, whatever the result.
-        self.client.watchdog.unregister(&self.key, &field, None);
-        let lease_ms = millis("lock_watchdog_timeout", self.client.config.lock_watchdog_timeout)?;
-        self.release_detached(field.into(), lease_ms).await
+        let owner = self.fixed_owner()?;
+        let field: Arc<str> = self.field_of(owner).into();
+        let core = self.clone();
+        let request = async move {
+            let turn = core.client.holds.turn(&core.key, &field, core.kind).await;
+            let (plan, lease) = core.client.holds.begin_release_any(&turn);
+            core.send_release(&turn, lease.as_ref(), plan).await
+        };
+        detached(request, self.key.clone()).await
     }
 
-    /// A release that goes on if the caller's future is dropped (cancelling the wait for the
-    /// reply must not cancel the unlock).
-    pub(crate) async fn release_detached(&self, field: Arc<str>, lease_ms: u64) -> Result<Unlocked> {
-        let (core, f) = (self.clone(), field.clone());
-        let request = async move { core.release_field(&f, lease_ms).await };
-        let key = self.key.clone();
-        FinishOnDrop::new(request, move |res: Result<Unlocked>| {
-            Box::pin(async move {
-                if let Err(e) = res {
-                    tracing::warn!(key = %key, field = %field, error = %e, "release (its caller gave up waiting) failed");
-                }
-            })
-        })
-        .await
+    /// Releases every hold of `field` (the client is shutting down).
+    pub(crate) async fn release_all(&self, field: Arc<str>) -> Result<Unlocked> {
+        let turn = self.client.holds.turn(&self.key, &field, self.kind).await;
+        let watchdog_ms = millis("lock_watchdog_timeout", self.client.config.lock_watchdog_timeout)?;
+        self.send_release(&turn, None, ReleasePlan::Send { last: true, need_ms: watchdog_ms })
+            .await
     }
 
     pub(crate) async fn force_unlock(&self) -> Result<bool> {
@@ -391,13 +550,26 @@ impl LockCore {
         if r == 1 {
             // only a lock that was really deleted ends this client's holds (a read-side force on
             // a write-locked lock changes nothing)
-            self.client
-                .watchdog
-                .remove_key(&self.key, LostReason::ForceUnlocked);
+            self.client.holds.lose_key(&self.key, LostReason::ForceUnlocked);
         }
         tracing::info!(key = %self.key, kind = self.kind.label(), deleted = r == 1, "force unlock");
         Ok(r == 1)
     }
+}
+
+/// Runs a release so that dropping the returned future does not cancel it.
+async fn detached(
+    request: impl std::future::Future<Output = Result<Unlocked>> + Send + 'static,
+    key: Arc<str>,
+) -> Result<Unlocked> {
+    FinishOnDrop::new(request, move |res: Result<Unlocked>| {
+        Box::pin(async move {
+            if let Err(e) = res {
+                tracing::warn!(key = %key, error = %e, "release (its caller gave up waiting) failed");
+            }
+        })
+    })
+    .await
 }
 
 /// 16 random bytes, lowercase hex (Redisson's unlock request id).
@@ -421,9 +593,9 @@ struct HeldInner {
     core: LockCore,
     field: Arc<str>,
     owner: OwnerId,
+    /// The hold's epoch (shared with the other live holds of the field).
     lease: Arc<Lease>,
-    lease_ms: u64,
-    watchdog: bool,
+    mode: Mode,
 }
 
 impl Held {
@@ -450,8 +622,10 @@ impl Held {
     }
 
     pub(crate) fn lease(&self) -> Option<Duration> {
-        let i = self.inner();
-        (!i.watchdog).then(|| Duration::from_millis(i.lease_ms))
+        match self.inner().mode {
+            Mode::Watchdog => None,
+            Mode::Leased { lease_ms, .. } => Some(Duration::from_millis(lease_ms)),
+        }
     }
 
     pub(crate) fn state(&self) -> LeaseState {
@@ -463,28 +637,27 @@ impl Held {
         async move { lease.lost().await }
     }
 
-    /// Stops renewal for this hold (before anything is sent) and returns what the release needs.
-    fn detach(&mut self) -> Option<HeldInner> {
-        let inner = self.inner.take()?;
-        if inner.watchdog {
-            inner
-                .core
-                .client
-                .watchdog
-                .unregister(&inner.core.key, &inner.field, Some(&inner.lease));
-        } else {
-            inner.lease.set(LeaseState::Released);
-        }
-        Some(inner)
+    /// The same lock acting for this hold's owner.
+    pub(crate) fn pinned_core(&self) -> LockCore {
+        let mut core = self.core().clone();
+        core.owner = OwnerSel::Pinned(self.owner());
+        core
     }
 
     /// Releases this hold. The release runs in its own task: cancelling the returned future
-    /// does not cancel the release.
+    /// does not cancel the release. A hold known to have ended sends nothing (`NotHeld`).
     pub(crate) async fn unlock(mut self) -> Result<Unlocked> {
-        let Some(inner) = self.detach() else {
+        let Some(inner) = self.inner.take() else {
             return Err(Error::Shutdown);
         };
-        inner.core.release_detached(inner.field, inner.lease_ms).await
+        let key = inner.core.key.clone();
+        let request = async move {
+            inner
+                .core
+                .release_hold(&inner.field, &inner.lease, inner.mode)
+                .await
+        };
+        detached(request, key).await
     }
 
     /// Gives up the guard without releasing (renewal goes on in watchdog mode).
@@ -495,26 +668,33 @@ impl Held {
 
 impl Drop for Held {
     fn drop(&mut self) {
-        let Some(inner) = self.detach() else {
+        let Some(inner) = self.inner.take() else {
             return;
         };
+        if inner.lease.state() != LeaseState::Held {
+            tracing::debug!(key = %inner.core.key, field = %inner.field, "guard of an ended hold dropped: nothing to release");
+            return;
+        }
         let key = inner.core.key.clone();
         let field = inner.field.clone();
-        let sender = inner.core.client.release_tx.clone();
+        let queue = inner.core.client.releases.clone();
         let job: ReleaseJob = Box::new(move || {
             Box::pin(async move {
-                match inner.core.release_field(&inner.field, inner.lease_ms).await {
+                match inner.core.release_hold(&inner.field, &inner.lease, inner.mode).await {
                     Ok(_) => {}
+                    Err(Error::NotHeld { .. }) => {
+                        tracing::debug!(key = %inner.core.key, field = %inner.field, "dropped guard's hold had already ended")
+                    }
                     Err(e) => {
-                        tracing::warn!(key = %inner.core.key, field = %inner.field, error = %e, "release on drop failed")
+                        tracing::warn!(key = %inner.core.key, field = %inner.field, error = %e, "release on drop failed; the lock expires with its lease")
                     }
                 }
             })
         });
-        if sender.send(job).is_err() {
-            tracing::warn!(key = %key, field = %field, "guard dropped after the client shut down: the lock expires with its lease");
-        } else {
+        if queue.push(job) {
             tracing::debug!(key = %key, field = %field, "guard dropped: release queued");
+        } else {
+            tracing::warn!(key = %key, field = %field, "guard dropped after the client stopped: the lock expires with its lease");
         }
     }
 }
@@ -522,24 +702,96 @@ impl Drop for Held {
 /// A release queued by a dropped guard.
 pub(crate) type ReleaseJob = Box<dyn FnOnce() -> futures::future::BoxFuture<'static, ()> + Send>;
 
-/// Runs queued releases (from guards dropped anywhere, even outside a runtime).
-pub(crate) async fn release_worker(mut rx: tokio::sync::mpsc::UnboundedReceiver<ReleaseJob>) {
-    while let Some(job) = rx.recv().await {
-        tokio::spawn(job());
+/// The queue of releases from dropped guards, run by one worker per client (guards may be
+/// dropped anywhere, even outside a runtime); it can be flushed (shutdown).
+pub(crate) struct ReleaseQueue {
+    tx: mpsc::UnboundedSender<ReleaseJob>,
+    pending: AtomicUsize,
+    idle: Notify,
+}
+
+impl ReleaseQueue {
+    /// Starts the worker on the current runtime.
+    pub(crate) fn start() -> Arc<ReleaseQueue> {
+        let (tx, mut rx) = mpsc::unbounded_channel::<ReleaseJob>();
+        let queue = Arc::new(ReleaseQueue {
+            tx,
+            pending: AtomicUsize::new(0),
+            idle: Notify::new(),
+        });
+        let weak = Arc::downgrade(&queue);
+        tokio::spawn(async move {
+            while let Some(job) = rx.recv().await {
+                let weak = weak.clone();
+                tokio::spawn(async move {
+                    job().await;
+                    if let Some(q) = weak.upgrade() {
+                        q.done();
+                    }
+                });
+            }
+        });
+        queue
+    }
+
+    /// Queues a job; false when the worker is gone.
+    fn push(&self, job: ReleaseJob) -> bool {
+        self.pending.fetch_add(1, Ordering::SeqCst);
+        if self.tx.send(job).is_err() {
+            self.done();
+            return false;
+        }
+        true
+    }
+
+    fn done(&self) {
+        if self.pending.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.idle.notify_waiters();
+        }
+    }
+
+    /// Waits until every queued release has finished.
+    pub(crate) async fn flush(&self) {
+        loop {
+            let idle = self.idle.notified();
+            let mut idle = std::pin::pin!(idle);
+            idle.as_mut().enable();
+            if self.pending.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            idle.await;
+        }
+    }
+
+    pub(crate) fn pending(&self) -> usize {
+        self.pending.load(Ordering::SeqCst)
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn request_id_is_32_lowercase_hex() {
-        let a = super::request_id();
+        let a = request_id();
         assert_eq!(a.len(), 32);
         assert!(
             a.bytes()
                 .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)),
             "{a}"
         );
-        assert_ne!(a, super::request_id());
+        assert_ne!(a, request_id());
+    }
+
+    #[test]
+    fn acquire_replies_decode() {
+        let pair = |a, b| Value::Array(vec![Value::Int(a), Value::Int(b)]);
+        assert!(matches!(decode_acquire(&pair(1, 2)), Ok(Reply::Granted(2))));
+        assert!(matches!(decode_acquire(&pair(0, -1)), Ok(Reply::Refused(-1))));
+        assert!(matches!(decode_acquire(&pair(2, 0)), Ok(Reply::Cancelled)));
+        assert!(decode_acquire(&pair(1, 0)).is_err(), "a grant has a count");
+        assert!(decode_acquire(&Value::Nil).is_err());
+        assert!(decode_acquire(&Value::Int(5)).is_err());
     }
 }

@@ -131,6 +131,19 @@ impl Error {
         }
     }
 
+    /// Whether a request that failed this way may still have run in Redis (its reply was lost
+    /// or timed out, or the connection broke while it was in flight).
+    pub(crate) fn is_ambiguous(&self) -> bool {
+        match self {
+            Error::CommandTimeout(_) => true,
+            Error::Redis(e) => {
+                (e.is_io_error() && !e.is_connection_refusal())
+                    || e.kind() == redis::ErrorKind::Parse
+            }
+            _ => false,
+        }
+    }
+
     /// Maps a Redis error on `key`, turning `WRONGTYPE` into [`Error::WrongType`].
     pub(crate) fn from_redis(key: &str, e: redis::RedisError) -> Self {
         if e.to_string().contains("REDISSON_LOCK_WOULD_DEADLOCK") {

@@ -39,23 +39,33 @@ macro_rules! lock_handle_methods {
                 $T { core }
             }
 
-            /// The owner this handle acts for right now (see [`OwnerId::current`](crate::OwnerId::current)).
-            pub fn owner(&self) -> $crate::OwnerId {
-                self.core.owner.resolve()
+            /// The owner this handle acts for: its pinned owner ([`with_owner`](Self::with_owner)),
+            /// else the enclosing [`OwnerId::scope`](crate::OwnerId::scope); `None` when each
+            /// acquisition gets a fresh owner (the default).
+            pub fn owner(&self) -> Option<$crate::OwnerId> {
+                self.core.owner.fixed()
             }
 
-            /// The hash field this handle's owner writes.
-            pub fn field(&self) -> String {
-                self.core.field_of(self.owner())
+            /// The hash field this handle's owner writes, when it has one (see [`owner`](Self::owner)).
+            pub fn field(&self) -> Option<String> {
+                self.owner().map(|o| self.core.field_of(o))
             }
 
             /// Acquires the lock, waiting as long as it takes; the watchdog keeps it alive until
             /// released (Redisson `lock()`).
             ///
+            /// The hold belongs to a fresh owner (unless the handle has one: [`with_owner`](Self::with_owner),
+            /// [`OwnerId::scope`](crate::OwnerId::scope)), so a second `lock()` on the same lock
+            /// waits for the first guard even in the same task, like `tokio::sync::Mutex`; take
+            /// another hold of the same owner with the guard's `reenter()`.
+            ///
             /// Waiting: after the first failed attempt the caller subscribes to the lock's
             /// channel (one subscription shared by all local waiters), then re-tries on every
-            /// unlock message and after `min(holder's TTL, poll interval)`. Connection errors
-            /// while waiting are logged and retried.
+            /// unlock message and after `min(holder's TTL, poll interval)`. A connection error or
+            /// timeout is retried after [`Config::retry_interval`](crate::Config::retry_interval),
+            /// at most [`Config::retry_attempts`](crate::Config::retry_attempts) times in a row;
+            /// then the error is returned (so `lock()` does not wait forever for a Redis that is
+            /// down). An attempt whose reply was lost is settled with Redis, never re-sent.
             ///
             /// # Cancel safety
             ///
@@ -66,7 +76,9 @@ macro_rules! lock_handle_methods {
             /// # Errors
             ///
             /// [`Error::WrongType`](crate::Error::WrongType) when the key holds another Redis
-            /// type; other non-transient errors.
+            /// type; [`Error::Shutdown`](crate::Error::Shutdown) after
+            /// [`Client::shutdown`](crate::Client::shutdown); the last connection error after
+            /// the retries; other non-transient errors.
             ///
             /// # Examples
             ///
@@ -90,8 +102,8 @@ macro_rules! lock_handle_methods {
             ///
             /// # Errors
             ///
-            /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a lease under 1 ms;
-            /// otherwise as `lock`.
+            /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a lease under 1 ms
+            /// or over [`MAX_DURATION`](crate::MAX_DURATION) (nothing is sent); otherwise as `lock`.
             ///
             /// # Examples
             ///
@@ -130,7 +142,9 @@ macro_rules! lock_handle_methods {
             /// Waits up to `wait` (Redisson `tryLock(waitTime, unit)`), watchdog mode.
             ///
             /// Returns within `wait` plus one command timeout, also while Redis is unreachable
-            /// (then with the last connection error instead of `Ok(None)`).
+            /// (then with the last connection error instead of `Ok(None)`, possibly earlier, once
+            /// [`Config::retry_attempts`](crate::Config::retry_attempts) attempts in a row failed).
+            /// A `wait` too long to represent waits as long as it takes.
             ///
             /// # Cancel safety
             ///
@@ -173,7 +187,8 @@ macro_rules! lock_handle_methods {
             }
 
             /// Runs `body` while holding the lock (watchdog mode) and releases it afterwards, also
-            /// when `body` panics (the panic resumes after the release).
+            /// when `body` panics (the panic resumes after the release). Two `run`s on one lock
+            /// exclude each other, also when joined in one task.
             ///
             /// If the lock is lost while `body` runs (renewal finds it gone, or cannot renew
             /// before the lease deadline), `body` is dropped at its next await point and
@@ -229,7 +244,8 @@ macro_rules! lock_handle_methods {
             }
 
             /// Releases one hold of this handle's owner without a guard (Redisson `unlock()`),
-            /// e.g. a hold whose guard was forgotten.
+            /// e.g. a hold whose guard was forgotten. The handle needs an owner
+            /// ([`with_owner`](Self::with_owner) or [`OwnerId::scope`](crate::OwnerId::scope)).
             ///
             /// # Cancel safety
             ///
@@ -238,14 +254,16 @@ macro_rules! lock_handle_methods {
             /// # Errors
             ///
             /// [`Error::NotHeld`](crate::Error::NotHeld) when the owner holds nothing; Redis is
-            /// then unchanged.
+            /// then unchanged. [`Error::InvalidArgument`](crate::Error::InvalidArgument) when the
+            /// handle has no owner.
             ///
             /// # Examples
             ///
             /// ```no_run
             #[doc = concat!("# async fn demo(lock: redisson_lock::", stringify!($T), ") -> redisson_lock::Result<()> {")]
-            /// lock.lock().await?.forget(); // Java style: hold without a guard
-            /// lock.unlock().await?;
+            /// let mine = lock.with_owner(7);
+            /// mine.lock().await?.forget(); // Java style: hold without a guard
+            /// mine.unlock().await?;
             /// # Ok(()) }
             /// ```
             pub async fn unlock(&self) -> $crate::Result<$crate::Unlocked> {
@@ -271,17 +289,25 @@ macro_rules! lock_handle_methods {
             }
 
             /// Whether this handle's owner holds the lock (Redisson `isHeldByCurrentThread()`).
+            /// The handle needs an owner ([`with_owner`](Self::with_owner) or
+            /// [`OwnerId::scope`](crate::OwnerId::scope)); a guard knows without asking
+            /// Redis: `guard.is_held()`.
+            ///
+            /// # Errors
+            ///
+            /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when the handle has no owner.
             ///
             /// # Examples
             ///
             /// ```no_run
             #[doc = concat!("# async fn demo(lock: redisson_lock::", stringify!($T), ") -> redisson_lock::Result<()> {")]
-            /// let guard = lock.lock().await?;
-            /// assert!(lock.is_held().await?);
+            /// let mine = lock.with_owner(7);
+            /// let guard = mine.lock().await?;
+            /// assert!(mine.is_held().await?);
             /// # Ok(()) }
             /// ```
             pub async fn is_held(&self) -> $crate::Result<bool> {
-                self.is_held_by(self.owner()).await
+                self.is_held_by(self.core.fixed_owner()?).await
             }
 
             /// Whether `owner` of this client holds the lock (Redisson `isHeldByThread(id)`).
@@ -299,19 +325,21 @@ macro_rules! lock_handle_methods {
                 Ok(n == 1)
             }
 
-            /// How many times this handle's owner holds the lock (Redisson `getHoldCount()`); 0 if not.
+            /// How many times this handle's owner holds the lock (Redisson `getHoldCount()`); 0 if
+            /// not. The handle needs an owner, as for [`is_held`](Self::is_held).
             ///
             /// # Examples
             ///
             /// ```no_run
             #[doc = concat!("# async fn demo(lock: redisson_lock::", stringify!($T), ") -> redisson_lock::Result<()> {")]
-            /// let a = lock.lock().await?;
-            /// let b = lock.lock().await?; // same task: re-entry
-            /// assert_eq!(lock.hold_count().await?, 2);
+            /// let mine = lock.with_owner(7);
+            /// let a = mine.lock().await?;
+            /// let b = mine.lock().await?; // the same owner: re-entry
+            /// assert_eq!(mine.hold_count().await?, 2);
             /// # Ok(()) }
             /// ```
             pub async fn hold_count(&self) -> $crate::Result<u64> {
-                let field = self.field();
+                let field = self.core.field_of(self.core.fixed_owner()?);
                 let n: Option<u64> = self.core.query(redis::cmd("HGET").arg(&*self.core.key).arg(&field)).await?;
                 Ok(n.unwrap_or(0))
             }
@@ -352,7 +380,13 @@ macro_rules! lock_guard_methods {
             }
 
             /// Releases this hold: the count goes down by one; when nothing is left the key is
-            /// deleted and waiters are notified. A partial release re-applies this hold's lease.
+            /// deleted and waiters are notified. A partial release (other holds of the same owner
+            /// remain, see [`reenter`](Self::reenter)) keeps the key alive as long as the
+            /// longest of them needs.
+            ///
+            /// A hold this process knows has ended (`state()` is not `Held`: the lease ran out,
+            /// renewal found it gone, a force unlock) sends nothing: it can never take away a
+            /// later hold of the same owner.
             ///
             /// # Cancel safety
             ///
@@ -366,6 +400,42 @@ macro_rules! lock_guard_methods {
             /// done under the lock may have overlapped with another holder's.
             pub async fn unlock(self) -> $crate::Result<$crate::Unlocked> {
                 self.held.unlock().await
+            }
+
+            /// Takes another hold for this guard's owner (a re-entry: the hold count goes up by
+            /// one, as a nested `lock()` in one Java thread does), in watchdog mode. The new guard
+            /// is released on its own; the lock stays held until every guard is released.
+            ///
+            /// # Cancel safety
+            ///
+            /// As for `lock`: a hold granted after the future was dropped is released.
+            ///
+            /// # Errors
+            ///
+            /// [`Error::NotHeld`](crate::Error::NotHeld) when this hold has ended (the re-entry
+            /// would be a new, unrelated hold).
+            pub async fn reenter(&self) -> $crate::Result<Self> {
+                self.reenter_inner(None).await
+            }
+
+            /// As [`reenter`](Self::reenter), with a lease for the new hold. The lock stays alive
+            /// as long as the longest live hold of the owner needs (a short re-entry never cuts
+            /// the TTL of a longer hold).
+            pub async fn reenter_with_lease(&self, lease: std::time::Duration) -> $crate::Result<Self> {
+                self.reenter_inner(Some(lease)).await
+            }
+
+            async fn reenter_inner(&self, lease: Option<std::time::Duration>) -> $crate::Result<Self> {
+                let not_held = || $crate::Error::NotHeld {
+                    key: self.key().to_owned(),
+                    field: self.field().to_owned(),
+                };
+                if !self.is_held() {
+                    return Err(not_held());
+                }
+                let core = self.held.pinned_core();
+                let held = core.acquire(Some(std::time::Duration::ZERO), lease).await?;
+                held.map(Self::new).ok_or_else(not_held)
             }
 
             /// Resolves when this hold is lost (see [`LostReason`](crate::LostReason)); stays
@@ -410,7 +480,8 @@ macro_rules! lock_guard_methods {
             }
 
             /// Keeps the hold without a guard (in watchdog mode renewal goes on). Release it
-            /// later with `unlock()` on a handle with the same owner, or let it expire.
+            /// later with `unlock()` on a handle with the same owner
+            /// (`lock.with_owner(guard.owner())`), or let it expire.
             pub fn forget(self) {
                 self.held.forget()
             }

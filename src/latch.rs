@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::conn::{slot_groups, Connection};
 use crate::script;
@@ -19,8 +19,14 @@ const BATCH: usize = 256;
 /// How long the janitor waits for more latches before deleting a partial batch.
 const LINGER: Duration = Duration::from_millis(5);
 
+enum Job {
+    Delete(String),
+    /// Answered once everything queued before it was deleted (or failed).
+    Flush(oneshot::Sender<()>),
+}
+
 pub(crate) struct LatchJanitor {
-    tx: mpsc::UnboundedSender<String>,
+    tx: mpsc::UnboundedSender<Job>,
 }
 
 impl LatchJanitor {
@@ -33,25 +39,41 @@ impl LatchJanitor {
 
     /// Queues a latch key for deletion.
     pub(crate) fn discard(&self, latch: String) {
-        let _ = self.tx.send(latch); // a closed janitor means shutdown: the latch expires by itself
+        let _ = self.tx.send(Job::Delete(latch)); // a closed janitor means shutdown: the latch expires by itself
+    }
+
+    /// Waits until every latch queued so far has been deleted (or given up on).
+    pub(crate) async fn flush(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.tx.send(Job::Flush(tx)).is_ok() {
+            let _ = rx.await;
+        }
     }
 }
 
-async fn run(conn: Connection, timeout: Duration, mut rx: mpsc::UnboundedReceiver<String>) {
-    let mut keys = Vec::with_capacity(BATCH);
-    while rx.recv_many(&mut keys, BATCH).await > 0 {
-        if keys.len() < BATCH {
+async fn run(conn: Connection, timeout: Duration, mut rx: mpsc::UnboundedReceiver<Job>) {
+    let mut jobs = Vec::with_capacity(BATCH);
+    while rx.recv_many(&mut jobs, BATCH).await > 0 {
+        if jobs.len() < BATCH && !jobs.iter().any(|j| matches!(j, Job::Flush(_))) {
             // Let a few more unlocks finish first: one DEL then serves them all. The latches
             // live for seconds anyway, so a short delay costs nothing.
             tokio::time::sleep(LINGER).await;
-            while keys.len() < BATCH {
+            while jobs.len() < BATCH {
                 match rx.try_recv() {
-                    Ok(k) => keys.push(k),
+                    Ok(j) => jobs.push(j),
                     Err(_) => break,
                 }
             }
         }
-        for group in slot_groups(std::mem::take(&mut keys), conn.is_cluster(), |k: &String| k) {
+        let mut keys = Vec::with_capacity(jobs.len());
+        let mut flushes = Vec::new();
+        for j in jobs.drain(..) {
+            match j {
+                Job::Delete(k) => keys.push(k),
+                Job::Flush(tx) => flushes.push(tx),
+            }
+        }
+        for group in slot_groups(keys, conn.is_cluster(), |k: &String| k) {
             let mut del = redis::cmd("DEL");
             for k in &group {
                 del.arg(k);
@@ -59,6 +81,9 @@ async fn run(conn: Connection, timeout: Duration, mut rx: mpsc::UnboundedReceive
             if let Err(e) = script::cmd::<i64>(&conn, timeout, &group[0], &del).await {
                 tracing::debug!(error = %e, latches = group.len(), "could not delete unlock latches; they expire by themselves");
             }
+        }
+        for tx in flushes {
+            let _ = tx.send(());
         }
     }
 }

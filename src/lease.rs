@@ -19,6 +19,8 @@ pub enum LostReason {
     LeaseExpired,
     /// This client force-unlocked the lock.
     ForceUnlocked,
+    /// The client shut down ([`Client::shutdown`](crate::Client::shutdown)) and released it.
+    Shutdown,
 }
 
 impl std::fmt::Display for LostReason {
@@ -30,6 +32,7 @@ impl std::fmt::Display for LostReason {
             LostReason::RenewalFailed => "no renewal succeeded before the lease deadline",
             LostReason::LeaseExpired => "the lease ran out",
             LostReason::ForceUnlocked => "force-unlocked by this client",
+            LostReason::Shutdown => "released by the client's shutdown",
         })
     }
 }
@@ -79,12 +82,37 @@ impl Lease {
         self.valid_until.lock().0
     }
 
-    /// Records a successful renewal: trusted until `until` (never moves backwards).
-    pub(crate) fn renewed(&self, until: Instant) {
+    /// Records a successful grant or renewal: trusted until `until` (never moves backwards);
+    /// `reason` is what to report if that deadline passes.
+    pub(crate) fn extend(&self, until: Instant, reason: LostReason) {
         let mut v = self.valid_until.lock();
-        if until > v.0 && *self.state.borrow() == LeaseState::Held {
-            v.0 = until;
+        if *self.state.borrow() == LeaseState::Held {
+            if until > v.0 {
+                v.0 = until;
+            }
+            v.1 = reason;
         }
+        drop(v);
+        self.wake_watchers();
+    }
+
+    /// Moves the deadline back to `until` if that is earlier (a partial release may have set a
+    /// shorter TTL); never moves it forward.
+    pub(crate) fn lower_to(&self, until: Instant, reason: LostReason) {
+        let mut v = self.valid_until.lock();
+        if *self.state.borrow() == LeaseState::Held {
+            if until < v.0 {
+                v.0 = until;
+            }
+            v.1 = reason;
+        }
+        drop(v);
+        self.wake_watchers();
+    }
+
+    /// Lets `lost()` futures re-read the deadline.
+    fn wake_watchers(&self) {
+        self.state.send_modify(|_| {});
     }
 
     /// Moves out of `Held` (first transition wins; `Lost` and `Released` are final).
@@ -130,6 +158,20 @@ pub(crate) fn after(start: Instant, d: Duration) -> Instant {
 
 #[cfg(test)]
 mod tests {
+    #[tokio::test]
+    async fn a_shorter_deadline_wakes_lost_waiters() {
+        let l = std::sync::Arc::new(Lease::new(
+            Instant::now() + Duration::from_secs(60),
+            LostReason::RenewalFailed,
+        ));
+        let l2 = l.clone();
+        let waiter = tokio::spawn(async move { l2.lost().await });
+        tokio::task::yield_now().await;
+        l.lower_to(Instant::now() + Duration::from_millis(20), LostReason::LeaseExpired);
+        let r = tokio::time::timeout(Duration::from_secs(5), waiter).await.unwrap().unwrap();
+        assert_eq!(r, LostReason::LeaseExpired);
+    }
+
     use super::*;
 
     #[tokio::test]
@@ -141,7 +183,7 @@ mod tests {
         assert_eq!(l.state(), LeaseState::Held);
         assert_eq!(l.lost().await, LostReason::LeaseExpired);
         assert_eq!(l.state(), LeaseState::Lost(LostReason::LeaseExpired));
-        l.renewed(Instant::now() + Duration::from_secs(5));
+        l.extend(Instant::now() + Duration::from_secs(5), LostReason::RenewalFailed);
         assert_eq!(
             l.state(),
             LeaseState::Lost(LostReason::LeaseExpired),

@@ -62,6 +62,7 @@ mod core;
 mod error;
 mod finish;
 mod handle;
+mod holds;
 pub mod inspect;
 mod latch;
 mod lease;
@@ -74,7 +75,7 @@ mod script;
 mod watchdog;
 
 pub use crate::client::{Client, ClientBuilder, ClientStats};
-pub use crate::config::{Config, PublishMode};
+pub use crate::config::{Config, PublishMode, MAX_DURATION};
 pub use crate::conn::Connection;
 pub use crate::core::Unlocked;
 pub use crate::error::{Error, Result};

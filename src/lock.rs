@@ -23,12 +23,12 @@ impl LockKind for Reentrant {
         name::lock_channel(key)
     }
 
-    fn acquire(&self, c: &Ctx<'_>, lease_ms: u64) -> ScriptInvocation<'static> {
-        layout::acquire(&script::LOCK_ACQUIRE, c, lease_ms)
+    fn acquire(&self, c: &Ctx<'_>, lease_ms: u64, latch: &str, latch_ms: u64) -> ScriptInvocation<'static> {
+        layout::acquire(&script::LOCK_ACQUIRE, c, lease_ms, latch, latch_ms)
     }
 
-    fn release(&self, c: &Ctx<'_>, lease_ms: u64, latch: &str, latch_ms: u64) -> ScriptInvocation<'static> {
-        layout::release(&script::LOCK_UNLOCK, c, 0, lease_ms, latch, latch_ms)
+    fn release(&self, c: &Ctx<'_>, lease_ms: u64, latch: &str, latch_ms: u64, all: bool) -> ScriptInvocation<'static> {
+        layout::release(&script::LOCK_UNLOCK, c, 0, lease_ms, latch, latch_ms, all)
     }
 
     fn force_release(&self, c: &Ctx<'_>) -> ScriptInvocation<'static> {

@@ -25,17 +25,19 @@ impl LockKind for Read {
         name::rwlock_channel(key)
     }
 
-    fn acquire(&self, c: &Ctx<'_>, lease_ms: u64) -> ScriptInvocation<'static> {
+    fn acquire(&self, c: &Ctx<'_>, lease_ms: u64, latch: &str, latch_ms: u64) -> ScriptInvocation<'static> {
         let mut inv = script::RW_READ_ACQUIRE.prepare_invoke();
         inv.key(c.key)
             .key(name::rw_timeout_prefix(c.key, c.field))
+            .key(latch)
             .arg(lease_ms)
             .arg(c.field)
-            .arg(format!("{}:write", c.field));
+            .arg(format!("{}:write", c.field))
+            .arg(latch_ms);
         inv
     }
 
-    fn release(&self, c: &Ctx<'_>, _lease_ms: u64, latch: &str, latch_ms: u64) -> ScriptInvocation<'static> {
+    fn release(&self, c: &Ctx<'_>, _lease_ms: u64, latch: &str, latch_ms: u64, all: bool) -> ScriptInvocation<'static> {
         let mut inv = script::RW_READ_UNLOCK.prepare_invoke();
         inv.key(c.key)
             .key(c.channel)
@@ -45,7 +47,8 @@ impl LockKind for Read {
             .arg(0)
             .arg(c.field)
             .arg(c.publish)
-            .arg(latch_ms);
+            .arg(latch_ms)
+            .arg(u8::from(all));
         inv
     }
 
@@ -74,12 +77,12 @@ impl LockKind for Write {
         name::rwlock_channel(key)
     }
 
-    fn acquire(&self, c: &Ctx<'_>, lease_ms: u64) -> ScriptInvocation<'static> {
-        layout::acquire(&script::RW_WRITE_ACQUIRE, c, lease_ms)
+    fn acquire(&self, c: &Ctx<'_>, lease_ms: u64, latch: &str, latch_ms: u64) -> ScriptInvocation<'static> {
+        layout::acquire(&script::RW_WRITE_ACQUIRE, c, lease_ms, latch, latch_ms)
     }
 
-    fn release(&self, c: &Ctx<'_>, lease_ms: u64, latch: &str, latch_ms: u64) -> ScriptInvocation<'static> {
-        layout::release(&script::RW_WRITE_UNLOCK, c, 1, lease_ms, latch, latch_ms)
+    fn release(&self, c: &Ctx<'_>, lease_ms: u64, latch: &str, latch_ms: u64, all: bool) -> ScriptInvocation<'static> {
+        layout::release(&script::RW_WRITE_UNLOCK, c, 1, lease_ms, latch, latch_ms, all)
     }
 
     fn force_release(&self, c: &Ctx<'_>) -> ScriptInvocation<'static> {
@@ -187,7 +190,7 @@ impl RReadLock {
     pub async fn is_locked(&self) -> Result<bool> {
         let mut inv = script::RW_READ_IS_LOCKED.prepare_invoke();
         inv.key(&*self.core.key);
-        let n: i64 = script::run(
+        let n: i64 = script::run_read(
             &self.core.client.conn,
             self.core.client.config.command_timeout,
             &self.core.key,
@@ -287,6 +290,12 @@ impl WriteGuard {
         let write = self.held.core();
         let mut read = LockCore::new(write.client.clone(), write.key.to_string(), &READ);
         read.owner = OwnerSel::Pinned(self.owner());
+        if self.state() != crate::LeaseState::Held {
+            return Err(Error::NotHeld {
+                key: write.key.to_string(),
+                field: self.field().to_owned(),
+            });
+        }
         let not_held = || Error::NotHeld {
             key: write.key.to_string(),
             field: self.field().to_owned(),

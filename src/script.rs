@@ -24,6 +24,7 @@ macro_rules! lua {
     };
 }
 
+lua!(RESOLVE_ACQUIRE, "common/resolve_acquire");
 lua!(LOCK_ACQUIRE, "lock/acquire");
 lua!(LOCK_UNLOCK, "lock/unlock");
 lua!(LOCK_FORCE_UNLOCK, "lock/force_unlock");
@@ -64,5 +65,43 @@ pub(crate) async fn cmd<T: FromRedisValue>(
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(Error::from_redis(key, e)),
         Err(_) => Err(Error::CommandTimeout(timeout)),
+    }
+}
+
+/// Whether a read that failed this way should be tried once more: the connection broke (e.g.
+/// "broken pipe" on the first command after a Redis restart, before the manager reconnected).
+fn retry_read(e: &Error) -> bool {
+    matches!(e, Error::Redis(r) if r.is_connection_dropped() || (r.is_io_error() && !r.is_timeout()))
+}
+
+/// Runs an idempotent read command, retried once when the connection had dropped.
+pub(crate) async fn read<T: FromRedisValue>(
+    conn: &Connection,
+    timeout: Duration,
+    key: &str,
+    c: &redis::Cmd,
+) -> Result<T> {
+    match cmd(conn, timeout, key, c).await {
+        Err(e) if retry_read(&e) => {
+            tracing::debug!(key, error = %e, "read failed on a dropped connection; retrying once");
+            cmd(conn, timeout, key, c).await
+        }
+        other => other,
+    }
+}
+
+/// Runs a read-only script, retried once when the connection had dropped.
+pub(crate) async fn run_read<T: FromRedisValue>(
+    conn: &Connection,
+    timeout: Duration,
+    key: &str,
+    inv: &ScriptInvocation<'_>,
+) -> Result<T> {
+    match run(conn, timeout, key, inv).await {
+        Err(e) if retry_read(&e) => {
+            tracing::debug!(key, error = %e, "read failed on a dropped connection; retrying once");
+            run(conn, timeout, key, inv).await
+        }
+        other => other,
     }
 }

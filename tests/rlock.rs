@@ -56,18 +56,21 @@ async fn wire_shape_of_watchdog_lock_reentry_and_release() {
         "field {:?}",
         fields[0].0
     );
-    assert_eq!(fields[0].0, format!("{}:{}", client.id(), lock.owner()));
+    assert_eq!(fields[0].0, format!("{}:{}", client.id(), g1.owner()));
     assert_eq!(fields[0].0, g1.field());
     assert_eq!(fields[0].1, "1");
+    assert!(g1.owner().get() >= 1 << 48, "a fresh owner: {}", g1.owner());
+    assert_eq!(lock.owner(), None, "the handle has no fixed owner");
     let ttl = pttl(&mut raw, "order:42").await;
     assert!((28_000..=30_000).contains(&ttl), "PTTL after lock() = {ttl}");
 
-    let g2 = lock.lock().await.unwrap(); // same task: re-entry
+    let g2 = g1.reenter().await.unwrap(); // explicit re-entry: the same owner
+    assert_eq!(g2.owner(), g1.owner());
     assert_eq!(
         hgetall(&mut raw, "order:42").await,
         vec![(g1.field().to_owned(), "2".to_owned())]
     );
-    assert_eq!(lock.hold_count().await.unwrap(), 2);
+    assert_eq!(lock.with_owner(g1.owner()).hold_count().await.unwrap(), 2);
 
     assert_eq!(g2.unlock().await.unwrap(), Unlocked::Partial);
     assert_eq!(
@@ -99,11 +102,11 @@ async fn wire_shape_of_watchdog_lock_reentry_and_release() {
 }
 
 #[tokio::test]
-async fn leased_lock_ttl_reentry_resets_and_partial_unlock_reapplies() {
+async fn leased_reentries_never_cut_the_ttl_and_partial_unlock_reapplies_what_remains() {
     let s = RedisServer::start();
     let client = client(&s).await;
     let mut raw = s.conn().await;
-    let lock = client.lock("lease").unwrap();
+    let lock = client.lock("lease").unwrap().with_owner(1);
 
     let a = lock.lock_with_lease(Duration::from_secs(10)).await.unwrap();
     let ttl = pttl(&mut raw, "lease").await;
@@ -111,25 +114,38 @@ async fn leased_lock_ttl_reentry_resets_and_partial_unlock_reapplies() {
     assert_eq!(a.lease(), Some(Duration::from_secs(10)));
     assert_eq!(client.stats().renewing, 0, "a lease turns the watchdog off");
 
-    let b = lock.lock_with_lease(Duration::from_secs(5)).await.unwrap();
+    let b = a.reenter_with_lease(Duration::from_secs(5)).await.unwrap();
     let ttl = pttl(&mut raw, "lease").await;
     assert!(
-        (4_000..=5_000).contains(&ttl),
-        "re-entry resets the TTL to the new lease: {ttl}"
+        (9_000..=10_000).contains(&ttl),
+        "a shorter re-entry does not cut the TTL under the longer hold (Redisson would set 5 s): {ttl}"
     );
-    let c = lock.lock_with_lease(Duration::from_secs(10)).await.unwrap();
+    let c = lock.lock_with_lease(Duration::from_secs(10)).await.unwrap(); // the pinned owner re-enters
+    assert_eq!(lock.hold_count().await.unwrap(), 3);
 
-    // Redisson testRemainTimeToLive2: lock(10s) x3, unlock x2 -> PTTL in [9000, 10000]
     c.unlock().await.unwrap();
     a.unlock().await.unwrap();
     let ttl = pttl(&mut raw, "lease").await;
     assert!(
-        (9_000..=10_000).contains(&ttl),
-        "a partial unlock re-applies the lease: {ttl}"
+        (3_000..=5_000).contains(&ttl),
+        "a partial unlock re-applies what the remaining hold (5 s lease) still needs: {ttl}"
     );
     assert_eq!(lock.hold_count().await.unwrap(), 1);
     b.unlock().await.unwrap();
     assert_eq!(lock.remain_time_to_live().await.unwrap(), Ttl::NotLocked);
+
+    // Redisson testRemainTimeToLive2: lock(10s) x3, unlock x2 -> PTTL in [9000, 10000]
+    let g: Vec<_> = futures::future::join_all((0..3).map(|_| lock.lock_with_lease(Duration::from_secs(10))))
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let mut g = g.into_iter();
+    g.next().unwrap().unlock().await.unwrap();
+    g.next().unwrap().unlock().await.unwrap();
+    let ttl = pttl(&mut raw, "lease").await;
+    assert!((9_000..=10_000).contains(&ttl), "PTTL {ttl}");
+    assert_eq!(g.next().unwrap().unlock().await.unwrap(), Unlocked::Released);
 }
 
 #[tokio::test]
@@ -159,14 +175,18 @@ async fn remain_time_to_live_and_is_locked() {
 async fn hold_count_and_is_held_by_owner() {
     let s = RedisServer::start();
     let client = client(&s).await;
-    let lock = client.lock("holds").unwrap();
+    let lock = client.lock("holds").unwrap().with_owner(5);
     let other = lock.with_owner(424_242);
     assert_eq!(lock.hold_count().await.unwrap(), 0);
     assert!(!lock.is_held().await.unwrap());
     let a = lock.lock().await.unwrap();
     assert_eq!(lock.hold_count().await.unwrap(), 1);
     assert!(lock.is_held().await.unwrap());
-    assert!(lock.is_held_by(lock.owner()).await.unwrap());
+    assert!(lock.is_held_by(lock.owner().unwrap()).await.unwrap());
+    assert!(matches!(
+        client.lock("holds").unwrap().is_held().await,
+        Err(Error::InvalidArgument(_))
+    ), "a handle without an owner cannot say whether \"it\" holds");
     assert!(!other.is_held().await.unwrap(), "another owner sees false");
     assert_eq!(other.hold_count().await.unwrap(), 0);
     assert!(other.is_locked().await.unwrap(), "another owner sees it locked");
@@ -326,16 +346,18 @@ async fn foreign_redisson_shaped_holder_blocks_and_its_publish_wakes_us() {
     let foreign = "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10:57";
     let acquire = include_str!("../lua/lock/acquire.lua");
     let unlock = include_str!("../lua/lock/unlock.lua");
-    let r: Option<i64> = redis::cmd("EVAL")
+    let r: Vec<i64> = redis::cmd("EVAL")
         .arg(acquire)
-        .arg(1)
+        .arg(2)
         .arg("foreign")
+        .arg("redisson_unlock_latch:{foreign}:aa")
         .arg(30_000)
         .arg(foreign)
+        .arg(1_000)
         .query_async(&mut raw)
         .await
         .unwrap();
-    assert_eq!(r, None, "the foreign holder got the lock");
+    assert_eq!(r, vec![1, 1], "the foreign holder got the lock");
 
     let lock = client.lock("foreign").unwrap();
     assert!(
@@ -343,7 +365,7 @@ async fn foreign_redisson_shaped_holder_blocks_and_its_publish_wakes_us() {
         "the foreign hold blocks try_lock"
     );
     assert!(lock.is_locked().await.unwrap());
-    assert_eq!(lock.hold_count().await.unwrap(), 0);
+    assert_eq!(lock.with_owner(57).hold_count().await.unwrap(), 0);
 
     let l = lock.clone();
     let waiter = tokio::spawn(async move {
@@ -367,6 +389,7 @@ async fn foreign_redisson_shaped_holder_blocks_and_its_publish_wakes_us() {
         .arg(foreign)
         .arg("PUBLISH")
         .arg(10_000)
+        .arg(0)
         .query_async(&mut raw)
         .await
         .unwrap();
@@ -654,8 +677,8 @@ async fn bad_input_gets_typed_errors_and_changes_nothing() {
         lock.try_lock_for(Duration::from_millis(200)).await,
         Err(Error::WrongType { .. })
     ));
-    assert!(matches!(lock.unlock().await, Err(Error::WrongType { .. })));
-    assert!(matches!(lock.hold_count().await, Err(Error::WrongType { .. })));
+    assert!(matches!(lock.with_owner(1).unlock().await, Err(Error::WrongType { .. })));
+    assert!(matches!(lock.with_owner(1).hold_count().await, Err(Error::WrongType { .. })));
     let v: String = raw.get("string-key").await.unwrap();
     assert_eq!(v, "precious");
     assert_eq!(
@@ -748,13 +771,13 @@ async fn cancelled_acquisitions_never_leave_a_renewed_lock() {
     // Cancel acquisitions of free locks at many points of their flight: before sending, while
     // Redis runs the script, and after it granted the lock but before the caller saw the reply.
     for i in 0..300u64 {
-        let l = client.lock(&format!("cancel:{i}")).unwrap();
+        let l = client.lock(&format!("cancel:{i}")).unwrap().with_owner(i + 1);
         if let Ok(g) = tokio::time::timeout(Duration::from_micros(i * 4), l.lock()).await {
             g.unwrap().forget(); // completed: keep the hold, released explicitly below
         }
     }
     for i in 0..300u64 {
-        let l = client.lock(&format!("cancel:{i}")).unwrap();
+        let l = client.lock(&format!("cancel:{i}")).unwrap().with_owner(i + 1);
         while l.is_held().await.unwrap() {
             l.unlock().await.unwrap();
         }
@@ -780,13 +803,10 @@ async fn run_releases_after_ok_error_and_panic() {
     let lock = client.lock("scoped").unwrap();
     let l = lock.clone();
     let v = lock
-        .run(async move { l.hold_count().await.unwrap() })
+        .run(async move { l.is_locked().await.unwrap() })
         .await
         .unwrap();
-    assert_eq!(
-        v, 1,
-        "held inside the body (the body runs in the same task: re-entry visible)"
-    );
+    assert!(v, "held while the body runs");
     assert!(!lock.is_locked().await.unwrap());
     let r: Result<Result<(), &str>, Error> = lock.run(async { Err("business error") }).await;
     assert_eq!(r.unwrap(), Err("business error"));

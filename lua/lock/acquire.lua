@@ -1,16 +1,21 @@
--- RLock: one acquisition attempt (Redisson RLock acquire, all versions).
--- KEYS[1] lock hash
--- ARGV[1] lease in ms, ARGV[2] owner field "<client id>:<owner id>"
--- Reply: nil when granted (first hold or re-entry), otherwise the lock's PTTL in ms.
-local lock_key = KEYS[1]
-local lease_ms = ARGV[1]
-local owner = ARGV[2]
+-- RLock: one acquisition attempt. Its effect on the lock is Redisson's RLock acquire (all
+-- versions); the reply and the latch are ours.
+-- KEYS[1] lock hash, KEYS[2] this attempt's latch "redisson_unlock_latch:{N}:<attempt id>"
+-- ARGV[1] TTL in ms, ARGV[2] owner field "<client id>:<owner id>", ARGV[3] latch TTL in ms
+-- Reply: {1, count} granted (a first hold or a re-entry; count = the owner's holds now; the
+--        latch records it, see common/resolve_acquire.lua);
+--        {0, pttl} held by someone else (the lock's PTTL in ms, -1 when it has no TTL);
+--        {2, 0}    this attempt was cancelled before it arrived: nothing changed.
+local lock_key, latch = KEYS[1], KEYS[2]
+local ttl_ms, owner, latch_ms = ARGV[1], ARGV[2], ARGV[3]
 
-local free = redis.call('exists', lock_key) == 0
-if free or redis.call('hexists', lock_key, owner) == 1 then
-  -- a new hold and a re-entry are both one HINCRBY; the TTL is reset to this lease
-  redis.call('hincrby', lock_key, owner, 1)
-  redis.call('pexpire', lock_key, lease_ms)
-  return nil
+if redis.call('exists', latch) == 1 then
+  return {2, 0}
 end
-return redis.call('pttl', lock_key)
+if redis.call('exists', lock_key) == 0 or redis.call('hexists', lock_key, owner) == 1 then
+  local holds = redis.call('hincrby', lock_key, owner, 1)
+  redis.call('pexpire', lock_key, ttl_ms)
+  redis.call('set', latch, holds, 'px', latch_ms)
+  return {1, holds}
+end
+return {0, redis.call('pttl', lock_key)}

@@ -4,6 +4,8 @@
 -- ARGV[1] TTL ms; then per pair: a count m followed by the m read fields this client holds on N_i.
 -- For each field still in the hash: every one of its timeout keys gets the TTL, and the hash is
 -- made to live at least that long (never shortened below another holder's longer lease).
+-- Each lock is renewed on its own: a key of another type answers 0 for its fields, and the rest of
+-- the batch is still renewed.
 -- Reply: one flag per field, in order: 1 = renewed, 0 = the field is gone (never re-created).
 local ttl_ms = tonumber(ARGV[1])
 local arg = 2
@@ -16,7 +18,12 @@ for pair = 1, #KEYS, 2 do
   for _ = 1, fields do
     local field = ARGV[arg]
     arg = arg + 1
-    local holds = tonumber(redis.call('hget', lock_key, field))
+    -- pcall: a key of another type answers an error table; only this lock is then not renewed
+    local got = redis.pcall('hget', lock_key, field)
+    local holds = nil
+    if type(got) == 'string' then
+      holds = tonumber(got)
+    end
     if holds ~= nil and holds > 0 then
       for k = holds, 1, -1 do
         redis.call('pexpire', key_prefix .. ':' .. field .. ':rwlock_timeout:' .. k, ttl_ms)
@@ -28,7 +35,7 @@ for pair = 1, #KEYS, 2 do
     end
   end
   if alive and redis.call('pttl', lock_key) < ttl_ms then
-    redis.call('pexpire', lock_key, ttl_ms)
+    redis.call('pexpire', lock_key, ARGV[1])
   end
 end
 return flags

@@ -1,28 +1,37 @@
--- Write lock: one acquisition attempt (Redisson RReadWriteLock, write side).
--- KEYS[1] lock hash N
--- ARGV[1] lease ms, ARGV[2] write field "<client id>:<owner>:write"
--- Reply: nil = granted; otherwise the hash's PTTL. Re-entry adds the lease to the remaining TTL.
+-- Write lock: one acquisition attempt. Its effect on the lock is Redisson's RReadWriteLock write
+-- acquire; the reply and the latch are ours.
+-- KEYS[1] lock hash N, KEYS[2] this attempt's latch "redisson_unlock_latch:{N}:<attempt id>"
+-- ARGV[1] TTL ms, ARGV[2] write field "<client id>:<owner>:write", ARGV[3] latch TTL ms
+-- Reply: {1, count} granted (the writer's holds now); {0, pttl} refused; {2, 0} cancelled attempt.
+-- Re-entry adds the TTL to the remaining one, as Redisson does (capped at 10^13 ms so that Lua
+-- never prints the sum in exponent form, which Redis would reject).
 -- One difference from Redisson: when the same owner holds a read lock, waiting could never end
 -- (read -> write upgrade); we answer an error instead of letting the caller wait forever.
-local lock_key = KEYS[1]
-local lease_ms, writer = tonumber(ARGV[1]), ARGV[2]
+local lock_key, latch = KEYS[1], KEYS[2]
+local ttl_ms, writer, latch_ms = ARGV[1], ARGV[2], ARGV[3]
+
+if redis.call('exists', latch) == 1 then
+  return {2, 0}
+end
 
 local mode = redis.call('hget', lock_key, 'mode')
 if mode == false then
   redis.call('hset', lock_key, 'mode', 'write', writer, 1)
-  redis.call('pexpire', lock_key, lease_ms)
-  return nil
+  redis.call('pexpire', lock_key, ttl_ms)
+  redis.call('set', latch, 1, 'px', latch_ms)
+  return {1, 1}
 end
 
 if mode == 'write' and redis.call('hexists', lock_key, writer) == 1 then
-  redis.call('hincrby', lock_key, writer, 1)
+  local holds = redis.call('hincrby', lock_key, writer, 1)
   local ttl = redis.call('pttl', lock_key)
-  redis.call('pexpire', lock_key, math.max(ttl, 0) + lease_ms)
-  return nil
+  redis.call('pexpire', lock_key, math.min(math.max(ttl, 0) + tonumber(ttl_ms), 10000000000000))
+  redis.call('set', latch, holds, 'px', latch_ms)
+  return {1, holds}
 end
 
 local reader = string.sub(writer, 1, #writer - #':write')
 if mode == 'read' and redis.call('hexists', lock_key, reader) == 1 then
   return redis.error_reply('REDISSON_LOCK_WOULD_DEADLOCK the owner holds a read lock and asks for the write lock (upgrade)')
 end
-return redis.call('pttl', lock_key)
+return {0, redis.call('pttl', lock_key)}
