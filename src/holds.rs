@@ -463,7 +463,14 @@ impl Holds {
     }
 
     /// Records how a release sent at `sent_at` (planned with `plan`) ended for the epoch `lease`.
-    pub(crate) fn released(&self, turn: &Turn, lease: Option<&Arc<Lease>>, plan: &ReleasePlan, sent_at: Instant, outcome: Released) {
+    pub(crate) fn released(
+        &self,
+        turn: &Turn,
+        lease: Option<&Arc<Lease>>,
+        plan: &ReleasePlan,
+        sent_at: Instant,
+        outcome: Released,
+    ) {
         let ReleasePlan::Send { last: false, need_ms } = plan else {
             return; // the epoch already ended locally (or was never known)
         };
@@ -622,5 +629,145 @@ impl Holds {
 
     pub(crate) fn downgrade(self: &Arc<Self>) -> Weak<Holds> {
         Arc::downgrade(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::Ctx;
+    use redis::ScriptInvocation;
+
+    struct Dummy;
+    impl LockKind for Dummy {
+        fn label(&self) -> &'static str {
+            "dummy"
+        }
+        fn channel(&self, key: &str) -> String {
+            key.to_owned()
+        }
+        fn acquire(&self, _: &Ctx<'_>, _: u64, _: &str, _: u64) -> ScriptInvocation<'static> {
+            unreachable!()
+        }
+        fn release(&self, _: &Ctx<'_>, _: u64, _: &str, _: u64, _: bool) -> ScriptInvocation<'static> {
+            unreachable!()
+        }
+        fn force_release(&self, _: &Ctx<'_>) -> ScriptInvocation<'static> {
+            unreachable!()
+        }
+    }
+    static DUMMY: Dummy = Dummy;
+
+    fn holds() -> Arc<Holds> {
+        Arc::new(Holds::new(
+            &Config::default()
+                .lock_watchdog_timeout(Duration::from_secs(30))
+                .command_timeout(Duration::from_secs(1)),
+        ))
+    }
+
+    fn names() -> (Arc<str>, Arc<str>) {
+        ("k".into(), "c:1".into())
+    }
+
+    #[tokio::test]
+    async fn epochs_are_shared_and_final() {
+        let h = holds();
+        let (k, f) = names();
+        let t = h.turn(&k, &f, &DUMMY).await;
+        let now = Instant::now();
+        let a = h.granted(&t, &DUMMY, Mode::Watchdog, now, 30_000, 1);
+        let b = h.granted(&t, &DUMMY, Mode::Watchdog, now, 30_000, 2);
+        assert!(Arc::ptr_eq(&a, &b), "a re-entry joins the epoch");
+        // Redis says 1 where we expect 3: it lost the field; the epoch ends for both guards
+        let c = h.granted(&t, &DUMMY, Mode::Watchdog, now, 30_000, 1);
+        assert!(!Arc::ptr_eq(&a, &c));
+        assert_eq!(a.state(), LeaseState::Lost(LostReason::OwnerGone));
+        assert_eq!(c.state(), LeaseState::Held);
+        // a guard of the ended epoch sends nothing
+        assert_eq!(h.begin_release(&t, &a, Mode::Watchdog), ReleasePlan::Stale);
+        assert_eq!(
+            h.begin_release(&t, &c, Mode::Watchdog),
+            ReleasePlan::Send { last: true, need_ms: 30_000 }
+        );
+        assert_eq!(c.state(), LeaseState::Released);
+        drop(t);
+        assert_eq!(h.entries(), 0, "the table is empty again");
+    }
+
+    #[tokio::test]
+    async fn a_lapsed_epoch_is_never_revived() {
+        let h = holds();
+        let (k, f) = names();
+        let t = h.turn(&k, &f, &DUMMY).await;
+        let long_ago = Instant::now() - Duration::from_secs(60);
+        let old = h.granted(&t, &DUMMY, Mode::Watchdog, long_ago, 30_000, 1);
+        // nobody has read its state since its deadline passed; a new grant must not revive it
+        let new = h.granted(&t, &DUMMY, Mode::Watchdog, Instant::now(), 30_000, 2);
+        assert!(!Arc::ptr_eq(&old, &new));
+        assert_eq!(old.state(), LeaseState::Lost(LostReason::RenewalFailed));
+        assert_eq!(new.state(), LeaseState::Held);
+    }
+
+    #[tokio::test]
+    async fn the_ttl_sent_covers_the_longest_live_hold() {
+        let h = holds();
+        let (k, f) = names();
+        let t = h.turn(&k, &f, &DUMMY).await;
+        assert_eq!(h.acquire_need(&t, 300), 300, "nothing held: the own lease");
+        let now = Instant::now();
+        let w = h.granted(&t, &DUMMY, Mode::Watchdog, now, 30_000, 1);
+        assert_eq!(h.acquire_need(&t, 300), 30_000, "a short re-entry keeps the watchdog TTL");
+        let until = now + Duration::from_secs(100);
+        let leased = Mode::Leased { lease_ms: 100_000, until };
+        h.granted(&t, &DUMMY, leased, now, 100_000, 2);
+        assert!(h.acquire_need(&t, 300) > 99_000);
+        // releasing the watchdog hold re-applies what the leased hold still needs
+        match h.begin_release(&t, &w, Mode::Watchdog) {
+            ReleasePlan::Send { last: false, need_ms } => assert!((99_000..=100_000).contains(&need_ms)),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(h.renewing(), 0, "no watchdog hold left: renewal stops");
+        match h.begin_release(&t, &w, leased) {
+            ReleasePlan::Send { last: true, .. } => {}
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn turns_serialise_one_field_only() {
+        let h = holds();
+        let (k, f) = names();
+        let t = h.turn(&k, &f, &DUMMY).await;
+        let other: Arc<str> = "c:2".into();
+        let _t2 = tokio::time::timeout(Duration::from_millis(100), h.turn(&k, &other, &DUMMY))
+            .await
+            .expect("another field's turn is free");
+        let h2 = h.clone();
+        let (k2, f2) = (k.clone(), f.clone());
+        let waiter = tokio::spawn(async move {
+            let _t = h2.turn(&k2, &f2, &DUMMY).await;
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!waiter.is_finished(), "the same field waits for the turn");
+        drop(t);
+        tokio::time::timeout(Duration::from_secs(1), waiter)
+            .await
+            .expect("released turn wakes the waiter")
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn close_ends_every_live_epoch() {
+        let h = holds();
+        let (k, f) = names();
+        let t = h.turn(&k, &f, &DUMMY).await;
+        let l = h.granted(&t, &DUMMY, Mode::Watchdog, Instant::now(), 30_000, 1);
+        drop(t);
+        let rest = h.close();
+        assert_eq!(rest.len(), 1);
+        assert!(h.is_closed());
+        assert_eq!(l.state(), LeaseState::Lost(LostReason::Shutdown));
+        assert!(h.renewal_items().is_empty());
     }
 }
