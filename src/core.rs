@@ -45,7 +45,14 @@ pub(crate) trait LockKind: Send + Sync + 'static {
     fn acquire(&self, ctx: &Ctx<'_>, lease_ms: u64, latch: &str, latch_ms: u64) -> ScriptInvocation<'static>;
     /// Release one hold (`all`: every hold of the field); replies nil (not held) / 0 (the lock
     /// still lives) / 1 (the owner's holds are gone and waiters were told, if anyone's are due).
-    fn release(&self, ctx: &Ctx<'_>, lease_ms: u64, latch: &str, latch_ms: u64, all: bool) -> ScriptInvocation<'static>;
+    fn release(
+        &self,
+        ctx: &Ctx<'_>,
+        lease_ms: u64,
+        latch: &str,
+        latch_ms: u64,
+        all: bool,
+    ) -> ScriptInvocation<'static>;
     /// Delete the lock regardless of owner; replies 1 / 0.
     fn force_release(&self, ctx: &Ctx<'_>) -> ScriptInvocation<'static>;
     /// Which batched renewal keeps a watchdog-mode hold alive.
@@ -169,7 +176,13 @@ impl LockCore {
 
     /// A plain read command on this lock, with the command timeout.
     pub(crate) async fn query<T: redis::FromRedisValue>(&self, cmd: &redis::Cmd) -> Result<T> {
-        script::read(&self.client.conn, self.client.config.command_timeout, &self.key, cmd).await
+        script::read(
+            &self.client.conn,
+            self.client.config.command_timeout,
+            &self.key,
+            cmd,
+        )
+        .await
     }
 
     pub(crate) fn field_of(&self, owner: OwnerId) -> String {
@@ -353,7 +366,9 @@ impl LockCore {
         };
         let need_ms = holds.acquire_need(&turn, own_ms);
         let latch = name::latch(&self.key, &request_id());
-        let inv = self.kind.acquire(&self.ctx(&field), need_ms, &latch, cfg.retry_window_ms());
+        let inv = self
+            .kind
+            .acquire(&self.ctx(&field), need_ms, &latch, cfg.retry_window_ms());
         let sent_at = Instant::now();
         let mode = match lease {
             None => Mode::Watchdog,
@@ -362,7 +377,8 @@ impl LockCore {
                 until: after(sent_at, Duration::from_millis(own_ms)),
             },
         };
-        let reply = match script::run::<Value>(&self.client.conn, cfg.command_timeout, &self.key, &inv).await {
+        let reply = match script::run::<Value>(&self.client.conn, cfg.command_timeout, &self.key, &inv).await
+        {
             Ok(v) => decode_acquire(&v)?,
             Err(e) if e.is_ambiguous() => {
                 // The request may or may not have run. Never re-send it: ask Redis.
@@ -392,7 +408,9 @@ impl LockCore {
         match reply {
             Reply::Granted(count) => {
                 self.client.latches.discard(latch);
-                Ok(Attempt::Granted(self.record_grant(&turn, owner, mode, sent_at, need_ms, count)))
+                Ok(Attempt::Granted(
+                    self.record_grant(&turn, owner, mode, sent_at, need_ms, count),
+                ))
             }
             Reply::Refused(pttl) => Ok(Attempt::Refused(pttl)),
             Reply::Cancelled => Err(Error::Protocol(
@@ -421,7 +439,15 @@ impl LockCore {
 
     /// Keeps asking (within the latch's lifetime) whether an ambiguous acquire took effect, and
     /// releases the hold if it did: nobody is waiting for it any more.
-    fn settle_in_background(&self, turn: Turn, latch: String, mode: Mode, sent_at: Instant, need_ms: u64, owner: OwnerId) {
+    fn settle_in_background(
+        &self,
+        turn: Turn,
+        latch: String,
+        mode: Mode,
+        sent_at: Instant,
+        need_ms: u64,
+        owner: OwnerId,
+    ) {
         let core = self.clone();
         let Ok(rt) = tokio::runtime::Handle::try_current() else {
             return;
@@ -451,8 +477,19 @@ impl LockCore {
         });
     }
 
-    fn record_grant(&self, turn: &Turn, owner: OwnerId, mode: Mode, sent_at: Instant, need_ms: u64, count: i64) -> Held {
-        let lease = self.client.holds.granted(turn, self.kind, mode, sent_at, need_ms, count);
+    fn record_grant(
+        &self,
+        turn: &Turn,
+        owner: OwnerId,
+        mode: Mode,
+        sent_at: Instant,
+        need_ms: u64,
+        count: i64,
+    ) -> Held {
+        let lease = self
+            .client
+            .holds
+            .granted(turn, self.kind, mode, sent_at, need_ms, count);
         Held {
             inner: Some(HeldInner {
                 core: self.clone(),
@@ -474,7 +511,12 @@ impl LockCore {
 
     /// Sends the release `plan` asks for. One request id for every retry, so a retried request
     /// can never release twice.
-    async fn send_release(&self, turn: &Turn, lease: Option<&Arc<Lease>>, plan: ReleasePlan) -> Result<Unlocked> {
+    async fn send_release(
+        &self,
+        turn: &Turn,
+        lease: Option<&Arc<Lease>>,
+        plan: ReleasePlan,
+    ) -> Result<Unlocked> {
         let cfg = &self.client.config;
         let field = turn.field();
         let not_held = || Error::NotHeld {
@@ -490,7 +532,9 @@ impl LockCore {
             ReleasePlan::Unknown => (false, millis("lock_watchdog_timeout", cfg.lock_watchdog_timeout)?),
         };
         let latch = name::latch(&self.key, &request_id());
-        let inv = self.kind.release(&self.ctx(field), need_ms, &latch, cfg.retry_window_ms(), last);
+        let inv = self
+            .kind
+            .release(&self.ctx(field), need_ms, &latch, cfg.retry_window_ms(), last);
         let sent_at = Instant::now();
         let mut tries = 0;
         let reply = loop {
@@ -539,8 +583,15 @@ impl LockCore {
     pub(crate) async fn release_all(&self, field: Arc<str>) -> Result<Unlocked> {
         let turn = self.client.holds.turn(&self.key, &field, self.kind).await;
         let watchdog_ms = millis("lock_watchdog_timeout", self.client.config.lock_watchdog_timeout)?;
-        self.send_release(&turn, None, ReleasePlan::Send { last: true, need_ms: watchdog_ms })
-            .await
+        self.send_release(
+            &turn,
+            None,
+            ReleasePlan::Send {
+                last: true,
+                need_ms: watchdog_ms,
+            },
+        )
+        .await
     }
 
     pub(crate) async fn force_unlock(&self) -> Result<bool> {
@@ -637,6 +688,11 @@ impl Held {
         async move { lease.lost().await }
     }
 
+    /// Whether `other` belongs to the same epoch (it re-entered this hold).
+    pub(crate) fn same_epoch(&self, other: &Held) -> bool {
+        Arc::ptr_eq(&self.inner().lease, &other.inner().lease)
+    }
+
     /// The same lock acting for this hold's owner.
     pub(crate) fn pinned_core(&self) -> LockCore {
         let mut core = self.core().clone();
@@ -680,7 +736,11 @@ impl Drop for Held {
         let queue = inner.core.client.releases.clone();
         let job: ReleaseJob = Box::new(move || {
             Box::pin(async move {
-                match inner.core.release_hold(&inner.field, &inner.lease, inner.mode).await {
+                match inner
+                    .core
+                    .release_hold(&inner.field, &inner.lease, inner.mode)
+                    .await
+                {
                     Ok(_) => {}
                     Err(Error::NotHeld { .. }) => {
                         tracing::debug!(key = %inner.core.key, field = %inner.field, "dropped guard's hold had already ended")

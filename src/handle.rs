@@ -413,7 +413,8 @@ macro_rules! lock_guard_methods {
             /// # Errors
             ///
             /// [`Error::NotHeld`](crate::Error::NotHeld) when this hold has ended (the re-entry
-            /// would be a new, unrelated hold).
+            /// would be a new, unrelated hold: if Redis answers that way, the new hold is given
+            /// back and this guard reports the loss).
             pub async fn reenter(&self) -> $crate::Result<Self> {
                 self.reenter_inner(None).await
             }
@@ -434,8 +435,17 @@ macro_rules! lock_guard_methods {
                     return Err(not_held());
                 }
                 let core = self.held.pinned_core();
-                let held = core.acquire(Some(std::time::Duration::ZERO), lease).await?;
-                held.map(Self::new).ok_or_else(not_held)
+                let held = core
+                    .acquire(Some(std::time::Duration::ZERO), lease)
+                    .await?
+                    .ok_or_else(not_held)?;
+                if !self.held.same_epoch(&held) {
+                    // Redis granted a new hold, not a re-entry: this hold was gone (it is now
+                    // reported lost). Give the new one back.
+                    drop(held);
+                    return Err(not_held());
+                }
+                Ok(Self::new(held))
             }
 
             /// Resolves when this hold is lost (see [`LostReason`](crate::LostReason)); stays
