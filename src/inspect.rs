@@ -26,7 +26,7 @@
 //!
 //! | kind | Redis state |
 //! |---|---|
-//! | [`LockKind::Lock`] | hash `N` with one field `<client id>:<owner id>` → hold count |
+//! | [`LockKind::Lock`] | hash `N` with one field `<client id>:<owner id>` → hold count (Redisson's transactional locks: `<client id>:<owner id>:<transaction id>`) |
 //! | [`LockKind::ReadWrite`] | hash `N` with `mode` = `read`/`write`, reader fields `<client id>:<owner id>`, the writer field `<client id>:<owner id>:write`, and one string `{N}:<field>:rwlock_timeout:<k>` per read hold |
 //! | [`LockKind::Fair`] | the RLock hash plus the list `redisson_lock_queue:{N}` and the sorted set `redisson_lock_timeout:{N}` (waiter deadlines, epoch ms) |
 //! | [`LockKind::Fenced`] | the RLock hash plus the string `redisson_lock_token:{N}` (the last fencing token) |
@@ -34,6 +34,13 @@
 //! A fenced lock and a plain lock look the same while the token key is absent; a fair lock looks
 //! like a plain lock while nobody waits (Redisson leaves no queue behind). The kind is "as far as
 //! the keys tell".
+//!
+//! A hash is taken for a lock only when every field fits a lock (the same rule the force-unlock
+//! scripts apply before they delete anything): `mode` = `read`/`write`, or an owner field
+//! `<client id>:<owner id>` / `<client id>:<owner id>:<suffix>` (suffix `write`, or a transaction
+//! id) whose value is a positive integer hold count. The client id may be any text without `:`
+//! (Redisson's and this crate's are UUIDs); the count must be an integer as `HINCRBY` writes it.
+//! Any other hash is reported as [`Error::Protocol`] naming the first field that does not fit.
 //!
 //! The reads of one [`inspect`] are sent as one `MULTI`/`EXEC` block (all keys share the lock's
 //! hash slot), so holders, TTL, queue and token are a consistent snapshot; the read-lock timeout
@@ -50,6 +57,17 @@ use crate::name;
 
 /// The most read-timeout keys probed per reader (a guard against a corrupted hold count).
 const MAX_TIMEOUT_KEYS: u64 = 1_000;
+
+/// Hashes with at most this many fields are read whole; a bigger one is first judged by a sample
+/// of about as many fields (`HSCAN` pages), so an application hash with millions of fields is
+/// refused without being read. The force-unlock scripts use the same bound (`CHECK_ALL`).
+const CHECK_ALL: usize = 128;
+
+/// The largest hold count (`HINCRBY` works on signed 64-bit integers).
+const COUNT_MAX: &str = "9223372036854775807";
+
+/// The largest owner id (`u64`).
+const OWNER_MAX: &str = "18446744073709551615";
 
 /// What kind of Redisson lock a key holds, as far as its keys tell.
 ///
@@ -139,6 +157,10 @@ impl std::fmt::Display for Role {
 /// assert_eq!(f.client_id, "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10");
 /// assert_eq!(f.owner_id, 57);
 /// assert!(f.write);
+/// // Redisson's transactional lock field `<client id>:<thread id>:<transaction id>`
+/// let t = parse_field("6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10:7:5e2d0c3b9a8f47e1").unwrap();
+/// assert_eq!((t.owner_id, t.write), (7, false));
+/// assert_eq!(t.transaction_id.as_deref(), Some("5e2d0c3b9a8f47e1"));
 /// assert!(parse_field("mode").is_none());
 /// assert!(parse_field("user:42").is_none()); // the client id must be a UUID
 /// ```
@@ -151,25 +173,93 @@ pub struct Field {
     pub owner_id: u64,
     /// Whether this is a read-write lock's writer field (suffix `:write`).
     pub write: bool,
+    /// The transaction id of a Redisson transactional lock's field
+    /// `<client id>:<owner id>:<transaction id>` (`RTransaction`).
+    pub transaction_id: Option<String>,
 }
 
-/// Splits a lock hash field `<uuid>:<owner id>[:write]`; `None` when it does not have that shape.
+/// Splits a lock hash field `<uuid>:<owner id>`, `<uuid>:<owner id>:write` or
+/// `<uuid>:<owner id>:<transaction id>`; `None` when it does not have one of these shapes.
 ///
+/// This is stricter than what [`inspect`] accepts as a holder (any client id without `:`).
 /// See [`Field`] for an example.
 pub fn parse_field(field: &str) -> Option<Field> {
-    let (rest, write) = match field.strip_suffix(":write") {
-        Some(r) => (r, true),
-        None => (field, false),
+    owner_field(field)
+}
+
+/// Splits an owner field `<client id>:<owner id>[:<suffix>]`: the client id is a UUID (Redisson's
+/// and ours), the owner id a decimal `u64`, the suffix (`write`, or a transaction id) non-empty
+/// text without `:`. The force-unlock scripts (`lua/common/lock_shape.lua`) accept the same names.
+fn owner_field(field: &str) -> Option<Field> {
+    let (client, rest) = field.split_once(':')?;
+    let (owner, suffix) = match rest.split_once(':') {
+        Some((owner, suffix)) => (owner, Some(suffix)),
+        None => (rest, None),
     };
-    let (client, owner) = rest.rsplit_once(':')?;
-    if !is_uuid(client) || owner.is_empty() || !owner.bytes().all(|b| b.is_ascii_digit()) {
+    if !is_uuid(client) || !is_decimal(owner) || !at_most(owner, OWNER_MAX) {
+        return None;
+    }
+    if suffix.is_some_and(|s| s.is_empty() || s.contains(':')) {
         return None;
     }
     Some(Field {
         client_id: client.to_owned(),
         owner_id: owner.parse().ok()?,
-        write,
+        write: suffix == Some("write"),
+        transaction_id: suffix.filter(|s| *s != "write").map(str::to_owned),
     })
+}
+
+fn is_decimal(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// `digits` (decimal, no sign) is at most `max` (same notation), compared as text like the scripts do.
+fn at_most(digits: &str, max: &str) -> bool {
+    digits.len() < max.len() || (digits.len() == max.len() && digits <= max)
+}
+
+/// A hold count as `HINCRBY` writes it: a positive integer, no sign, no leading zero, at most
+/// 2^63-1. Anything else (`abc`, `0`, `-1`, `1.5`, `+1`, `01`) means the hash is not a lock.
+fn hold_count(value: &str) -> Option<u64> {
+    let canonical = is_decimal(value) && !value.starts_with('0') && at_most(value, COUNT_MAX);
+    canonical.then(|| value.parse().ok()).flatten()
+}
+
+/// At most 60 characters of `s`, escaped, for quoting Redis data in an error message.
+fn shown(s: &str) -> String {
+    let mut out: String = s.chars().take(60).flat_map(char::escape_debug).collect();
+    if s.chars().nth(60).is_some() {
+        out.push_str("...");
+    }
+    out
+}
+
+/// `None` when `field` = `value` fits a lock hash (see the module docs), else what is wrong.
+fn field_problem(field: &str, value: &str) -> Option<String> {
+    if field == "mode" {
+        return (value != "read" && value != "write")
+            .then(|| format!("field `mode` is `{}`, not `read` or `write`", shown(value)));
+    }
+    if owner_field(field).is_none() {
+        return Some(format!(
+            "field `{}` is neither `mode` nor an owner `<client uuid>:<owner id>[:<suffix>]`",
+            shown(field)
+        ));
+    }
+    if hold_count(value).is_none() {
+        return Some(format!(
+            "field `{}` has count `{}`, not a positive integer",
+            shown(field),
+            shown(value)
+        ));
+    }
+    None
+}
+
+/// The error for a hash under `key` that is not a lock.
+fn not_a_lock(key: &str, problem: &str) -> Error {
+    Error::Protocol(format!("`{key}` is a hash but not a lock: {problem}"))
 }
 
 fn is_uuid(s: &str) -> bool {
@@ -197,7 +287,7 @@ pub struct TimeoutKey {
 pub struct Holder {
     /// The hash field as stored.
     pub field: String,
-    /// The holder's client id (UUID).
+    /// The holder's client id (a UUID for Redisson and this crate).
     pub client_id: String,
     /// The holder's owner id (Java thread id or Rust [`OwnerId`](crate::OwnerId)).
     pub owner_id: u64,
@@ -205,6 +295,9 @@ pub struct Holder {
     pub hold_count: u64,
     /// Exclusive, read or write.
     pub role: Role,
+    /// The transaction id of a Redisson transactional lock (field
+    /// `<client id>:<owner id>:<transaction id>`).
+    pub transaction_id: Option<String>,
     /// For a reader of a read-write lock: one timeout key per read hold (`k` = 1..count).
     pub timeouts: Vec<TimeoutKey>,
 }
@@ -364,8 +457,10 @@ fn map_err(key: &str, e: redis::RedisError) -> Error {
 ///
 /// # Errors
 ///
-/// [`Error::WrongType`] when `key` (or one of the lock's helper keys) holds another Redis type,
-/// or a hash whose fields do not look like a lock's; [`Error::Redis`] for connection errors.
+/// [`Error::WrongType`] when `key` (or one of the lock's helper keys) holds another Redis type;
+/// [`Error::Protocol`] when it is a hash that is not a lock (the message names the field and
+/// what is wrong with it, see the module docs) or the fencing token is not an integer;
+/// [`Error::Redis`] for connection errors.
 ///
 /// # Examples
 ///
@@ -411,6 +506,9 @@ where
             return Err(Error::WrongType { key: k.to_owned() });
         }
     }
+    if t_lock == "hash" {
+        check_sample(conn, key).await?;
+    }
 
     let (fields, pttl, queue, deadlines, token): Snapshot = redis::pipe()
         .atomic()
@@ -439,14 +537,19 @@ where
     let mut mode = None;
     let mut holders = Vec::new();
     for (field, value) in fields {
+        if let Some(problem) = field_problem(&field, &value) {
+            return Err(not_a_lock(key, &problem));
+        }
         if field == "mode" {
             mode = Some(value);
             continue;
         }
-        let parsed = parse_field(&field);
-        let count = value.parse::<u64>().ok();
-        let (Some(parsed), Some(count)) = (parsed, count) else {
-            return Err(Error::WrongType { key: key.to_owned() });
+        // both checked by `field_problem`
+        let (Some(parsed), Some(count)) = (owner_field(&field), hold_count(&value)) else {
+            return Err(not_a_lock(
+                key,
+                &format!("field `{}` is not an owner", shown(&field)),
+            ));
         };
         holders.push(Holder {
             field,
@@ -458,20 +561,16 @@ where
             } else {
                 Role::Exclusive
             },
+            transaction_id: parsed.transaction_id,
             timeouts: Vec::new(),
         });
     }
-    if let Some(m) = &mode {
-        if m != "read" && m != "write" {
-            return Err(Error::WrongType { key: key.to_owned() });
-        }
+    if mode.is_some() {
         for h in &mut holders {
             if h.role == Role::Exclusive {
                 h.role = Role::Read;
             }
         }
-    } else if holders.iter().any(|h| h.role == Role::Write) {
-        return Err(Error::WrongType { key: key.to_owned() });
     }
     holders.sort_by(|a, b| (a.role != Role::Write, &a.field).cmp(&(b.role != Role::Write, &b.field)));
 
@@ -510,8 +609,11 @@ where
         })
         .collect();
     let token = match token {
-        Some(t) => Some(t.parse::<i64>().map_err(|_| Error::WrongType {
-            key: token_key.clone(),
+        Some(t) => Some(t.parse::<i64>().map_err(|_| {
+            Error::Protocol(format!(
+                "the fencing token `{token_key}` of `{key}` is `{}`, not an integer",
+                shown(&t)
+            ))
         })?),
         None => None,
     };
@@ -537,6 +639,52 @@ where
         queue,
         token,
     })
+}
+
+/// Checks a hash bigger than [`CHECK_ALL`] fields on a sample before [`inspect`] reads it whole, as
+/// the force-unlock scripts do: the first `HSCAN` pages, at least `CHECK_ALL` fields (at most 10
+/// pages). An application hash with millions of fields is thus refused without being read.
+async fn check_sample<C>(conn: &mut C, key: &str) -> Result<()>
+where
+    C: ConnectionLike + Send,
+{
+    let size: usize = redis::cmd("HLEN")
+        .arg(key)
+        .query_async(conn)
+        .await
+        .map_err(|e| map_err(key, e))?;
+    if size <= CHECK_ALL {
+        return Ok(()); // read whole and checked field by field
+    }
+    let mut cursor: u64 = 0;
+    let mut sampled = 0;
+    for _ in 0..10 {
+        let (next, page): (u64, Vec<(String, String)>) = redis::cmd("HSCAN")
+            .arg(key)
+            .arg(cursor)
+            .arg("COUNT")
+            .arg(CHECK_ALL)
+            .query_async(conn)
+            .await
+            .map_err(|e| map_err(key, e))?;
+        for (field, value) in &page {
+            if let Some(problem) = field_problem(field, value) {
+                return Err(not_a_lock(key, &problem));
+            }
+        }
+        sampled += page.len();
+        cursor = next;
+        if cursor == 0 || sampled >= CHECK_ALL {
+            break;
+        }
+    }
+    if sampled == 0 {
+        return Err(not_a_lock(
+            key,
+            &format!("none of its {size} fields could be sampled"),
+        ));
+    }
+    Ok(())
 }
 
 /// Finds the locks whose keys match the glob `pattern` (`*` for all) with `SCAN` (never `KEYS`)
@@ -597,9 +745,122 @@ where
     for k in keys {
         match inspect(conn, &k).await {
             Ok(info) if info.is_locked() => out.push(info),
-            Ok(_) | Err(Error::WrongType { .. }) => {}
+            // another type, or a hash (or token) that is not a lock's
+            Ok(_) | Err(Error::WrongType { .. } | Error::Protocol(_)) => {}
             Err(e) => return Err(e),
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ID: &str = "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10";
+
+    #[test]
+    fn every_field_shape_redisson_writes_is_an_owner() {
+        let plain = parse_field(&format!("{ID}:57")).unwrap();
+        assert_eq!(
+            (plain.owner_id, plain.write, plain.transaction_id),
+            (57, false, None)
+        );
+        let writer = parse_field(&format!("{ID}:57:write")).unwrap();
+        assert_eq!(
+            (writer.owner_id, writer.write, writer.transaction_id),
+            (57, true, None)
+        );
+        let tx = parse_field(&format!("{ID}:7:5e2d0c3b9a8f47e1b6c4d2a0f9e8b7c6")).unwrap();
+        assert_eq!(tx.client_id, ID);
+        assert_eq!((tx.owner_id, tx.write), (7, false));
+        assert_eq!(
+            tx.transaction_id.as_deref(),
+            Some("5e2d0c3b9a8f47e1b6c4d2a0f9e8b7c6")
+        );
+        assert_eq!(
+            parse_field(&format!("{ID}:18446744073709551615"))
+                .unwrap()
+                .owner_id,
+            u64::MAX
+        );
+        for f in [
+            "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10:57",
+            "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10:1:write",
+            "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10:1:tx9",
+        ] {
+            assert_eq!(field_problem(f, "1"), None, "{f}");
+        }
+        // an application hash with `name:number` fields is not a lock
+        assert!(field_problem("sku:1001", "2").is_some());
+    }
+
+    #[test]
+    fn names_that_are_not_owner_fields() {
+        for f in [
+            "color",
+            ":1",
+            "a:",
+            "a:b",
+            "a:1:",
+            "a:1:b:c",
+            "a:-1",
+            "a:18446744073709551616",
+            "a:1.5",
+        ] {
+            let p = field_problem(f, "1").unwrap_or_else(|| panic!("`{f}` is not an owner field"));
+            assert!(p.contains(&format!("`{f}`")) && p.contains("neither"), "{p}");
+        }
+        // the public parser wants a UUID client id
+        assert!(parse_field("node-a:1").is_none());
+        assert!(parse_field(&format!("{ID}:1:a:b")).is_none());
+    }
+
+    #[test]
+    fn counts_must_be_positive_integers() {
+        let c1 = format!("{ID}:1");
+        for v in ["1", "2", "9223372036854775807"] {
+            assert_eq!(field_problem(&c1, v), None, "{v}");
+        }
+        for v in [
+            "abc",
+            "",
+            "0",
+            "-1",
+            "+1",
+            "01",
+            "1.5",
+            " 1",
+            "1e3",
+            "9223372036854775808",
+        ] {
+            let p = field_problem(&c1, v).unwrap_or_else(|| panic!("`{v}` is not a count"));
+            assert_eq!(p, format!("field `{c1}` has count `{v}`, not a positive integer"));
+        }
+    }
+
+    #[test]
+    fn mode_is_read_or_write() {
+        assert_eq!(field_problem("mode", "read"), None);
+        assert_eq!(field_problem("mode", "write"), None);
+        assert_eq!(
+            field_problem("mode", "1").as_deref(),
+            Some("field `mode` is `1`, not `read` or `write`")
+        );
+    }
+
+    #[test]
+    fn the_error_names_key_field_and_value() {
+        let e = not_a_lock("jobs", &field_problem(&format!("{ID}:1"), "abc").unwrap());
+        assert!(matches!(&e, Error::Protocol(m)
+            if *m == format!("`jobs` is a hash but not a lock: field `{ID}:1` has count `abc`, not a positive integer")));
+        // long or binary data is cut and escaped (one line)
+        let long = format!("{}\r\n", "x".repeat(100));
+        let p = field_problem(&long, "1").unwrap();
+        assert!(
+            p.contains(&format!("`{}...`", "x".repeat(60))) && !p.contains('\n'),
+            "{p}"
+        );
+        assert_eq!(shown("a\nb"), "a\\nb");
+    }
 }

@@ -22,19 +22,34 @@ macro_rules! lua {
             )))
         });
     };
+    // a script that starts with shared functions (`lua/<prelude>.lua`)
+    ($name:ident, $path:literal, with $prelude:literal) => {
+        pub(crate) static $name: LazyLock<Script> = LazyLock::new(|| {
+            Script::new(concat!(
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/lua/",
+                    $prelude,
+                    ".lua"
+                )),
+                "\n",
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/lua/", $path, ".lua"))
+            ))
+        });
+    };
 }
 
 lua!(RESOLVE_ACQUIRE, "common/resolve_acquire");
 lua!(LOCK_ACQUIRE, "lock/acquire");
 lua!(LOCK_UNLOCK, "lock/unlock");
-lua!(LOCK_FORCE_UNLOCK, "lock/force_unlock");
+lua!(LOCK_FORCE_UNLOCK, "lock/force_unlock", with "common/lock_shape");
 lua!(LOCK_RENEW_BATCH, "lock/renew_batch");
 lua!(RW_READ_ACQUIRE, "rw/read_acquire");
 lua!(RW_WRITE_ACQUIRE, "rw/write_acquire");
 lua!(RW_READ_UNLOCK, "rw/read_unlock");
 lua!(RW_WRITE_UNLOCK, "rw/write_unlock");
-lua!(RW_READ_FORCE_UNLOCK, "rw/read_force_unlock");
-lua!(RW_WRITE_FORCE_UNLOCK, "rw/write_force_unlock");
+lua!(RW_READ_FORCE_UNLOCK, "rw/read_force_unlock", with "common/lock_shape");
+lua!(RW_WRITE_FORCE_UNLOCK, "rw/write_force_unlock", with "common/lock_shape");
 lua!(RW_READ_IS_LOCKED, "rw/read_is_locked");
 lua!(RW_READ_RENEW_BATCH, "rw/read_renew_batch");
 

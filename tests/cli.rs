@@ -831,3 +831,101 @@ async fn bad_input_gives_a_one_line_error_and_exit_1() {
     let exists: i64 = raw.exists("x").await.unwrap();
     assert_eq!(exists, 0);
 }
+
+/// `DUMP` of a key (its type and content), to prove it was not touched.
+async fn dump(raw: &mut redis::aio::MultiplexedConnection, key: &str) -> Option<Vec<u8>> {
+    redis::cmd("DUMP").arg(key).query_async(raw).await.unwrap()
+}
+
+#[tokio::test]
+async fn force_unlock_refuses_keys_that_are_not_locks() {
+    let s = RedisServer::start();
+    let mut raw = s.conn().await;
+    let _: () = raw.set("session", "data").await.unwrap();
+    let _: () = raw
+        .hset_multiple("user:1", &[("name", "bob"), ("age", "x")])
+        .await
+        .unwrap();
+    let odd_field = "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10:1";
+    let _: () = raw.hset("odd-count", odd_field, "abc").await.unwrap();
+
+    for (key, needles) in [
+        ("session", vec!["session", "not a lock"]),
+        ("user:1", vec!["user:1", "not a lock", "name"]),
+        ("odd-count", vec!["odd-count", "not a lock", odd_field, "abc"]),
+    ] {
+        let before = dump(&mut raw, key).await;
+        assert!(before.is_some());
+        let mut lock_sub = RawSubscriber::new(&s.url(), &format!("redisson_lock__channel:{{{key}}}")).await;
+        let mut rw_sub = RawSubscriber::new(&s.url(), &format!("redisson_rwlock:{{{key}}}")).await;
+        for args in [
+            vec!["force-unlock", key, "--yes"],
+            vec!["--json", "force-unlock", key, "--yes"],
+        ] {
+            let r = run(&s, &args).await;
+            for needle in &needles {
+                assert_one_line_error(&r, &format!("{args:?}"), needle);
+            }
+        }
+        assert_eq!(dump(&mut raw, key).await, before, "`{key}` untouched");
+        assert!(
+            lock_sub.drain(&s).await.is_empty(),
+            "nothing published for `{key}`"
+        );
+        assert!(rw_sub.drain(&s).await.is_empty(), "nothing published for `{key}`");
+    }
+}
+
+#[tokio::test]
+async fn inspect_names_what_makes_a_hash_not_a_lock() {
+    let s = RedisServer::start();
+    let mut raw = s.conn().await;
+    let field = "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10:57";
+    let _: () = raw.hset("half-lock", field, "abc").await.unwrap();
+    let r = run(&s, &["inspect", "half-lock"]).await;
+    for needle in ["half-lock", field, "`abc`", "not a lock"] {
+        assert_one_line_error(&r, "inspect of a hash with a non-numeric count", needle);
+    }
+    let _: () = raw
+        .hset_multiple("bad-mode", &[("mode", "sideways"), (field, "1")])
+        .await
+        .unwrap();
+    let r = run(&s, &["inspect", "bad-mode"]).await;
+    for needle in ["bad-mode", "`mode`", "sideways"] {
+        assert_one_line_error(&r, "inspect of a hash with a bad mode", needle);
+    }
+    // `list` skips both, as it skips any hash that is not a lock
+    let r = run(&s, &["--json", "list"]).await;
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(json_lines(&r.stdout).is_empty(), "{}", r.stdout);
+}
+
+#[tokio::test]
+async fn inspect_and_force_unlock_accept_a_redisson_transactional_holder() {
+    let s = RedisServer::start();
+    let mut raw = s.conn().await;
+    // RTransaction locks with field `<client id>:<thread id>:<transaction id>`
+    let field = "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10:7:5e2d0c3b9a8f47e1b6c4d2a0f9e8b7c6";
+    let _: () = raw.hset("txlock", field, 1).await.unwrap();
+    let _: () = raw.pexpire("txlock", 30_000).await.unwrap();
+
+    let r = run(&s, &["--json", "inspect", "txlock"]).await;
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let v = &json_lines(&r.stdout)[0];
+    assert_eq!(v["kind"], "lock");
+    assert_eq!(v["holders"][0]["field"], field);
+    assert_eq!(v["holders"][0]["owner_id"], 7);
+    assert_eq!(
+        v["holders"][0]["transaction_id"],
+        "5e2d0c3b9a8f47e1b6c4d2a0f9e8b7c6"
+    );
+
+    let mut sub = RawSubscriber::new(&s.url(), "redisson_lock__channel:{txlock}").await;
+    let r = run(&s, &["force-unlock", "txlock", "--yes"]).await;
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stdout.starts_with("removed txlock"), "{}", r.stdout);
+    assert!(r.stdout.contains(field), "{}", r.stdout);
+    let exists: i64 = raw.exists("txlock").await.unwrap();
+    assert_eq!(exists, 0);
+    assert_eq!(sub.drain(&s).await, vec!["0".to_owned()]);
+}

@@ -1,6 +1,14 @@
 -- Write lock: delete the lock if it is in write mode, and wake every waiter.
 -- KEYS[1] lock hash, KEYS[2] channel; ARGV[1] message ("1"), ARGV[2] publish command
 -- Reply: 1 = deleted, 0 = not in write mode (nothing changed).
+-- Error: WRONGTYPE when KEYS[1] is not a lock (another type, or a hash of another shape, see
+-- lua/common/lock_shape.lua): nothing is deleted or published.
+
+-- (lua/common/lock_shape.lua is prepended: `not_a_lock`, `refuse`)
+local why = not_a_lock(KEYS[1])
+if why then
+  return refuse(KEYS[1], why)
+end
 if redis.call('hget', KEYS[1], 'mode') == 'write' then
   redis.call('del', KEYS[1])
   redis.call(ARGV[2], KEYS[2], ARGV[1])

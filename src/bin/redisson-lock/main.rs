@@ -130,6 +130,9 @@ impl From<redis::RedisError> for Failure {
 fn describe(e: &Error) -> String {
     match e {
         Error::WrongType { key } => format!("key `{key}` is not a lock (it holds another type of value)"),
+        // `inspect` says which field of which hash does not fit a lock; "unexpected reply from
+        // redis" in front of it would mislead
+        Error::Protocol(m) if m.contains("but not a lock") || m.contains("fencing token") => m.clone(),
         Error::Redis(r) if r.is_connection_refusal() || r.is_io_error() => {
             format!("cannot reach redis: {r}")
         }
@@ -265,8 +268,19 @@ async fn run(cli: Cli) -> Result<Outcome, Failure> {
     }
 }
 
+/// `force-unlock`: inspects first (what to show and which side of a read-write lock to force),
+/// then runs the library's force unlock. Both refuse a key that is not a lock by the same rule
+/// (see `inspect`'s module docs and `lua/*/…force_unlock.lua`), so nothing is deleted then.
 async fn force_unlock(client: &Client, out: &render::Out, name: &str, yes: bool) -> Result<Outcome, Failure> {
-    let info = inspect::inspect(&mut client.connection(), name).await?;
+    let refused = |e: Error| match e {
+        Error::WrongType { .. } | Error::Protocol(_) => {
+            Failure(format!("{}; nothing was deleted", describe(&e)))
+        }
+        other => other.into(),
+    };
+    let info = inspect::inspect(&mut client.connection(), name)
+        .await
+        .map_err(refused)?;
     if !info.is_locked() {
         out.force_unlock_nothing(&info);
         return Ok(Outcome::Done);
@@ -291,23 +305,24 @@ async fn force_unlock(client: &Client, out: &render::Out, name: &str, yes: bool)
             return Ok(Outcome::Done);
         }
     }
+    // the scripts check the key again (it may have changed since it was inspected)
     let (removed, channel) = match info.kind {
         Some(LockKind::ReadWrite) => {
             let rw = client.read_write_lock(name)?;
             if info.mode.as_deref() == Some("write") {
                 (
-                    rw.write_lock().force_unlock().await?,
+                    rw.write_lock().force_unlock().await.map_err(refused)?,
                     format!("{} (message 1)", inspect::rwlock_channel(name)),
                 )
             } else {
                 (
-                    rw.read_lock().force_unlock().await?,
+                    rw.read_lock().force_unlock().await.map_err(refused)?,
                     format!("{} (message 0)", inspect::rwlock_channel(name)),
                 )
             }
         }
         _ => (
-            client.lock(name)?.force_unlock().await?,
+            client.lock(name)?.force_unlock().await.map_err(refused)?,
             format!("{} (message 0)", inspect::lock_channel(name)),
         ),
     };

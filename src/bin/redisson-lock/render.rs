@@ -54,6 +54,9 @@ fn holder_json(h: &Holder) -> Value {
         "count": h.hold_count,
         "role": h.role.as_str(),
     });
+    if let Some(tx) = &h.transaction_id {
+        v["transaction_id"] = json!(tx);
+    }
     if h.role == Role::Read {
         v["timeouts"] = h
             .timeouts
@@ -150,8 +153,12 @@ impl Out {
         if !info.holders.is_empty() {
             println!("holders  {}", info.holders.len());
             for h in &info.holders {
+                let tx = match &h.transaction_id {
+                    Some(tx) => format!("  transaction {tx}"),
+                    None => String::new(),
+                };
                 println!(
-                    "  client {}  owner {}  count {}  {}",
+                    "  client {}  owner {}  count {}  {}{tx}",
                     h.client_id, h.owner_id, h.hold_count, h.role
                 );
                 for t in &h.timeouts {
