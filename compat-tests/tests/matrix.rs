@@ -247,7 +247,9 @@ impl Party<'_> {
     async fn field(&self, name: &str) -> Result<String> {
         match self {
             Party::Java { h, worker } => h.field_of(worker).await,
-            Party::Rust { c, owner, .. } => Ok(Self::rlock(c, *owner, name)?.field()),
+            Party::Rust { c, owner, .. } => Self::rlock(c, *owner, name)?
+                .field()
+                .ok_or_else(|| "a pinned handle has a field".to_owned()),
         }
     }
 
@@ -1102,7 +1104,10 @@ impl RwParty<'_> {
     async fn field(&self, name: &str) -> Result<String> {
         match self {
             RwParty::Java { h, worker } => h.field_of(worker).await,
-            RwParty::Rust { c, owner, .. } => Ok(Self::rw(c, *owner, name)?.read_lock().field()),
+            RwParty::Rust { c, owner, .. } => Self::rw(c, *owner, name)?
+                .read_lock()
+                .field()
+                .ok_or_else(|| "a pinned handle has a field".to_owned()),
         }
     }
 

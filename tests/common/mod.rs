@@ -1,6 +1,9 @@
 //! Test support: real redis-server processes on free loopback ports, stopped afterwards.
 #![allow(dead_code)]
 
+pub mod faults;
+pub mod history;
+
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
