@@ -6,11 +6,39 @@
 //! it re-tries the lock, so a message published between its attempt and its sleep is never lost.
 //! A dropped connection wakes every waiter (they re-try at once); the connection manager
 //! reconnects and re-subscribes by itself.
+//!
+//! # One driver per channel
+//!
+//! Callers never send SUBSCRIBE or UNSUBSCRIBE themselves. A channel's local users only change
+//! its *wanted* state (a user count, and a request for a subscription); one spawned driver task
+//! per channel sends the commands, one at a time, until the server matches what is wanted:
+//!
+//! ```text
+//!             join (requested)                SUBSCRIBE ok
+//!   [absent] ------------------> [subscribing] -----------> [subscribed]
+//!      ^                            |  SUBSCRIBE failed          |
+//!      |                            v  or timed out              | last user leaves
+//!      |                      [maybe subscribed] <---------------+
+//!      |    UNSUBSCRIBE ok        |   (no users)
+//!      +--------------------------+   (a user joins meanwhile: SUBSCRIBE again)
+//! ```
+//!
+//! So a caller that times out, fails or is dropped never cancels a command half-way: the driver
+//! finishes it, notices that nobody is left, and undoes it; the map entry goes away only once
+//! the server is (as far as can be known) unsubscribed. `subscribe` only waits, bounded by the
+//! caller's budget, for the driver's answer.
+//!
+//! # Health
+//!
+//! A failed or timed-out SUBSCRIBE (or UNSUBSCRIBE) marks pub/sub unhealthy. Until a backoff
+//! (100 ms, doubling up to 5 s) has passed, `subscribe` calls that would need a new SUBSCRIBE
+//! fail at once, so waiters poll instead of spending their budget; then one caller per backoff
+//! period is let through to probe. Any successful command makes the hub healthy again. Joining a
+//! channel that is already subscribed is never refused.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use redis::aio::ConnectionManager;
@@ -19,6 +47,17 @@ use redis::{PushInfo, PushKind};
 use tokio::sync::Notify;
 
 use crate::error::{Error, Result};
+
+/// First backoff after pub/sub failed; doubles with each further failure.
+const BACKOFF_MIN: Duration = Duration::from_millis(100);
+/// Longest backoff.
+const BACKOFF_MAX: Duration = Duration::from_secs(5);
+/// A bound on one SUBSCRIBE/UNSUBSCRIBE should the connection's own response timeout (the
+/// client's command timeout) not end it first.
+const COMMAND_CAP: Duration = Duration::from_secs(10);
+/// Failed UNSUBSCRIBEs of an unused channel are retried (with backoff) this many times; then
+/// the channel is forgotten.
+const UNSUBSCRIBE_RETRIES: u32 = 5;
 
 /// The connection subscriptions are made on.
 #[derive(Clone)]
@@ -31,15 +70,151 @@ pub(crate) type ChannelsHandle = Arc<Mutex<HashMap<String, Arc<Channel>>>>;
 
 pub(crate) struct Channel {
     pub(crate) notify: Notify,
-    users: AtomicUsize,
-    /// Serialises SUBSCRIBE/UNSUBSCRIBE of this channel; `true` while subscribed.
-    subscribed: tokio::sync::Mutex<bool>,
+    state: Mutex<State>,
+    /// Signalled whenever a SUBSCRIBE of this channel ends (joiners wait on it).
+    settled: Notify,
+    /// Wakes a driver that sleeps between UNSUBSCRIBE retries when a user arrives.
+    kick: Notify,
+}
+
+/// What is known about one channel. Lock order: the channel map, then a channel's state.
+#[derive(Default)]
+struct State {
+    /// Local users (waiters holding or waiting for a `Subscription`).
+    users: usize,
+    /// The server confirmed a SUBSCRIBE and no UNSUBSCRIBE has been sent since.
+    subscribed: bool,
+    /// A SUBSCRIBE may have reached the server and no UNSUBSCRIBE has been confirmed since.
+    maybe_subscribed: bool,
+    /// A user waits for a SUBSCRIBE that has not been sent yet.
+    requested: bool,
+    /// A SUBSCRIBE is in flight.
+    subscribing: bool,
+    /// A driver task runs for this channel (the only one that sends its commands).
+    driving: bool,
+    /// SUBSCRIBEs of this channel that failed so far (a joiner fails on the next one).
+    failures: u64,
+    last_failure: Option<Failure>,
+}
+
+enum Step {
+    Subscribe,
+    Unsubscribe,
+}
+
+impl State {
+    fn work(&self) -> Option<Step> {
+        if self.users > 0 && self.requested && !self.subscribed {
+            Some(Step::Subscribe)
+        } else if self.users == 0 && self.maybe_subscribed {
+            Some(Step::Unsubscribe)
+        } else {
+            None
+        }
+    }
+}
+
+impl Channel {
+    fn new() -> Channel {
+        Channel {
+            notify: Notify::new(),
+            state: Mutex::new(State::default()),
+            settled: Notify::new(),
+            kick: Notify::new(),
+        }
+    }
+}
+
+/// Why a pub/sub command failed.
+#[derive(Clone, Debug)]
+enum Failure {
+    Redis(redis::RedisError),
+    Timeout(Duration),
+}
+
+impl Failure {
+    fn to_error(&self) -> Error {
+        match self {
+            Failure::Redis(e) => Error::Redis(e.clone()),
+            Failure::Timeout(d) => Error::CommandTimeout(*d),
+        }
+    }
+
+    /// The server answered with an error: the command ran and changed nothing.
+    fn refused(&self) -> bool {
+        matches!(self, Failure::Redis(e) if e.code().is_some())
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Redis(e) => write!(f, "{e}"),
+            Failure::Timeout(d) => write!(f, "no reply within {d:?}"),
+        }
+    }
+}
+
+/// Pub/sub health: consecutive failures and when the next probe may go out.
+#[derive(Default)]
+struct Health {
+    failures: u32,
+    retry_at: Option<Instant>,
+    last: Option<Failure>,
+}
+
+impl Health {
+    fn backoff(failures: u32) -> Duration {
+        let doublings = failures.saturating_sub(1).min(16);
+        BACKOFF_MIN.saturating_mul(1 << doublings).min(BACKOFF_MAX)
+    }
+
+    fn is_healthy(&self) -> bool {
+        self.failures == 0
+    }
+
+    /// May a caller that needs a new SUBSCRIBE go ahead? While unhealthy, one caller per backoff
+    /// period is let through (to probe); the others get the last failure at once.
+    fn admit(&mut self, now: Instant) -> Result<()> {
+        if self.failures == 0 {
+            return Ok(());
+        }
+        match self.retry_at {
+            Some(at) if now < at => Err(self
+                .last
+                .as_ref()
+                .map_or(Error::CommandTimeout(Duration::ZERO), Failure::to_error)),
+            _ => {
+                self.retry_at = Some(now + Self::backoff(self.failures));
+                Ok(())
+            }
+        }
+    }
+
+    fn succeeded(&mut self) {
+        if self.failures > 0 {
+            tracing::info!(failures = self.failures, "pub/sub healthy again");
+        }
+        *self = Health::default();
+    }
+
+    fn failed(&mut self, now: Instant, failure: &Failure) {
+        if self.failures == 0 {
+            tracing::warn!(error = %failure, "pub/sub unhealthy: waiters poll until it recovers");
+        }
+        self.failures = self.failures.saturating_add(1);
+        self.retry_at = Some(now + Self::backoff(self.failures));
+        self.last = Some(failure.clone());
+    }
 }
 
 pub(crate) struct Hub {
     channels: ChannelsHandle,
     conn: Option<PubSubConn>,
     sharded: bool,
+    health: Mutex<Health>,
+    /// The client's runtime, where channel drivers run (the one `new` was called in).
+    runtime: Option<tokio::runtime::Handle>,
 }
 
 /// Handles every push from the server; must not block.
@@ -87,6 +262,8 @@ impl Hub {
             channels,
             conn,
             sharded,
+            health: Mutex::new(Health::default()),
+            runtime: tokio::runtime::Handle::try_current().ok(),
         }
     }
 
@@ -94,98 +271,278 @@ impl Hub {
         self.conn.is_some()
     }
 
-    /// Joins `channel`, subscribing if this is its first local user. Cancel safe: dropping the
-    /// future leaves the channel's user count as it was (the channel may stay subscribed until
-    /// its last user leaves).
-    pub(crate) async fn subscribe(
-        self: &Arc<Self>,
-        channel: &str,
-        timeout: Duration,
-    ) -> Result<Subscription> {
-        let ch = {
+    /// Whether the last pub/sub command succeeded (for tests and diagnostics).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn is_healthy(&self) -> bool {
+        self.health.lock().is_healthy()
+    }
+
+    /// Joins `channel`, subscribing if it is not subscribed yet. Returns within `budget`: with
+    /// the subscription, or with the SUBSCRIBE's error, or [`Error::CommandTimeout`] when it
+    /// did not complete in time, or at once with the last failure while pub/sub is unhealthy.
+    ///
+    /// Cancel safe: dropping the future (or an error) leaves the channel again; a SUBSCRIBE
+    /// already sent is finished by the channel's driver and undone if nobody uses the channel.
+    pub(crate) async fn subscribe(self: &Arc<Self>, channel: &str, budget: Duration) -> Result<Subscription> {
+        let (sub, seen_failures) = {
             let mut map = self.channels.lock();
-            let ch = map
-                .entry(channel.to_owned())
-                .or_insert_with(|| {
-                    Arc::new(Channel {
-                        notify: Notify::new(),
-                        users: AtomicUsize::new(0),
-                        subscribed: tokio::sync::Mutex::new(false),
-                    })
-                })
-                .clone();
-            ch.users.fetch_add(1, Ordering::SeqCst);
-            ch
-        };
-        let sub = Subscription {
-            hub: self.clone(),
-            name: channel.to_owned(),
-            ch: ch.clone(),
-        };
-        let Some(conn) = &self.conn else {
-            return Ok(sub); // no pub/sub connection: the waiter polls
-        };
-        let mut subscribed = ch.subscribed.lock().await;
-        if !*subscribed {
-            let fut = async {
-                match conn.clone() {
-                    PubSubConn::Manager(mut c) => c.subscribe(channel).await,
-                    PubSubConn::Cluster(mut c) if self.sharded => c.ssubscribe(channel).await,
-                    PubSubConn::Cluster(mut c) => c.subscribe(channel).await,
+            let existing = map.get(channel).cloned();
+            if let Some(ch) = &existing {
+                let mut st = ch.state.lock();
+                if st.subscribed || self.conn.is_none() {
+                    st.users += 1;
+                    drop(st);
+                    return Ok(Subscription::new(self, channel, ch.clone()));
                 }
+            }
+            if self.conn.is_some() {
+                self.health.lock().admit(Instant::now())?;
+            }
+            let ch = existing.unwrap_or_else(|| {
+                let ch = Arc::new(Channel::new());
+                map.insert(channel.to_owned(), ch.clone());
+                ch
+            });
+            let mut st = ch.state.lock();
+            st.users += 1;
+            let sub = Subscription::new(self, channel, ch.clone());
+            if self.conn.is_none() {
+                return Ok(sub); // no pub/sub connection: the waiter polls
+            }
+            if !st.subscribing {
+                st.requested = true; // an in-flight SUBSCRIBE serves this user too
+            }
+            let seen = st.failures;
+            let start = !st.driving;
+            st.driving = true;
+            drop(st);
+            if start {
+                if !self.spawn_driver(channel, &ch) {
+                    ch.state.lock().driving = false;
+                    drop(map); // before `sub` leaves, which takes the map lock
+                    drop(sub);
+                    return Err(Error::Shutdown);
+                }
+            } else {
+                ch.kick.notify_one();
+            }
+            (sub, seen)
+        };
+
+        let ch = sub.ch.clone();
+        let outcome = async {
+            loop {
+                let settled = ch.settled.notified();
+                let mut settled = std::pin::pin!(settled);
+                settled.as_mut().enable();
+                {
+                    let st = ch.state.lock();
+                    if st.subscribed {
+                        return Ok(());
+                    }
+                    if st.failures > seen_failures {
+                        return Err(st
+                            .last_failure
+                            .as_ref()
+                            .map_or(Error::CommandTimeout(budget), Failure::to_error));
+                    }
+                }
+                settled.await;
+            }
+        };
+        match tokio::time::timeout(budget, outcome).await {
+            Ok(Ok(())) => Ok(sub),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(Error::CommandTimeout(budget)),
+        }
+    }
+
+    /// Starts `ch`'s driver (the caller has set `driving`) on the client's runtime. False
+    /// without a runtime.
+    fn spawn_driver(self: &Arc<Self>, name: &str, ch: &Arc<Channel>) -> bool {
+        let rt = self
+            .runtime
+            .clone()
+            .or_else(|| tokio::runtime::Handle::try_current().ok());
+        match rt {
+            Some(rt) => {
+                rt.spawn(self.clone().drive(name.to_owned(), ch.clone()));
+                true
+            }
+            None => {
+                tracing::debug!(channel = name, "no runtime to run the pub/sub driver on");
+                false
+            }
+        }
+    }
+
+    /// Sends SUBSCRIBE/UNSUBSCRIBE for one channel until the server matches what its users
+    /// want, then removes the channel from the map if it has no users left.
+    async fn drive(self: Arc<Self>, name: String, ch: Arc<Channel>) {
+        let mut unsubscribe_failures = 0u32;
+        // after a failed UNSUBSCRIBE: no retry before this (a SUBSCRIBE may go out at once)
+        let mut retry_at: Option<Instant> = None;
+        loop {
+            let (step, was_maybe) = {
+                let mut st = ch.state.lock();
+                let step = st.work();
+                let was_maybe = st.maybe_subscribed;
+                match step {
+                    Some(Step::Subscribe) => {
+                        st.requested = false;
+                        st.subscribing = true;
+                        st.maybe_subscribed = true;
+                    }
+                    Some(Step::Unsubscribe) => st.subscribed = false,
+                    None => {}
+                }
+                (step, was_maybe)
             };
-            match tokio::time::timeout(timeout, fut).await {
-                Ok(Ok(())) => *subscribed = true,
-                Ok(Err(e)) => return Err(Error::Redis(e)),
-                Err(_) => return Err(Error::CommandTimeout(timeout)),
-            }
-            tracing::trace!(channel, sharded = self.sharded, "subscribed");
-        }
-        drop(subscribed);
-        Ok(sub)
-    }
-
-    async fn leave(self: Arc<Self>, name: String, ch: Arc<Channel>) {
-        let mut subscribed = ch.subscribed.lock().await;
-        if ch.users.load(Ordering::SeqCst) > 0 {
-            return;
-        }
-        if *subscribed {
-            if let Some(conn) = &self.conn {
-                let res = match conn.clone() {
-                    PubSubConn::Manager(mut c) => c.unsubscribe(&name).await,
-                    PubSubConn::Cluster(mut c) if self.sharded => c.sunsubscribe(&name).await,
-                    PubSubConn::Cluster(mut c) => c.unsubscribe(&name).await,
-                };
-                if let Err(e) = res {
-                    tracing::debug!(channel = %name, error = %e, "unsubscribe failed");
+            match step {
+                None => {
+                    let mut map = self.channels.lock();
+                    let mut st = ch.state.lock();
+                    if st.work().is_some() {
+                        continue; // someone joined or left meanwhile
+                    }
+                    st.driving = false;
+                    st.requested = false;
+                    if st.users == 0 && map.get(&name).is_some_and(|cur| Arc::ptr_eq(cur, &ch)) {
+                        map.remove(&name);
+                    }
+                    return;
+                }
+                Some(Step::Subscribe) => {
+                    let res = self.command(Step::Subscribe, &name).await;
+                    self.record(&res);
+                    {
+                        let mut st = ch.state.lock();
+                        st.subscribing = false;
+                        match res {
+                            Ok(()) => {
+                                (unsubscribe_failures, retry_at) = (0, None);
+                                st.subscribed = true;
+                                tracing::trace!(channel = %name, sharded = self.sharded, "subscribed");
+                            }
+                            Err(f) => {
+                                tracing::debug!(channel = %name, error = %f, "subscribe failed");
+                                if f.refused() {
+                                    st.maybe_subscribed = was_maybe;
+                                }
+                                st.failures += 1;
+                                st.last_failure = Some(f);
+                            }
+                        }
+                    }
+                    ch.settled.notify_waiters();
+                }
+                Some(Step::Unsubscribe) => {
+                    if let Some(at) = retry_at.filter(|at| Instant::now() < *at) {
+                        // back off, unless a user arrives and wants the channel again
+                        tokio::select! {
+                            _ = tokio::time::sleep_until(at.into()) => {}
+                            _ = ch.kick.notified() => {}
+                        }
+                        continue;
+                    }
+                    let res = self.command(Step::Unsubscribe, &name).await;
+                    self.record(&res);
+                    match res {
+                        Ok(()) => {
+                            (unsubscribe_failures, retry_at) = (0, None);
+                            ch.state.lock().maybe_subscribed = false;
+                            tracing::trace!(channel = %name, "unsubscribed");
+                        }
+                        Err(f) if unsubscribe_failures >= UNSUBSCRIBE_RETRIES => {
+                            tracing::warn!(channel = %name, error = %f, "could not unsubscribe; giving up");
+                            (unsubscribe_failures, retry_at) = (0, None);
+                            ch.state.lock().maybe_subscribed = false;
+                        }
+                        Err(f) => {
+                            unsubscribe_failures += 1;
+                            let delay = Health::backoff(unsubscribe_failures);
+                            tracing::debug!(channel = %name, error = %f, ?delay, "unsubscribe failed; retrying");
+                            retry_at = Some(Instant::now() + delay);
+                        }
+                    }
                 }
             }
-            *subscribed = false;
-            tracing::trace!(channel = %name, "unsubscribed");
         }
-        let mut map = self.channels.lock();
-        if ch.users.load(Ordering::SeqCst) == 0 {
-            if let Some(cur) = map.get(&name) {
-                if Arc::ptr_eq(cur, &ch) {
-                    map.remove(&name);
+    }
+
+    /// One SUBSCRIBE or UNSUBSCRIBE of `name`.
+    async fn command(&self, step: Step, name: &str) -> std::result::Result<(), Failure> {
+        let Some(conn) = self.conn.clone() else {
+            return Ok(());
+        };
+        let sharded = self.sharded;
+        let fut = async move {
+            match (conn, step) {
+                (PubSubConn::Manager(mut c), Step::Subscribe) => c.subscribe(name).await,
+                (PubSubConn::Manager(mut c), Step::Unsubscribe) => c.unsubscribe(name).await,
+                (PubSubConn::Cluster(mut c), Step::Subscribe) if sharded => c.ssubscribe(name).await,
+                (PubSubConn::Cluster(mut c), Step::Unsubscribe) if sharded => c.sunsubscribe(name).await,
+                (PubSubConn::Cluster(mut c), Step::Subscribe) => c.subscribe(name).await,
+                (PubSubConn::Cluster(mut c), Step::Unsubscribe) => c.unsubscribe(name).await,
+            }
+        };
+        match tokio::time::timeout(COMMAND_CAP, fut).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(Failure::Redis(e)),
+            Err(_) => Err(Failure::Timeout(COMMAND_CAP)),
+        }
+    }
+
+    fn record(&self, res: &std::result::Result<(), Failure>) {
+        let mut health = self.health.lock();
+        match res {
+            Ok(()) => health.succeeded(),
+            Err(f) => health.failed(Instant::now(), f),
+        }
+    }
+
+    /// One user leaves `ch`; the last one starts the driver to unsubscribe, or removes the
+    /// channel when nothing is (maybe) subscribed.
+    fn leave(self: &Arc<Self>, name: &str, ch: &Arc<Channel>) {
+        let unsubscribe = {
+            let mut map = self.channels.lock();
+            let mut st = ch.state.lock();
+            st.users -= 1;
+            if st.users > 0 || st.driving {
+                return; // a running driver sees the change
+            }
+            if st.maybe_subscribed {
+                st.driving = true;
+                true
+            } else {
+                if map.get(name).is_some_and(|cur| Arc::ptr_eq(cur, ch)) {
+                    map.remove(name);
                 }
+                false
+            }
+        };
+        if unsubscribe && !self.spawn_driver(name, ch) {
+            // nowhere to unsubscribe from: forget the channel (its connection goes with the runtime)
+            let mut map = self.channels.lock();
+            let mut st = ch.state.lock();
+            st.driving = false;
+            st.maybe_subscribed = false;
+            st.subscribed = false;
+            if st.users == 0 && map.get(name).is_some_and(|cur| Arc::ptr_eq(cur, ch)) {
+                map.remove(name);
             }
         }
     }
 
-    /// Number of channels with local users (for tests and diagnostics).
+    /// Number of channels with local users, or still being subscribed or unsubscribed (for
+    /// tests and diagnostics).
     pub(crate) fn channel_count(&self) -> usize {
         self.channels.lock().len()
     }
 
     /// Number of local waiters over all channels.
     pub(crate) fn waiter_count(&self) -> usize {
-        self.channels
-            .lock()
-            .values()
-            .map(|c| c.users.load(Ordering::SeqCst))
-            .sum()
+        self.channels.lock().values().map(|c| c.state.lock().users).sum()
     }
 }
 
@@ -197,6 +554,14 @@ pub(crate) struct Subscription {
 }
 
 impl Subscription {
+    fn new(hub: &Arc<Hub>, name: &str, ch: Arc<Channel>) -> Subscription {
+        Subscription {
+            hub: hub.clone(),
+            name: name.to_owned(),
+            ch,
+        }
+    }
+
     pub(crate) fn channel(&self) -> Arc<Channel> {
         self.ch.clone()
     }
@@ -204,15 +569,7 @@ impl Subscription {
 
 impl Drop for Subscription {
     fn drop(&mut self) {
-        let last = {
-            let _map = self.hub.channels.lock();
-            self.ch.users.fetch_sub(1, Ordering::SeqCst) == 1
-        };
-        if last {
-            if let Ok(rt) = tokio::runtime::Handle::try_current() {
-                rt.spawn(self.hub.clone().leave(self.name.clone(), self.ch.clone()));
-            }
-        }
+        self.hub.leave(&self.name, &self.ch);
     }
 }
 
@@ -279,6 +636,63 @@ mod tests {
                 .unwrap()
                 .unwrap();
         }
+    }
+
+    #[test]
+    fn backoff_doubles_to_a_cap_and_one_probe_goes_through_per_period() {
+        let ms = Duration::from_millis;
+        assert_eq!(Health::backoff(1), ms(100));
+        assert_eq!(Health::backoff(2), ms(200));
+        assert_eq!(Health::backoff(3), ms(400));
+        assert_eq!(Health::backoff(7), ms(5000));
+        assert_eq!(Health::backoff(u32::MAX), ms(5000));
+
+        let t0 = Instant::now();
+        let mut h = Health::default();
+        assert!(h.is_healthy());
+        assert!(
+            h.admit(t0).is_ok() && h.admit(t0).is_ok(),
+            "healthy: never refused"
+        );
+
+        h.failed(t0, &Failure::Timeout(ms(300)));
+        assert!(!h.is_healthy());
+        assert!(matches!(h.admit(t0 + ms(1)), Err(Error::CommandTimeout(d)) if d == ms(300)));
+        assert!(h.admit(t0 + ms(99)).is_err());
+        assert!(h.admit(t0 + ms(100)).is_ok(), "the period is over: one probe");
+        assert!(h.admit(t0 + ms(101)).is_err(), "only one per period");
+        assert!(h.admit(t0 + ms(200)).is_ok(), "the probe did not answer: another");
+
+        h.failed(t0 + ms(300), &Failure::Timeout(ms(300)));
+        assert!(h.admit(t0 + ms(499)).is_err(), "second failure: 200 ms");
+        assert!(h.admit(t0 + ms(500)).is_ok());
+
+        h.succeeded();
+        assert!(h.is_healthy());
+        assert!(h.admit(t0 + ms(501)).is_ok() && h.admit(t0 + ms(501)).is_ok());
+        h.failed(t0 + ms(600), &Failure::Timeout(ms(300)));
+        assert!(
+            h.admit(t0 + ms(699)).is_err() && h.admit(t0 + ms(700)).is_ok(),
+            "reset to 100 ms"
+        );
+    }
+
+    #[tokio::test]
+    async fn channels_are_refcounted_and_removed_with_their_last_user() {
+        let channels = Hub::new_channels();
+        let hub = Arc::new(Hub::new(channels, None, false));
+        assert!(hub.is_healthy());
+        let a1 = hub.subscribe("a", Duration::ZERO).await.unwrap();
+        let a2 = hub.subscribe("a", Duration::ZERO).await.unwrap();
+        let b = hub.subscribe("b", Duration::ZERO).await.unwrap();
+        assert!(Arc::ptr_eq(&a1.channel(), &a2.channel()));
+        assert_eq!((hub.channel_count(), hub.waiter_count()), (2, 3));
+        drop(a1);
+        assert_eq!((hub.channel_count(), hub.waiter_count()), (2, 2));
+        drop(b);
+        assert_eq!((hub.channel_count(), hub.waiter_count()), (1, 1));
+        drop(a2);
+        assert_eq!((hub.channel_count(), hub.waiter_count()), (0, 0));
     }
 
     #[tokio::test]
