@@ -59,6 +59,12 @@ pub(crate) trait LockKind: Send + Sync + 'static {
     fn renew(&self) -> RenewKind {
         RenewKind::Hash
     }
+    /// Whether an acquisition can only lengthen the key's TTL (it adds to it, or keeps the
+    /// maximum). Otherwise (RLock: `PEXPIRE` to the new lease) the client sends the TTL the
+    /// owner's longest live hold needs, so that a short re-entry never cuts it.
+    fn ttl_only_grows(&self) -> bool {
+        false
+    }
 }
 
 /// Argument layouts shared by several kinds (each with its own script).
@@ -364,7 +370,11 @@ impl LockCore {
                 }
             }
         };
-        let need_ms = holds.acquire_need(&turn, own_ms);
+        let need_ms = if self.kind.ttl_only_grows() {
+            own_ms
+        } else {
+            holds.acquire_need(&turn, own_ms)
+        };
         let latch = name::latch(&self.key, &request_id());
         let inv = self
             .kind

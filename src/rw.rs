@@ -37,7 +37,14 @@ impl LockKind for Read {
         inv
     }
 
-    fn release(&self, c: &Ctx<'_>, _lease_ms: u64, latch: &str, latch_ms: u64, all: bool) -> ScriptInvocation<'static> {
+    fn release(
+        &self,
+        c: &Ctx<'_>,
+        _lease_ms: u64,
+        latch: &str,
+        latch_ms: u64,
+        all: bool,
+    ) -> ScriptInvocation<'static> {
         let mut inv = script::RW_READ_UNLOCK.prepare_invoke();
         inv.key(c.key)
             .key(c.channel)
@@ -58,6 +65,10 @@ impl LockKind for Read {
 
     fn renew(&self) -> RenewKind {
         RenewKind::Read
+    }
+
+    fn ttl_only_grows(&self) -> bool {
+        true // the hash keeps the longest hold's TTL; each hold has its own timeout key
     }
 }
 
@@ -81,12 +92,23 @@ impl LockKind for Write {
         layout::acquire(&script::RW_WRITE_ACQUIRE, c, lease_ms, latch, latch_ms)
     }
 
-    fn release(&self, c: &Ctx<'_>, lease_ms: u64, latch: &str, latch_ms: u64, all: bool) -> ScriptInvocation<'static> {
+    fn release(
+        &self,
+        c: &Ctx<'_>,
+        lease_ms: u64,
+        latch: &str,
+        latch_ms: u64,
+        all: bool,
+    ) -> ScriptInvocation<'static> {
         layout::release(&script::RW_WRITE_UNLOCK, c, 1, lease_ms, latch, latch_ms, all)
     }
 
     fn force_release(&self, c: &Ctx<'_>) -> ScriptInvocation<'static> {
         layout::force(&script::RW_WRITE_FORCE_UNLOCK, c, 1)
+    }
+
+    fn ttl_only_grows(&self) -> bool {
+        true // a write re-entry adds its lease to the TTL (Redisson)
     }
 }
 

@@ -52,12 +52,14 @@ struct Task {
 }
 
 impl Task {
+    /// Renews every `period` after the previous round finished; after a round with failures
+    /// (Redis slow or unreachable) the next one comes after a quarter period, so a hold gets
+    /// several chances before its deadline (`timeout - margin` after the last success).
     async fn run(self) {
-        let mut tick = tokio::time::interval(self.period);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        tick.tick().await;
+        let retry = (self.period / 4).max(Duration::from_millis(10));
+        let mut delay = self.period;
         loop {
-            tick.tick().await;
+            tokio::time::sleep(delay).await;
             let Some(holds) = self.holds.upgrade() else {
                 return;
             };
@@ -65,14 +67,18 @@ impl Task {
                 return;
             }
             let items = holds.renewal_items();
+            delay = self.period;
             if items.is_empty() {
                 continue;
             }
-            self.renew(&holds, items).await;
+            if !self.renew(&holds, items).await {
+                delay = retry;
+            }
         }
     }
 
-    async fn renew(&self, holds: &Holds, items: Vec<RenewalItem>) {
+    /// One renewal round; false when some call failed (to be retried soon).
+    async fn renew(&self, holds: &Holds, items: Vec<RenewalItem>) -> bool {
         let (hash, read): (Vec<RenewalItem>, Vec<RenewalItem>) =
             items.into_iter().partition(|i| i.renew == RenewKind::Hash);
         let hash_groups = slot_groups(hash, self.conn.is_cluster(), |it| &it.key);
@@ -124,6 +130,7 @@ impl Task {
             futures::future::join_all(read_calls),
         )
         .await;
+        let mut all_ok = true;
         for (refs, sent_at, res) in a.into_iter().chain(b) {
             match res {
                 Ok(flags) if flags.len() == refs.len() => {
@@ -144,16 +151,21 @@ impl Task {
                         }
                     }
                 }
-                Ok(flags) => tracing::warn!(
-                    expected = refs.len(),
-                    got = flags.len(),
-                    "renewal reply has the wrong length; will retry"
-                ),
+                Ok(flags) => {
+                    all_ok = false;
+                    tracing::warn!(
+                        expected = refs.len(),
+                        got = flags.len(),
+                        "renewal reply has the wrong length; will retry"
+                    )
+                }
                 Err(e) => {
-                    tracing::warn!(error = %e, locks = refs.len(), "lock renewal failed; will retry")
+                    all_ok = false;
+                    tracing::warn!(error = %e, locks = refs.len(), "lock renewal failed; will retry soon")
                 }
             }
         }
+        all_ok
     }
 
     async fn send<'a>(

@@ -15,6 +15,8 @@ pub struct RedisServer {
     pub port: u16,
     child: Option<Child>,
     dir: PathBuf,
+    /// The extra arguments it was started with (kept across restarts).
+    extra: Vec<String>,
 }
 
 fn redis_server_bin() -> String {
@@ -42,6 +44,7 @@ impl RedisServer {
                 port,
                 child: None,
                 dir,
+                extra: extra.iter().map(|a| a.to_string()).collect(),
             };
             if s.spawn(extra) {
                 return s;
@@ -114,12 +117,15 @@ impl RedisServer {
         }
     }
 
-    /// Restarts on the same port with empty data (as after a crash without persistence).
+    /// Restarts on the same port with the same arguments and directory: empty data after a
+    /// crash without persistence, the persisted data when it was started with AOF/RDB on.
     pub fn restart(&mut self) {
         self.kill();
+        let extra = self.extra.clone();
+        let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
-            if self.spawn(&[]) {
+            if self.spawn(&extra) {
                 return;
             }
             std::thread::sleep(Duration::from_millis(50));
