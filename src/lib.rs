@@ -19,8 +19,10 @@
 //!
 //! * [`RLock`]: Redisson's reentrant lock, with the same keys, hash fields, scripts' arguments and
 //!   replies, channels and messages (Redisson 3.24+ unlock form with the idempotency latch).
-//! * Explicit owners ([`OwnerId`], [`RLock::with_owner`]) instead of thread affinity: by default
-//!   the owner is the current tokio task, or the OS thread in blocking code.
+//! * Explicit owners ([`OwnerId`]) instead of thread affinity: by default **every acquisition
+//!   has a fresh owner**, so two acquisitions exclude each other even inside one task (as with
+//!   `tokio::sync::Mutex`); re-entry is explicit ([`LockGuard::reenter`], [`RLock::with_owner`],
+//!   [`OwnerId::scope`]). The blocking facade uses the OS thread, as Java does.
 //! * Guards ([`LockGuard`]) that release on drop in the background, never blocking or panicking.
 //! * A lock-lost signal ([`LockGuard::lost`]) fed by the watchdog.
 //! * One pub/sub connection and one batched watchdog per [`Client`].
@@ -43,6 +45,17 @@
 //! resource check ownership where correctness matters (fencing tokens, conditional updates,
 //! idempotency keys). When a hold ends early the guard reports it ([`LockGuard::lost`]) and its
 //! unlock returns [`Error::NotHeld`] rather than pretending all went well.
+//!
+//! # When a request's fate is unknown
+//!
+//! A request that timed out, or whose connection broke, may or may not have run in Redis. The
+//! crate never re-sends an acquisition blindly: it asks Redis whether that attempt took effect
+//! (every attempt leaves a short-lived record) and either keeps the hold or makes sure the
+//! attempt can never take effect. One guard is always one hold. Unlocks are retried with one
+//! request id, so a retry can never release twice. A guard whose hold is known to have ended
+//! never sends anything, so it cannot take away a later hold. Connection errors are retried
+//! [`Config::retry_attempts`] times, then returned: `lock()` does not wait forever for a
+//! Redis that is down. [`Client::shutdown`] releases everything a service still holds.
 //!
 //! # Cancel safety
 //!

@@ -27,7 +27,14 @@ impl LockKind for Reentrant {
         layout::acquire(&script::LOCK_ACQUIRE, c, lease_ms, latch, latch_ms)
     }
 
-    fn release(&self, c: &Ctx<'_>, lease_ms: u64, latch: &str, latch_ms: u64, all: bool) -> ScriptInvocation<'static> {
+    fn release(
+        &self,
+        c: &Ctx<'_>,
+        lease_ms: u64,
+        latch: &str,
+        latch_ms: u64,
+        all: bool,
+    ) -> ScriptInvocation<'static> {
         layout::release(&script::LOCK_UNLOCK, c, 0, lease_ms, latch, latch_ms, all)
     }
 
@@ -124,11 +131,18 @@ lock_handle_methods!(RLock, LockGuard);
 /// The guard carries its owner, so it can be moved to and released from any task. It does not
 /// borrow the lock (`'static`, `Send`).
 ///
-/// **On drop** (without `unlock`): renewal for this hold stops at once, and the release is
-/// queued to the client's background worker, which runs the unlock script shortly after. Drop
-/// never blocks and never panics, also outside a runtime. If the client has shut down (its
-/// runtime is gone), nothing is sent and the lock expires with its lease (the watchdog timeout,
-/// 30 s by default, or the explicit lease). Prefer `unlock().await` to see the release's result.
+/// **On drop** (without `unlock`): the release is queued to the client's background worker,
+/// which stops renewal for this hold and runs the unlock script shortly after. Drop never blocks
+/// and never panics, also outside a runtime. A guard whose hold is known to have ended
+/// (`state()` is not `Held`) sends nothing. If the client's runtime is gone, nothing is sent and
+/// the lock expires with its lease (the watchdog timeout, 30 s by default, or the explicit
+/// lease); [`Client::shutdown`](crate::Client::shutdown) sends every queued release before a
+/// service exits. Prefer `unlock().await` to see the release's result.
+///
+/// Each `lock()` gets a hold of its own (a fresh owner); [`reenter`](Self::reenter) takes a
+/// second hold of the same owner (count 2, as a nested `lock()` in one Java thread). Holds of one
+/// owner share one fate: the key lives as long as the longest of them needs, and when Redis
+/// loses the owner's field all of them report the loss.
 ///
 /// # Examples
 ///
@@ -136,7 +150,7 @@ lock_handle_methods!(RLock, LockGuard);
 /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
 /// use redisson_lock::Unlocked;
 /// let outer = lock.lock().await?;
-/// let inner = lock.lock().await?; // the same task re-enters
+/// let inner = outer.reenter().await?; // a second hold of the same owner
 /// assert_eq!(inner.unlock().await?, Unlocked::Partial);
 /// tokio::select! {
 ///     reason = outer.lost() => eprintln!("lost the lock: {reason}"),
