@@ -489,3 +489,58 @@ async fn shutdown_releases_everything_and_stops() {
     assert!(latches.is_empty(), "latches left: {latches:?}");
     client.shutdown().await.unwrap(); // twice is fine
 }
+
+/// Item 4, at the script level: a connection layer that re-sends an acquire (redis-rs' cluster
+/// client retries after a dropped connection) replays the first grant instead of counting it
+/// twice, and an attempt settled as "never" stays cancelled.
+#[tokio::test]
+async fn an_acquire_sent_twice_counts_once() {
+    let s = RedisServer::start();
+    let mut raw = s.conn().await;
+    let field = "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10:1";
+    for script in [
+        include_str!("../lua/lock/acquire.lua"),
+        include_str!("../lua/rw/write_acquire.lua"),
+    ] {
+        let _: () = redis::cmd("FLUSHALL").query_async(&mut raw).await.unwrap();
+        let send = |latch: &'static str| {
+            let mut c = redis::cmd("EVAL");
+            c.arg(script)
+                .arg(2)
+                .arg("twice")
+                .arg(latch)
+                .arg(30_000)
+                .arg(field)
+                .arg(10_000);
+            c
+        };
+        let first: Vec<i64> = send("redisson_unlock_latch:{twice}:a")
+            .query_async(&mut raw)
+            .await
+            .unwrap();
+        let again: Vec<i64> = send("redisson_unlock_latch:{twice}:a")
+            .query_async(&mut raw)
+            .await
+            .unwrap();
+        assert_eq!((first, again), (vec![1, 1], vec![1, 1]));
+        let count: String = raw.hget("twice", field).await.unwrap();
+        assert_eq!(count, "1", "the copy did not count");
+        // an attempt settled as never-granted stays cancelled when its copy arrives later
+        let settled: Vec<i64> = redis::cmd("EVAL")
+            .arg(include_str!("../lua/common/resolve_acquire.lua"))
+            .arg(1)
+            .arg("redisson_unlock_latch:{twice}:b")
+            .arg(60_000)
+            .query_async(&mut raw)
+            .await
+            .unwrap();
+        assert_eq!(settled, vec![0, 0]);
+        let late: Vec<i64> = send("redisson_unlock_latch:{twice}:b")
+            .query_async(&mut raw)
+            .await
+            .unwrap();
+        assert_eq!(late, vec![2, 0]);
+        let count: String = raw.hget("twice", field).await.unwrap();
+        assert_eq!(count, "1", "the cancelled attempt changed nothing");
+    }
+}

@@ -6,11 +6,17 @@
 --        latch records it, see common/resolve_acquire.lua);
 --        {0, pttl} held by someone else (the lock's PTTL in ms, -1 when it has no TTL);
 --        {2, 0}    this attempt was cancelled before it arrived: nothing changed.
+-- A copy of the same attempt (a connection layer that re-sends after a dropped connection)
+-- replays the first grant instead of counting it twice.
 local lock_key, latch = KEYS[1], KEYS[2]
 local ttl_ms, owner, latch_ms = ARGV[1], ARGV[2], ARGV[3]
 
-if redis.call('exists', latch) == 1 then
+-- this attempt ran before (a connection layer re-sent it) or was cancelled
+local seen = redis.call('get', latch)
+if seen == 'cancelled' then
   return {2, 0}
+elseif seen then
+  return {1, tonumber(seen)}
 end
 if redis.call('exists', lock_key) == 0 or redis.call('hexists', lock_key, owner) == 1 then
   local holds = redis.call('hincrby', lock_key, owner, 1)

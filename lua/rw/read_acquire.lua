@@ -8,11 +8,16 @@
 -- Every read hold k of a reader has its own key KEYS[2]..":"..k (value 1, PX = that hold's TTL):
 -- Java read-unlocks read these keys to decide how long the hash may still live.
 -- Reply: {1, count} granted (the reader's holds now); {0, pttl} refused; {2, 0} cancelled attempt.
+-- A copy of the same attempt replays the first grant instead of counting it twice.
 local lock_key, timeout_prefix, latch = KEYS[1], KEYS[2], KEYS[3]
 local ttl_ms, reader, writer, latch_ms = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 
-if redis.call('exists', latch) == 1 then
+-- this attempt ran before (a connection layer re-sent it) or was cancelled
+local seen = redis.call('get', latch)
+if seen == 'cancelled' then
   return {2, 0}
+elseif seen then
+  return {1, tonumber(seen)}
 end
 
 local mode = redis.call('hget', lock_key, 'mode')

@@ -3,6 +3,7 @@
 -- KEYS[1] lock hash N, KEYS[2] this attempt's latch "redisson_unlock_latch:{N}:<attempt id>"
 -- ARGV[1] TTL ms, ARGV[2] write field "<client id>:<owner>:write", ARGV[3] latch TTL ms
 -- Reply: {1, count} granted (the writer's holds now); {0, pttl} refused; {2, 0} cancelled attempt.
+-- A copy of the same attempt replays the first grant instead of counting it twice.
 -- Re-entry adds the TTL to the remaining one, as Redisson does (capped at 10^13 ms so that Lua
 -- never prints the sum in exponent form, which Redis would reject).
 -- One difference from Redisson: when the same owner holds a read lock, waiting could never end
@@ -10,8 +11,12 @@
 local lock_key, latch = KEYS[1], KEYS[2]
 local ttl_ms, writer, latch_ms = ARGV[1], ARGV[2], ARGV[3]
 
-if redis.call('exists', latch) == 1 then
+-- this attempt ran before (a connection layer re-sent it) or was cancelled
+local seen = redis.call('get', latch)
+if seen == 'cancelled' then
   return {2, 0}
+elseif seen then
+  return {1, tonumber(seen)}
 end
 
 local mode = redis.call('hget', lock_key, 'mode')
