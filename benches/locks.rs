@@ -415,15 +415,22 @@ impl Raw {
         }
     }
 
+    /// The acquire script with a fresh attempt latch (as ours sends): `None` when granted,
+    /// else the PTTL (the Redisson-shaped answer the callers expect).
     async fn acquire(&self, key: &str) -> Option<i64> {
+        let n = self.seq.fetch_add(1, Ordering::Relaxed);
         let mut c = self.con.clone();
-        self.acquire
+        let reply: Vec<i64> = self
+            .acquire
             .key(key)
+            .key(format!("redisson_unlock_latch:{{{key}}}:a{n:031x}"))
             .arg(LEASE_MS)
             .arg(RAW_FIELD)
+            .arg(LATCH_MS)
             .invoke_async(&mut c)
             .await
-            .unwrap()
+            .unwrap();
+        (reply[0] != 1).then_some(reply[1])
     }
 
     /// The release script with a fresh latch (as ours sends); the latch expires on its own,
@@ -442,6 +449,7 @@ impl Raw {
             .arg(RAW_FIELD)
             .arg("PUBLISH")
             .arg(LATCH_MS)
+            .arg(0)
             .invoke_async(&mut c)
             .await
             .unwrap();
