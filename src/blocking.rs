@@ -61,7 +61,9 @@ impl Drop for Rt {
                 match tokio::time::timeout(bound, client.shutdown()).await {
                     Ok(Ok(())) => {}
                     Ok(Err(e)) => tracing::warn!(error = %e, "blocking client shutdown: a release failed"),
-                    Err(_) => tracing::warn!("blocking client shutdown timed out; unreleased locks expire with their TTL"),
+                    Err(_) => tracing::warn!(
+                        "blocking client shutdown timed out; unreleased locks expire with their TTL"
+                    ),
                 }
             });
             drop(client);
@@ -136,10 +138,7 @@ impl Client {
             }
         };
         Ok(Client {
-            rt: Arc::new(Rt {
-                rt: Some(rt),
-                client,
-            }),
+            rt: Arc::new(Rt { rt: Some(rt), client }),
         })
     }
 

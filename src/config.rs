@@ -262,7 +262,11 @@ mod tests {
 
     #[test]
     fn absurd_durations_are_rejected_not_panics() {
-        for d in [Duration::MAX, Duration::from_millis(u64::MAX - 1), MAX_DURATION + Duration::from_millis(1)] {
+        for d in [
+            Duration::MAX,
+            Duration::from_millis(u64::MAX - 1),
+            MAX_DURATION + Duration::from_millis(1),
+        ] {
             assert!(millis("lease", d).is_err(), "{d:?}");
             for c in [
                 Config::default().command_timeout(d),

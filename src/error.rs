@@ -137,8 +137,7 @@ impl Error {
         match self {
             Error::CommandTimeout(_) => true,
             Error::Redis(e) => {
-                (e.is_io_error() && !e.is_connection_refusal())
-                    || e.kind() == redis::ErrorKind::Parse
+                (e.is_io_error() && !e.is_connection_refusal()) || e.kind() == redis::ErrorKind::Parse
             }
             _ => false,
         }

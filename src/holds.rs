@@ -688,7 +688,10 @@ mod tests {
         assert_eq!(h.begin_release(&t, &a, Mode::Watchdog), ReleasePlan::Stale);
         assert_eq!(
             h.begin_release(&t, &c, Mode::Watchdog),
-            ReleasePlan::Send { last: true, need_ms: 30_000 }
+            ReleasePlan::Send {
+                last: true,
+                need_ms: 30_000
+            }
         );
         assert_eq!(c.state(), LeaseState::Released);
         drop(t);
@@ -717,9 +720,16 @@ mod tests {
         assert_eq!(h.acquire_need(&t, 300), 300, "nothing held: the own lease");
         let now = Instant::now();
         let w = h.granted(&t, &DUMMY, Mode::Watchdog, now, 30_000, 1);
-        assert_eq!(h.acquire_need(&t, 300), 30_000, "a short re-entry keeps the watchdog TTL");
+        assert_eq!(
+            h.acquire_need(&t, 300),
+            30_000,
+            "a short re-entry keeps the watchdog TTL"
+        );
         let until = now + Duration::from_secs(100);
-        let leased = Mode::Leased { lease_ms: 100_000, until };
+        let leased = Mode::Leased {
+            lease_ms: 100_000,
+            until,
+        };
         h.granted(&t, &DUMMY, leased, now, 100_000, 2);
         assert!(h.acquire_need(&t, 300) > 99_000);
         // releasing the watchdog hold re-applies what the leased hold still needs

@@ -167,8 +167,14 @@ mod tests {
         let l2 = l.clone();
         let waiter = tokio::spawn(async move { l2.lost().await });
         tokio::task::yield_now().await;
-        l.lower_to(Instant::now() + Duration::from_millis(20), LostReason::LeaseExpired);
-        let r = tokio::time::timeout(Duration::from_secs(5), waiter).await.unwrap().unwrap();
+        l.lower_to(
+            Instant::now() + Duration::from_millis(20),
+            LostReason::LeaseExpired,
+        );
+        let r = tokio::time::timeout(Duration::from_secs(5), waiter)
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(r, LostReason::LeaseExpired);
     }
 

@@ -196,7 +196,10 @@ mod tests {
         assert!(a.get() > FRESH_OWNER_BASE && a.get() < i64::MAX as u64);
         assert_eq!(OwnerSel::Auto.fixed(), None);
         let pinned = OwnerSel::Pinned(OwnerId(5));
-        assert_eq!((pinned.for_acquire(), pinned.fixed()), (OwnerId(5), Some(OwnerId(5))));
+        assert_eq!(
+            (pinned.for_acquire(), pinned.fixed()),
+            (OwnerId(5), Some(OwnerId(5)))
+        );
     }
 
     #[tokio::test]

@@ -183,10 +183,13 @@ async fn hold_count_and_is_held_by_owner() {
     assert_eq!(lock.hold_count().await.unwrap(), 1);
     assert!(lock.is_held().await.unwrap());
     assert!(lock.is_held_by(lock.owner().unwrap()).await.unwrap());
-    assert!(matches!(
-        client.lock("holds").unwrap().is_held().await,
-        Err(Error::InvalidArgument(_))
-    ), "a handle without an owner cannot say whether \"it\" holds");
+    assert!(
+        matches!(
+            client.lock("holds").unwrap().is_held().await,
+            Err(Error::InvalidArgument(_))
+        ),
+        "a handle without an owner cannot say whether \"it\" holds"
+    );
     assert!(!other.is_held().await.unwrap(), "another owner sees false");
     assert_eq!(other.hold_count().await.unwrap(), 0);
     assert!(other.is_locked().await.unwrap(), "another owner sees it locked");
@@ -677,8 +680,14 @@ async fn bad_input_gets_typed_errors_and_changes_nothing() {
         lock.try_lock_for(Duration::from_millis(200)).await,
         Err(Error::WrongType { .. })
     ));
-    assert!(matches!(lock.with_owner(1).unlock().await, Err(Error::WrongType { .. })));
-    assert!(matches!(lock.with_owner(1).hold_count().await, Err(Error::WrongType { .. })));
+    assert!(matches!(
+        lock.with_owner(1).unlock().await,
+        Err(Error::WrongType { .. })
+    ));
+    assert!(matches!(
+        lock.with_owner(1).hold_count().await,
+        Err(Error::WrongType { .. })
+    ));
     let v: String = raw.get("string-key").await.unwrap();
     assert_eq!(v, "precious");
     assert_eq!(
