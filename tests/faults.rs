@@ -12,6 +12,16 @@
 //! of `common::history` judge the histories, and resource leaks are checked in Redis and in
 //! every worker's `client.stats()`.
 //!
+//! The Java party: when a JDK is present, real Redisson takes part too. The parent starts the JVM
+//! harness of `compat-tests/` (jar from `$REDISSON_HARNESS_JAR`, else built on demand with
+//! `compat-tests/build-harness.sh 4.7.0`), checks that Java's `System.nanoTime()` is this
+//! machine's `CLOCK_MONOTONIC`, and runs its `contend` command on two Java threads over the hot
+//! locks from the warm-up to the end of phase A (faults without data loss; Java leaves before the
+//! data-loss phase). Their sections enter the history as party `java` and are checked for overlap
+//! with every Rust section; Redisson's exceptions and unlock results are reported, not judged.
+//! Without a JDK the run goes on without Java and the report says `Java party: skipped (no
+//! JDK ...)`; with `CI=true` that is a failure.
+//!
 //! Quick mode by default (about a minute); `FAULTS_FULL=1` for the full run (`scripts/faults`).
 //! A markdown report goes to `<target dir>/fault-report.md` (quick) or `tests/FAULT-REPORT.md`
 //! (full). `FAULTS_SEED=n` repeats a schedule.
@@ -28,8 +38,9 @@ use std::time::{Duration, Instant};
 
 use common::faults::{spaced, Fault, Nemesis, Sampler, SamplerReport, Step, Target};
 use common::history::{
-    check_losses, check_overlaps, check_unlocks, instant_at, now_ns, summarize, summary_markdown, Attempt,
-    AttemptResult, History, HistoryWriter, Loss, Phase, Record, Rules, Section, UnlockResult,
+    check_losses, check_overlaps, check_unlocks, handoffs, instant_at, now_ns, summarize, summary_markdown,
+    Attempt, AttemptResult, Handoffs, History, HistoryWriter, Loss, Party, Phase, Record, Rules, Section,
+    UnlockResult,
 };
 use common::{init_tracing, RedisServer};
 use rand::rngs::StdRng;
@@ -494,6 +505,7 @@ async fn task_loop(ctx: TaskCtx) -> (usize, usize) {
         };
         let unlock_done = now_ns();
         ctx.writer.record(&Record::Section(Section {
+            party: Party::Rust,
             lock: name.clone(),
             process: ctx.process,
             worker: ctx.worker,
@@ -513,6 +525,532 @@ async fn task_loop(ctx: TaskCtx) -> (usize, usize) {
         }
     }
     (sections, attempts)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The Java party: real Redisson (the JVM harness of compat-tests/) contending for the hot locks
+
+/// The Redisson version of the harness jar built on demand (`compat-tests/build-harness.sh`).
+const JAVA_REDISSON: &str = "4.7.0";
+/// A harness jar to use instead of building one (`scripts/test` and `scripts/faults` set it).
+const JAVA_JAR_VAR: &str = "REDISSON_HARNESS_JAR";
+/// Java worker threads, i.e. Redisson owners `<client id>:<thread id>`, each taking the hot locks
+/// in turn with `lock()` (watchdog mode).
+const JAVA_WORKERS: usize = 2;
+/// Java holds last 0..=3 ms, as the Rust hot tasks' do.
+const JAVA_MAX_HOLD_MS: u64 = 3;
+/// From `java -jar` to the harness' ready line (0.5–1.3 s here).
+const JAVA_READY_LIMIT: Duration = Duration::from_secs(60);
+/// How long the parent waits for the `contend` results after `stopContend` (a round waiting in
+/// `lock()` finishes first).
+const JAVA_STOP_LIMIT: Duration = Duration::from_secs(30);
+/// A run with Java must give it at least this many sections, and at least this many hand-overs
+/// of a lock from Java to Rust and from Rust to Java, or the Java/Rust check covered nothing.
+const JAVA_MIN_SECTIONS: usize = 100;
+const JAVA_MIN_HANDOFFS: usize = 10;
+
+fn ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+/// `name` as a command: a path, or the first executable of that name on PATH.
+fn find_command(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &Path| {
+        std::fs::metadata(p)
+            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            .unwrap_or(false)
+    };
+    if name.contains('/') {
+        let p = PathBuf::from(name);
+        return executable(&p).then_some(p);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| executable(p))
+}
+
+/// Whether the Java party takes part, and with which jar.
+enum JavaPlan {
+    Run {
+        java: String,
+        jar: PathBuf,
+        /// Where the jar came from, for the report.
+        source: String,
+    },
+    /// Why not (`no JDK ...` first).
+    Skip(String),
+}
+
+/// `$JAVA` (default `java`) must be found; the jar is `$REDISSON_HARNESS_JAR`, else
+/// `compat-tests/build-harness.sh 4.7.0` builds it (a no-op when it is up to date; needs Maven
+/// otherwise).
+fn plan_java() -> JavaPlan {
+    let java = std::env::var("JAVA").unwrap_or_else(|_| "java".to_owned());
+    if find_command(&java).is_none() {
+        return JavaPlan::Skip(format!("no JDK: `{java}` not found on PATH"));
+    }
+    if let Some(jar) = std::env::var_os(JAVA_JAR_VAR).filter(|v| !v.is_empty()) {
+        let jar = PathBuf::from(jar);
+        assert!(
+            jar.is_file(),
+            "{JAVA_JAR_VAR}={} is not a file (unset it to build the harness jar on demand)",
+            jar.display()
+        );
+        return JavaPlan::Run {
+            java,
+            jar,
+            source: format!("`{JAVA_JAR_VAR}`"),
+        };
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("compat-tests/build-harness.sh");
+    let built = Command::new("bash")
+        .arg(&script)
+        .arg(JAVA_REDISSON)
+        .stdin(Stdio::null())
+        .output();
+    match built {
+        Ok(o) if o.status.success() => {
+            let out = String::from_utf8_lossy(&o.stdout);
+            let jar = PathBuf::from(out.lines().last().unwrap_or_default().trim());
+            if jar.is_file() {
+                JavaPlan::Run {
+                    java,
+                    jar,
+                    source: format!("`compat-tests/build-harness.sh {JAVA_REDISSON}`"),
+                }
+            } else {
+                JavaPlan::Skip(format!(
+                    "compat-tests/build-harness.sh printed no jar path: {out:?}"
+                ))
+            }
+        }
+        Ok(o) => {
+            let err = String::from_utf8_lossy(&o.stderr);
+            let last = err
+                .lines()
+                .rev()
+                .find(|l| l.contains("build-harness"))
+                .unwrap_or_else(|| err.lines().last().unwrap_or_default())
+                .trim()
+                .to_owned();
+            if find_command("mvn").is_none() {
+                JavaPlan::Skip(format!("no Maven to build the harness jar ({last})"))
+            } else {
+                JavaPlan::Skip(format!("the harness jar did not build ({last})"))
+            }
+        }
+        Err(e) => JavaPlan::Skip(format!("cannot run {}: {e}", script.display())),
+    }
+}
+
+/// The JVM harness (`java -jar harness.jar`, line protocol of `compat-tests/README.md`), killed
+/// on drop if it is still running: also when the test fails or panics.
+struct JavaHarness {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    /// stdout lines, with the time each was read
+    lines: tokio::sync::mpsc::UnboundedReceiver<(Instant, String)>,
+    /// Responses read while waiting for another one, by seq.
+    early: BTreeMap<u64, serde_json::Value>,
+    next_seq: u64,
+}
+
+impl Drop for JavaHarness {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+impl JavaHarness {
+    /// Starts the JVM with the workers' watchdog timeout; its stderr goes to `java.stderr`.
+    fn spawn(java: &str, jar: &Path, port: u16, run_dir: &Path) -> Result<JavaHarness, String> {
+        let stderr = std::fs::File::create(run_dir.join("java.stderr")).map_err(|e| e.to_string())?;
+        let mut child = Command::new(java)
+            .arg("-jar")
+            .arg(jar)
+            .args([
+                "--url",
+                &format!("redis://127.0.0.1:{port}"),
+                "--watchdog-ms",
+                &WATCHDOG.as_millis().to_string(),
+                "--exit-grace-ms",
+                "3000",
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(stderr))
+            .spawn()
+            .map_err(|e| format!("cannot run `{java} -jar {}`: {e}", jar.display()))?;
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stdin = child.stdin.take();
+        let (tx, lines) = tokio::sync::mpsc::unbounded_channel();
+        std::thread::spawn(move || {
+            // a `contend` result is one long line (megabytes in the full run)
+            for line in std::io::BufReader::with_capacity(1 << 20, stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send((Instant::now(), line)).is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(JavaHarness {
+            child,
+            stdin,
+            lines,
+            early: BTreeMap::new(),
+            next_seq: 1,
+        })
+    }
+
+    async fn next_line(&mut self, deadline: tokio::time::Instant) -> Result<(Instant, String), String> {
+        match tokio::time::timeout_at(deadline, self.lines.recv()).await {
+            Ok(Some(l)) => Ok(l),
+            Ok(None) => Err(format!(
+                "the harness closed its stdout (exit status {:?})",
+                self.child.try_wait().ok().flatten()
+            )),
+            Err(_) => Err("timed out".into()),
+        }
+    }
+
+    /// The `ready` line, and when it came.
+    async fn ready(&mut self, limit: Duration) -> Result<(Instant, serde_json::Value), String> {
+        let (at, line) = self
+            .next_line(tokio::time::Instant::now() + limit)
+            .await
+            .map_err(|e| format!("no ready line within {limit:?}: {e}"))?;
+        let v: serde_json::Value =
+            serde_json::from_str(&line).map_err(|e| format!("bad first line ({e}): {line}"))?;
+        if v["event"] != "ready" {
+            return Err(format!("the harness did not start: {line}"));
+        }
+        Ok((at, v))
+    }
+
+    /// Sends `SEQ WORKER CMD ARGS`; returns SEQ.
+    fn send(&mut self, worker: &str, cmd: &str, args: &[String]) -> Result<u64, String> {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let mut line = format!("{seq} {worker} {cmd}");
+        for a in args {
+            line.push(' ');
+            line.push_str(a);
+        }
+        let pipe = self.stdin.as_mut().ok_or("the harness' stdin is closed")?;
+        writeln!(pipe, "{line}")
+            .and_then(|()| pipe.flush())
+            .map_err(|e| format!("cannot send `{line}`: {e}"))?;
+        Ok(seq)
+    }
+
+    /// The `result` of the response to `seq`, or the Java exception as an error.
+    async fn response(&mut self, seq: u64, limit: Duration) -> Result<serde_json::Value, String> {
+        let deadline = tokio::time::Instant::now() + limit;
+        let v = loop {
+            if let Some(v) = self.early.remove(&seq) {
+                break v;
+            }
+            let (_, line) = self
+                .next_line(deadline)
+                .await
+                .map_err(|e| format!("no response to seq {seq} within {limit:?}: {e}"))?;
+            let v: serde_json::Value =
+                serde_json::from_str(&line).map_err(|e| format!("bad response line ({e}): {line:.300}"))?;
+            match v["seq"].as_u64() {
+                Some(s) if s == seq => break v,
+                Some(s) => {
+                    self.early.insert(s, v);
+                }
+                None => return Err(format!("response without seq: {line:.300}")),
+            }
+        };
+        if v["ok"] == true {
+            Ok(v["result"].clone())
+        } else {
+            Err(format!(
+                "java `{}` threw {}: {}",
+                v["cmd"].as_str().unwrap_or("?"),
+                v["errorClass"].as_str().unwrap_or("?"),
+                v["error"].as_str().unwrap_or("")
+            ))
+        }
+    }
+
+    async fn call(
+        &mut self,
+        worker: &str,
+        cmd: &str,
+        args: &[String],
+        limit: Duration,
+    ) -> Result<serde_json::Value, String> {
+        let seq = self.send(worker, cmd, args)?;
+        self.response(seq, limit).await
+    }
+
+    /// `exit`, then waits for the process (it is killed on drop if it does not end).
+    async fn exit(&mut self, limit: Duration) -> Result<(), String> {
+        let sent = self.call("ctl", "exit", &[], limit).await.map(drop);
+        self.stdin = None;
+        let deadline = Instant::now() + limit;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(st)) if st.success() => return sent,
+                Ok(Some(st)) => return Err(format!("the harness exited with {st}")),
+                Ok(None) if Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(20)).await,
+                Ok(None) => return Err(format!("the harness did not exit within {limit:?}")),
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+    }
+}
+
+/// One Java worker's `contend` summary.
+#[derive(Clone, Debug, Default)]
+struct JavaWorker {
+    name: String,
+    thread_id: u64,
+    stopped: String,
+    elapsed_s: f64,
+    rounds: usize,
+    sections: usize,
+}
+
+/// What the Java party did, for the report (its anomalies are reported, not failed on).
+#[derive(Clone, Debug, Default)]
+struct JavaFigures {
+    /// `ran` or `skipped (...)` / `failed (...)`.
+    status: String,
+    ran: bool,
+    jar: String,
+    source: String,
+    version: String,
+    client_id: String,
+    /// Clock samples: (CLOCK_MONOTONIC before the call, Java's `System.nanoTime()`, after).
+    clock: Vec<(u64, u64, u64)>,
+    /// From `java -jar` to the ready line.
+    ready: Duration,
+    /// How long after the warm-up began Java began contending (ns).
+    joined: u64,
+    /// From `stopContend` to the last `contend` result.
+    stop: Duration,
+    /// `exit` until the JVM was gone.
+    exit: Duration,
+    workers: Vec<JavaWorker>,
+    /// Round outcome -> count (`released`, `partial`, `not-held`, `unlock-error`, `lock-error`).
+    outcomes: BTreeMap<String, usize>,
+    /// `lock()` / `unlock()` / `getHoldCount()` + exception class -> count.
+    exceptions: BTreeMap<String, usize>,
+    /// The first message of each of them.
+    exception_examples: BTreeMap<String, String>,
+    /// Holds a `partial` round found left over and released (Redis counted an acquisition twice).
+    extra_holds: u64,
+    /// The JVM's stderr: lines per log level, and a few distinct examples.
+    stderr_levels: BTreeMap<String, usize>,
+    stderr_examples: Vec<String>,
+}
+
+impl JavaFigures {
+    fn skipped(&self) -> bool {
+        !self.ran
+    }
+
+    /// `System.nanoTime()` fell inside `[before, after]` of `CLOCK_MONOTONIC` in every sample.
+    fn clock_ok(&self) -> bool {
+        !self.clock.is_empty() && self.clock.iter().all(|&(b, j, a)| b <= j && j <= a)
+    }
+
+    fn clock_line(&self) -> String {
+        if self.clock.is_empty() {
+            return "not checked".into();
+        }
+        let inside = self.clock.iter().filter(|&&(b, j, a)| b <= j && j <= a).count();
+        let (b, j, a) = *self
+            .clock
+            .iter()
+            .min_by_key(|&&(b, _, a)| a.saturating_sub(b))
+            .unwrap();
+        format!(
+            "Java's `System.nanoTime()` fell inside [before, after] of this process' `CLOCK_MONOTONIC` in {inside}/{} samples \
+             (tightest bracket {:.0} µs, Java's reading {:.0} µs after `before`): one clock",
+            self.clock.len(),
+            a.saturating_sub(b) as f64 / 1e3,
+            j as f64 / 1e3 - b as f64 / 1e3
+        )
+    }
+}
+
+/// Waits for the harness' ready line and checks that Java's `System.nanoTime()` is this
+/// process' `CLOCK_MONOTONIC` (five calls of `clock`, each bracketed by two readings).
+async fn java_start(j: &mut JavaHarness, jf: &mut JavaFigures, spawned: Instant) -> Result<(), String> {
+    let (at, ready) = j.ready(JAVA_READY_LIMIT).await?;
+    jf.ready = at - spawned;
+    jf.version = ready["version"].as_str().unwrap_or("?").to_owned();
+    jf.client_id = ready["clientId"].as_str().unwrap_or("?").to_owned();
+    for _ in 0..5 {
+        let before = now_ns();
+        let r = j.call("ctl", "clock", &[], Duration::from_secs(10)).await?;
+        let after = now_ns();
+        let java = r["nanoTime"]
+            .as_u64()
+            .ok_or_else(|| format!("`clock` without nanoTime: {r}"))?;
+        jf.clock.push((before, java, after));
+    }
+    if !jf.clock_ok() {
+        return Err(format!(
+            "Java's System.nanoTime() is not CLOCK_MONOTONIC here, so Java and Rust sections cannot be compared: samples (before, java, after) {:?}",
+            jf.clock
+        ));
+    }
+    Ok(())
+}
+
+/// Ends the `contend` loops (`stopContend`), collects their rounds as sections of the history
+/// (party `java`, process `process`), and exits the JVM.
+async fn java_finish(
+    j: &mut JavaHarness,
+    seqs: &[(String, u64)],
+    jf: &mut JavaFigures,
+    process: u32,
+) -> Result<Vec<Section>, String> {
+    let asked = Instant::now();
+    let stop = j.send("ctl", "stopContend", &[])?;
+    let mut sections = Vec::new();
+    let deadline = asked + JAVA_STOP_LIMIT;
+    let mut first_err = None;
+    for (worker, (name, seq)) in seqs.iter().enumerate() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let r = match j.response(*seq, left).await {
+            Ok(r) => r,
+            Err(e) => {
+                first_err.get_or_insert(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        let names: Vec<String> = r["names"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|n| n.as_str().map(str::to_owned)).collect())
+            .unwrap_or_default();
+        let field = r["field"].as_str().unwrap_or("?").to_owned();
+        let rounds = r["rounds"].as_array().cloned().unwrap_or_default();
+        let mut w = JavaWorker {
+            name: name.clone(),
+            thread_id: r["threadId"].as_u64().unwrap_or(0),
+            stopped: r["stopped"].as_str().unwrap_or("?").to_owned(),
+            elapsed_s: r["elapsed_ns"].as_u64().unwrap_or(0) as f64 / 1e9,
+            rounds: rounds.len(),
+            sections: 0,
+        };
+        for x in &rounds {
+            let outcome = x["outcome"].as_str().unwrap_or("?").to_owned();
+            *jf.outcomes.entry(outcome.clone()).or_default() += 1;
+            if let Some(class) = x["errorClass"].as_str() {
+                let call = if outcome == "lock-error" {
+                    "lock()"
+                } else {
+                    "unlock()"
+                };
+                let key = format!("{call}: {class}");
+                *jf.exceptions.entry(key.clone()).or_default() += 1;
+                jf.exception_examples.entry(key).or_insert_with(|| {
+                    x["error"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .chars()
+                        .take(200)
+                        .collect()
+                });
+            }
+            if let Some(class) = x["checkErrorClass"].as_str() {
+                let key = format!("getHoldCount(): {class}");
+                *jf.exceptions.entry(key.clone()).or_default() += 1;
+                jf.exception_examples.entry(key).or_insert_with(|| {
+                    x["checkError"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .chars()
+                        .take(200)
+                        .collect()
+                });
+            }
+            jf.extra_holds += x["extra"].as_u64().unwrap_or(0);
+            let (Some(start), Some(end)) = (x["start_ns"].as_u64(), x["end_ns"].as_u64()) else {
+                continue; // lock() threw: no section
+            };
+            let unlock = match outcome.as_str() {
+                "released" => UnlockResult::Released,
+                "partial" => UnlockResult::Partial,
+                "not-held" => UnlockResult::NotHeld,
+                _ => UnlockResult::Error {
+                    message: format!(
+                        "{}: {}",
+                        x["errorClass"].as_str().unwrap_or("?"),
+                        x["error"].as_str().unwrap_or("")
+                    ),
+                },
+            };
+            let k = x["lock"].as_u64().unwrap_or(u64::MAX) as usize;
+            sections.push(Section {
+                party: Party::Java,
+                lock: names.get(k).cloned().unwrap_or_else(|| format!("?{k}")),
+                process,
+                worker: worker as u32,
+                role: "java".into(),
+                method: "lock".into(),
+                owner: field.clone(),
+                acquire_start: x["acquire_ns"].as_u64().unwrap_or(start),
+                start,
+                end,
+                unlock_done: x["unlock_ns"].as_u64().unwrap_or(end),
+                unlock,
+                lost: None,
+            });
+            w.sections += 1;
+        }
+        jf.workers.push(w);
+    }
+    jf.stop = asked.elapsed();
+    let _ = j.response(stop, Duration::from_secs(5)).await;
+    let exiting = Instant::now();
+    let exited = j.exit(Duration::from_secs(10)).await;
+    jf.exit = exiting.elapsed();
+    if let Some(e) = first_err {
+        return Err(e);
+    }
+    exited.map_err(|e| format!("exit: {e}"))?;
+    Ok(sections)
+}
+
+/// Lines per log level of the JVM's stderr (slf4j-simple: `[thread] LEVEL logger - message`),
+/// and up to five distinct WARN/ERROR lines.
+fn java_stderr(path: &Path, jf: &mut JavaFigures) {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    for line in text.lines() {
+        let level = ["ERROR", "WARN", "INFO", "DEBUG"]
+            .into_iter()
+            .find(|l| line.contains(&format!("] {l} ")))
+            .unwrap_or("other (stack traces, ...)");
+        *jf.stderr_levels.entry(level.to_owned()).or_default() += 1;
+        if matches!(level, "ERROR" | "WARN") && jf.stderr_examples.len() < 5 {
+            let gist: String = line
+                .split_once("] ")
+                .map_or(line, |(_, r)| r)
+                .chars()
+                .take(160)
+                .collect();
+            if !jf
+                .stderr_examples
+                .iter()
+                .any(|e| e.chars().take(60).eq(gist.chars().take(60)))
+            {
+                jf.stderr_examples.push(gist);
+            }
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -724,6 +1262,14 @@ async fn contention_under_faults() {
     init_tracing();
     let wall = Instant::now();
     let mode = Mode::from_env();
+    // The Java party (real Redisson) is settled first: it may build the harness jar.
+    let java_plan = plan_java();
+    if let (JavaPlan::Skip(reason), true) = (&java_plan, ci()) {
+        panic!(
+            "CI=true: the fault run's Java party (real Redisson) is required, but it is unavailable: {reason}. \
+             Install a JDK 17+ and Maven (scripts/test does), or point {JAVA_JAR_VAR} at a harness jar."
+        );
+    }
     let names = all_names(mode.processes);
     let run_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("faults-{}", std::process::id()));
     std::fs::create_dir_all(&run_dir).unwrap();
@@ -749,6 +1295,27 @@ async fn contention_under_faults() {
     // workers
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let mut workers = spawn_workers(&mode, &target.url, &run_dir, tx);
+    // the JVM starts meanwhile
+    let mut jf = JavaFigures::default();
+    let java_spawned = Instant::now();
+    let mut java: Option<JavaHarness> = match &java_plan {
+        JavaPlan::Run { java, jar, source } => {
+            jf.jar = jar.display().to_string();
+            jf.source = source.clone();
+            match JavaHarness::spawn(java, jar, target.port, &run_dir) {
+                Ok(j) => Some(j),
+                Err(e) => {
+                    jf.status = format!("failed ({e})");
+                    failures.push(format!("Java party: {e}"));
+                    None
+                }
+            }
+        }
+        JavaPlan::Skip(reason) => {
+            jf.status = format!("skipped ({reason})");
+            None
+        }
+    };
     if let Err(e) = await_lines(
         &mut rx,
         mode.processes,
@@ -765,6 +1332,37 @@ async fn contention_under_faults() {
     let a_start = t0 + ns(mode.warmup);
     let a_end = a_start + ns(mode.phase_a);
     workers.tell("GO");
+    // Java joins during the warm-up, as soon as the JVM is ready (its start costs the run nothing
+    // unless it outlasts the warm-up), and contends for the hot locks until `stopContend` at the
+    // end of phase A (the budget only bounds a run whose parent went away without closing stdin).
+    if let Some(j) = java.as_mut() {
+        if let Err(e) = java_start(j, &mut jf, java_spawned).await {
+            jf.status = format!("failed ({e})");
+            failures.push(format!(
+                "Java party: {e}; its stderr:\n{}",
+                tail(&run_dir.join("java.stderr"), 15)
+            ));
+            java = None; // killed
+        }
+    }
+    let mut java_seqs = Vec::new();
+    if let Some(j) = java.as_mut() {
+        jf.joined = now_ns().saturating_sub(t0);
+        let budget_ms = a_end.saturating_sub(now_ns()) / 1_000_000 + JAVA_STOP_LIMIT.as_millis() as u64;
+        let args = [
+            hot_names().join(","),
+            "0".to_owned(),
+            JAVA_MAX_HOLD_MS.to_string(),
+            budget_ms.to_string(),
+        ];
+        for i in 0..JAVA_WORKERS {
+            let name = format!("j{i}");
+            match j.send(&name, "contend", &args) {
+                Ok(seq) => java_seqs.push((name, seq)),
+                Err(e) => failures.push(format!("Java party: {e}")),
+            }
+        }
+    }
     let sampler = Sampler::spawn(target.url.clone(), names.clone(), Duration::from_millis(50));
     let mut rng = StdRng::seed_from_u64(mode.seed);
 
@@ -791,6 +1389,29 @@ async fn contention_under_faults() {
         instant_at(a_end - ns(Duration::from_secs(3))),
     );
     let mut faults = nemesis.join().await;
+    // the Java party leaves before the data-loss faults
+    let mut java_file = None;
+    if let Some(mut j) = java.take() {
+        match java_finish(&mut j, &java_seqs, &mut jf, mode.processes as u32).await {
+            Ok(sections) => {
+                let p = run_dir.join("java.jsonl");
+                let w = HistoryWriter::create(&p);
+                for s in sections {
+                    w.record(&Record::Section(s));
+                }
+                w.flush();
+                java_file = Some(p);
+                jf.ran = true;
+                jf.status = "ran".into();
+            }
+            Err(e) => {
+                jf.status = format!("failed ({e})");
+                failures.push(format!("Java party: {e}"));
+            }
+        }
+        drop(j); // killed if still running
+        java_stderr(&run_dir.join("java.stderr"), &mut jf);
+    }
     let b_start = now_ns().max(a_end);
     parent_log.phases.push(Phase {
         name: "A: faults without data loss".into(),
@@ -1067,6 +1688,7 @@ async fn contention_under_faults() {
         .map(|i| run_dir.join(format!("worker-{i}.jsonl")))
         .filter(|p| p.exists())
         .collect();
+    files.extend(java_file);
     files.push(parent_file);
     let h = History::load(&files);
     let summary = summarize(&h);
@@ -1080,7 +1702,11 @@ async fn contention_under_faults() {
     for o in &bad_overlaps {
         failures.push(format!(
             "{}: {}",
-            if o.data_loss_phase {
+            if o.java_vs_rust(&h) {
+                "S1: overlap of a Java (Redisson) section and a Rust section"
+            } else if o.parties(&h) == (Party::Java, Party::Java) {
+                "S1: overlap of two Java (Redisson) sections"
+            } else if o.data_loss_phase {
                 "S1: unexplained overlap in the data-loss phase"
             } else {
                 "S1: overlap in a phase without data loss"
@@ -1104,6 +1730,24 @@ async fn contention_under_faults() {
             s.hlen,
             h.describe_faults(&h.faults_in(s.time, s.time, 0))
         ));
+    }
+    let hand = handoffs(&h);
+    if jf.ran {
+        let n = summary.by_party.get(Party::Java.label()).copied().unwrap_or(0);
+        if n < JAVA_MIN_SECTIONS {
+            failures.push(format!(
+                "Java party: only {n} Java sections (expected at least {JAVA_MIN_SECTIONS}): Java/Rust exclusion was hardly exercised"
+            ));
+        }
+        let (jr, rj) = (
+            hand.between(Party::Java, Party::Rust),
+            hand.between(Party::Rust, Party::Java),
+        );
+        if jr < JAVA_MIN_HANDOFFS || rj < JAVA_MIN_HANDOFFS {
+            failures.push(format!(
+                "Java party: a lock passed from Java to Rust {jr} times and from Rust to Java {rj} times (expected at least {JAVA_MIN_HANDOFFS} each)"
+            ));
+        }
     }
     if summary.sections < mode.min_sections {
         failures.push(format!(
@@ -1135,6 +1779,8 @@ async fn contention_under_faults() {
         failures: &failures,
         run_dir: &run_dir,
         wall: wall.elapsed(),
+        java: &jf,
+        handoffs: &hand,
     });
     let report_path = if mode.full {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/FAULT-REPORT.md")
@@ -1146,11 +1792,12 @@ async fn contention_under_faults() {
     };
     std::fs::write(&report_path, &report).unwrap();
     println!(
-        "fault run: {} sections, {} faults, {} failures in {:.1} s; report {}, histories in {}",
+        "fault run: {} sections, {} faults, {} failures in {:.1} s; Java party: {}; report {}, histories in {}",
         summary.sections,
         h.faults.len(),
         failures.len(),
         wall.elapsed().as_secs_f64(),
+        java_line(&jf, &summary),
         report_path.display(),
         run_dir.display()
     );
@@ -1191,6 +1838,8 @@ struct ReportInput<'a> {
     failures: &'a [String],
     run_dir: &'a Path,
     wall: Duration,
+    java: &'a JavaFigures,
+    handoffs: &'a Handoffs,
 }
 
 /// `YYYY-MM-DD HH:MM UTC` from the system clock (civil-from-days, no date crate).
@@ -1214,6 +1863,154 @@ fn utc_now() -> String {
         rem / 3600,
         rem % 3600 / 60
     )
+}
+
+/// One line on the Java party: `skipped (no JDK ...)`, or its figures.
+fn java_line(j: &JavaFigures, s: &common::history::Summary) -> String {
+    if j.skipped() {
+        return j.status.clone();
+    }
+    let rounds: usize = j.workers.iter().map(|w| w.rounds).sum();
+    format!(
+        "Redisson {} ({} threads), {rounds} rounds, {} sections checked against {} Rust sections",
+        j.version,
+        j.workers.len(),
+        s.by_party.get(Party::Java.label()).copied().unwrap_or(0),
+        s.sections
+    )
+}
+
+/// The report's section on the Java party.
+fn java_report(o: &mut String, r: &ReportInput<'_>) {
+    let j = r.java;
+    let _ = writeln!(o, "## Java party (real Redisson)\n");
+    if j.skipped() {
+        let _ = writeln!(
+            o,
+            "Java party: {}. Java/Rust mutual exclusion was not checked in this run{}.\n",
+            j.status,
+            if j.status.starts_with("skipped") {
+                " (`CI=true` makes a missing JDK a failure)"
+            } else {
+                "; this fails the run"
+            }
+        );
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "Redisson {} (harness jar `{}`, from {}), client id `{}`; {} worker threads loop `getLock(NAME).lock()` (watchdog {:?}, \
+         the Rust workers' `--watchdog-ms`) on a random `fault:hot:*` lock, hold it 0–{JAVA_MAX_HOLD_MS} ms, `unlock()`, then \
+         `getHoldCount()` (a count left over is a `partial` round: the thread held the lock more than once, because Redisson \
+         re-sent an acquire whose reply was lost, or because this `lock()` re-entered a hold left by an earlier round whose \
+         `lock()` threw after it had run or whose `unlock()` failed; the extra holds are unlocked). They run through the warm-up and phase A (faults without data loss) and stop before phase B. \
+         Their sections (from `lock()` returning to the `unlock()` call, `System.nanoTime()`) are checked for overlap with every \
+         other section; their exceptions and unlock results are listed here, not judged.\n",
+        j.version,
+        j.jar,
+        j.source,
+        j.client_id,
+        j.workers.len(),
+        WATCHDOG,
+    );
+    let _ = writeln!(o, "* Clock: {}.", j.clock_line());
+    let _ = writeln!(
+        o,
+        "* Timing: JVM start to ready {:.2} s (started with the Rust workers); Java began contending {:.2} s into the \
+         {:?} warm-up; `stopContend` to the last result {:.2} s; `exit` {:.2} s.",
+        j.ready.as_secs_f64(),
+        j.joined as f64 / 1e9,
+        r.mode.warmup,
+        j.stop.as_secs_f64(),
+        j.exit.as_secs_f64()
+    );
+    let (jr, rj) = (
+        r.handoffs.between(Party::Java, Party::Rust),
+        r.handoffs.between(Party::Rust, Party::Java),
+    );
+    let gap = |from, to| {
+        r.handoffs
+            .min_gap_ns
+            .get(&(from, to))
+            .map(|g| format!("{:.3} ms", *g as f64 / 1e6))
+            .unwrap_or_else(|| "-".into())
+    };
+    let _ = writeln!(
+        o,
+        "* Hand-overs of a lock: Java → Rust {jr} (shortest gap {}), Rust → Java {rj} (shortest gap {}).",
+        gap(Party::Java, Party::Rust),
+        gap(Party::Rust, Party::Java)
+    );
+    let java_bad = r.overlaps_bad.iter().filter(|x| x.java_vs_rust(r.h)).count();
+    let _ = writeln!(
+        o,
+        "* Overlaps of a Java section with a Rust section: {java_bad}; with another Java section: {}.\n",
+        r.overlaps_bad
+            .iter()
+            .filter(|x| x.parties(r.h) == (Party::Java, Party::Java))
+            .count()
+    );
+    let _ = writeln!(
+        o,
+        "| worker | thread | rounds | sections | stopped by | ran for |\n|---|---:|---:|---:|---|---:|"
+    );
+    for w in &j.workers {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {:.1} s |",
+            w.name, w.thread_id, w.rounds, w.sections, w.stopped, w.elapsed_s
+        );
+    }
+    let _ = writeln!(o);
+    let mut outcomes = String::new();
+    let _ = writeln!(outcomes, "| round outcome | count |\n|---|---:|");
+    for (k, v) in &j.outcomes {
+        let _ = writeln!(outcomes, "| {k} | {v} |");
+    }
+    o.push_str(&outcomes);
+    let _ = writeln!(o);
+    if j.extra_holds > 0 {
+        let _ = writeln!(
+            o,
+            "`partial` rounds found {} extra holds in Redis (released by the harness).\n",
+            j.extra_holds
+        );
+    }
+    if j.exceptions.is_empty() {
+        let _ = writeln!(o, "Java exceptions: none.\n");
+    } else {
+        let _ = writeln!(
+            o,
+            "| Java exception (call: class) | count | first message |\n|---|---:|---|"
+        );
+        for (k, v) in &j.exceptions {
+            let m = j.exception_examples.get(k).map(String::as_str).unwrap_or("");
+            let _ = writeln!(o, "| {k} | {v} | {} |", m.replace('|', "\\|").replace('\n', " "));
+        }
+        let _ = writeln!(o);
+    }
+    let levels: Vec<String> = j.stderr_levels.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    let _ = writeln!(
+        o,
+        "JVM stderr (Redisson's log at WARN and above): {}{}\n",
+        if levels.is_empty() {
+            "empty".to_owned()
+        } else {
+            format!("{} lines", levels.join(", "))
+        },
+        if j.stderr_examples.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; e.g. {}",
+                j.stderr_examples
+                    .iter()
+                    .map(|e| format!("`{}`", e.replace('`', "'")))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )
+        }
+    );
 }
 
 fn render_report(r: &ReportInput<'_>) -> String {
@@ -1260,6 +2057,7 @@ fn render_report(r: &ReportInput<'_>) -> String {
         LONG_LOCKS - 1,
         POISON_TTL
     );
+    let _ = writeln!(o, "**Java party: {}.**\n", java_line(r.java, r.summary));
     let _ = writeln!(o, "## Verdict\n");
     if r.failures.is_empty() {
         let _ = writeln!(o, "**PASS**: no overlaps outside explained data loss, every unlock after one acquire `Released` (or explained), no unexplained losses, no leaks.\n");
@@ -1279,6 +2077,16 @@ fn render_report(r: &ReportInput<'_>) -> String {
         o,
         "| (a) overlapping sections outside explained data loss | {} |",
         r.overlaps_bad.len()
+    );
+    let _ = writeln!(
+        o,
+        "| (a) of which a Java (Redisson) section and a Rust section{} | {} |",
+        if r.java.ran {
+            ""
+        } else {
+            " (no Java party in this run)"
+        },
+        r.overlaps_bad.iter().filter(|x| x.java_vs_rust(r.h)).count()
     );
     let _ = writeln!(
         o,
@@ -1311,6 +2119,7 @@ fn render_report(r: &ReportInput<'_>) -> String {
         r.sampler.violations.len() - no_ttl
     );
     let _ = writeln!(o);
+    java_report(&mut o, r);
     let _ = writeln!(o, "## Counts\n");
     o.push_str(&summary_markdown(r.h, r.summary));
     let _ = writeln!(o, "### Faults, in order\n");
@@ -1381,6 +2190,7 @@ mod checker_tests {
 
     fn sec(lock: &str, p: u32, start_ms: u64, end_ms: u64, unlock: UnlockResult) -> Section {
         Section {
+            party: Party::Rust,
             lock: lock.into(),
             process: p,
             worker: 0,
@@ -1657,6 +2467,49 @@ mod checker_tests {
             text.contains("wrongtype-string") && text.contains("RenewalFailed"),
             "{text}"
         );
+    }
+
+    fn java(mut s: Section) -> Section {
+        s.party = Party::Java;
+        s.role = "java".into();
+        s.owner = "6c6800ef-09e3-452a-b052-03a690b67e00:19".into();
+        s
+    }
+
+    #[test]
+    fn java_sections_are_checked_for_overlap_only() {
+        let h = hist(
+            vec![
+                sec("l", 1, 10, 20, UnlockResult::Released),
+                java(sec("l", 3, 15, 25, UnlockResult::Released)),
+                // Redisson's own unlock results are reported, not judged
+                java(sec("l", 3, 30, 31, UnlockResult::Partial)),
+                java(sec("l", 3, 40, 41, UnlockResult::NotHeld)),
+                sec("l", 2, 50, 51, UnlockResult::Released),
+            ],
+            vec![],
+        );
+        let o = check_overlaps(&h);
+        assert_eq!(o.len(), 1, "{o:?}");
+        assert!(o[0].java_vs_rust(&h));
+        assert_eq!(o[0].parties(&h), (Party::Rust, Party::Java));
+        let text = o[0].describe(&h);
+        assert!(text.contains("java/w0") && text.contains("p1/w0"), "{text}");
+        assert!(check_unlocks(&h, &Rules::default()).is_empty());
+        let s = summarize(&h);
+        assert_eq!(s.sections, 2, "the summary's figures are Rust's");
+        assert_eq!(s.by_party.get("java"), Some(&3));
+        assert_eq!(s.by_party.get("rust"), Some(&2));
+        let hand = handoffs(&h);
+        assert_eq!(hand.between(Party::Rust, Party::Java), 1);
+        assert_eq!(hand.between(Party::Java, Party::Rust), 1);
+        assert_eq!(hand.min_gap_ns.get(&(Party::Java, Party::Rust)), Some(&(9 * MS)));
+        // a Java section's JSON carries its party; a Rust one's does not
+        let j = serde_json::to_string(&h.sections[1]).unwrap();
+        assert!(j.contains(r#""party":"java""#), "{j}");
+        assert!(!serde_json::to_string(&h.sections[0]).unwrap().contains("party"));
+        let back: Section = serde_json::from_str(&j).unwrap();
+        assert_eq!(back, h.sections[1]);
     }
 
     #[test]

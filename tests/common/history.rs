@@ -18,7 +18,13 @@
 //!   acquisition twice; `NotHeld` needs a signalled loss or an erasing fault; an unlock error
 //!   needs a fault around the unlock.
 //! * [`check_losses`]: a hold is lost only when a fault erased its data.
-//! * [`summarize`]: counts per outcome, per fault, waits and throughput.
+//! * [`summarize`]: counts per outcome, per fault, waits and throughput; [`handoffs`]: how often a
+//!   lock passed between parties.
+//!
+//! Sections come from this crate's workers ([`Party::Rust`]) and, when a JDK is present, from real
+//! Redisson ([`Party::Java`], the JVM harness' `contend` command, timed with `System.nanoTime()`,
+//! which is `CLOCK_MONOTONIC` on Linux HotSpot). Every section enters the overlap check; the
+//! unlock and loss checkers judge this crate's sections only.
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
@@ -92,9 +98,34 @@ pub struct Loss {
     pub learned: u64,
 }
 
+/// Who recorded a section.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Party {
+    /// A worker of this crate (the checkers' rules are this crate's promises).
+    #[default]
+    Rust,
+    /// Real Redisson (the `contend` command of `compat-tests/`' JVM harness): its sections count
+    /// for the overlap check only; its unlock results and losses are Redisson's business, and
+    /// the report lists them.
+    Java,
+}
+
+impl Party {
+    pub fn label(self) -> &'static str {
+        match self {
+            Party::Rust => "rust",
+            Party::Java => "java",
+        }
+    }
+}
+
 /// One critical section: an acquisition that succeeded, the hold, and how it ended.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Section {
+    /// Absent in the JSON of a Rust worker's section.
+    #[serde(default, skip_serializing_if = "Party::is_rust")]
+    pub party: Party,
     pub lock: String,
     /// Worker process index.
     pub process: u32,
@@ -118,7 +149,21 @@ pub struct Section {
     pub lost: Option<Loss>,
 }
 
+impl Party {
+    fn is_rust(&self) -> bool {
+        *self == Party::Rust
+    }
+}
+
 impl Section {
+    /// Who held it, for messages: `p<process>/w<task>` or `java/w<worker>`.
+    pub fn holder(&self) -> String {
+        match self.party {
+            Party::Rust => format!("p{}/w{}", self.process, self.worker),
+            Party::Java => format!("java/w{}", self.worker),
+        }
+    }
+
     /// The end under "lost = released when learned".
     pub fn effective_end(&self) -> u64 {
         match &self.lost {
@@ -380,10 +425,9 @@ impl History {
 
     pub fn describe_section(&self, s: &Section) -> String {
         let mut out = format!(
-            "{} p{}/w{} ({} {}) owner {} acquire {} section [{} .. {}] unlock {} at {}",
+            "{} {} ({} {}) owner {} acquire {} section [{} .. {}] unlock {} at {}",
             s.lock,
-            s.process,
-            s.worker,
+            s.holder(),
             s.role,
             s.method,
             s.owner,
@@ -470,6 +514,17 @@ pub struct Overlap {
 }
 
 impl Overlap {
+    /// The parties of the two sections (first-started first).
+    pub fn parties(&self, h: &History) -> (Party, Party) {
+        (h.sections[self.a].party, h.sections[self.b].party)
+    }
+
+    /// A Java section and a Rust section.
+    pub fn java_vs_rust(&self, h: &History) -> bool {
+        let (a, b) = self.parties(h);
+        a != b
+    }
+
     pub fn describe(&self, h: &History) -> String {
         let a = &h.sections[self.a];
         let b = &h.sections[self.b];
@@ -573,9 +628,14 @@ impl UnlockProblem {
 /// * `NotHeld` needs a signalled loss, or a fault that erased the lock during the hold.
 /// * Another error needs a fault (or its aftermath) during the unlock call, or an erasing fault.
 /// * A hung unlock is always a problem.
+///
+/// Only this crate's sections ([`Party::Rust`]): Redisson's unlock results are reported, not judged.
 pub fn check_unlocks(h: &History, rules: &Rules) -> Vec<UnlockProblem> {
     let mut out = Vec::new();
     for (i, s) in h.sections.iter().enumerate() {
+        if s.party != Party::Rust {
+            continue;
+        }
         let erased = h
             .faults
             .iter()
@@ -643,10 +703,13 @@ impl LossProblem {
 /// (e) A hold is lost only when a fault erased its lock's data (restart, `FLUSHALL`, a key of
 /// another type written over it). Stalls shorter than the lease (pauses, busy scripts, killed
 /// connections) must not cost a hold (spec S3, F2, F7), nor must another lock's key of another
-/// type in the same renewal batch (F30).
+/// type in the same renewal batch (F30). Only this crate's sections ([`Party::Rust`]).
 pub fn check_losses(h: &History, rules: &Rules) -> Vec<LossProblem> {
     let mut out = Vec::new();
     for (i, s) in h.sections.iter().enumerate() {
+        if s.party != Party::Rust {
+            continue;
+        }
         let Some(l) = &s.lost else { continue };
         let erased = h
             .faults
@@ -662,10 +725,12 @@ pub fn check_losses(h: &History, rules: &Rules) -> Vec<LossProblem> {
     out
 }
 
-/// Counts for the report.
+/// Counts for the report (of this crate's sections; `by_party` counts every section).
 #[derive(Clone, Debug, Default)]
 pub struct Summary {
     pub sections: usize,
+    /// Sections per party, Java included.
+    pub by_party: BTreeMap<String, usize>,
     pub by_unlock: BTreeMap<String, usize>,
     pub unlock_errors: BTreeMap<String, usize>,
     pub lost_by_reason: BTreeMap<String, usize>,
@@ -691,13 +756,15 @@ pub struct Summary {
 
 /// (d) Summary counts.
 pub fn summarize(h: &History) -> Summary {
-    let mut s = Summary {
-        sections: h.sections.len(),
-        ..Summary::default()
-    };
+    let mut s = Summary::default();
     let mut waits = Vec::with_capacity(h.sections.len());
     let (mut first, mut last) = (u64::MAX, 0u64);
     for (i, x) in h.sections.iter().enumerate() {
+        *s.by_party.entry(x.party.label().to_owned()).or_default() += 1;
+        if x.party != Party::Rust {
+            continue;
+        }
+        s.sections += 1;
         *s.by_unlock.entry(x.unlock.label().to_owned()).or_default() += 1;
         if let UnlockResult::Error { message } = &x.unlock {
             *s.unlock_errors.entry(error_class(message)).or_default() += 1;
@@ -752,11 +819,57 @@ pub fn summarize(h: &History) -> Summary {
     s
 }
 
+/// Hand-overs of a lock between the parties: consecutive sections of one lock (by start) held by
+/// different parties, i.e. mutual exclusion between Java and Rust really was exercised.
+#[derive(Clone, Debug, Default)]
+pub struct Handoffs {
+    /// (from, to) -> count
+    pub count: BTreeMap<(Party, Party), usize>,
+    /// (from, to) -> the shortest gap from one section's end to the next one's start (ns).
+    pub min_gap_ns: BTreeMap<(Party, Party), u64>,
+}
+
+impl Handoffs {
+    pub fn between(&self, from: Party, to: Party) -> usize {
+        self.count.get(&(from, to)).copied().unwrap_or(0)
+    }
+}
+
+pub fn handoffs(h: &History) -> Handoffs {
+    let mut by_lock: BTreeMap<&str, Vec<&Section>> = BTreeMap::new();
+    for s in &h.sections {
+        by_lock.entry(s.lock.as_str()).or_default().push(s);
+    }
+    let mut out = Handoffs::default();
+    for (_, mut v) in by_lock {
+        v.sort_by_key(|s| (s.start, s.end));
+        for w in v.windows(2) {
+            let (x, y) = (w[0], w[1]);
+            if x.party == y.party {
+                continue;
+            }
+            let key = (x.party, y.party);
+            *out.count.entry(key).or_default() += 1;
+            let gap = y.start.saturating_sub(x.effective_end());
+            let m = out.min_gap_ns.entry(key).or_insert(u64::MAX);
+            *m = (*m).min(gap);
+        }
+    }
+    out
+}
+
 /// Markdown tables of a summary.
 pub fn summary_markdown(h: &History, s: &Summary) -> String {
     let mut o = String::new();
     let ms = |ns: u64| format!("{:.1} ms", ns as f64 / 1e6);
     let _ = writeln!(o, "### Sections\n");
+    if s.by_party.keys().any(|k| k != Party::Rust.label()) {
+        let _ = writeln!(
+            o,
+            "Every party's sections enter the overlap check; the figures below are this crate's (Rust) sections only.\n"
+        );
+        table(&mut o, "party", &s.by_party);
+    }
     let _ = writeln!(
         o,
         "{} sections in {:.1} s ({:.0} per second); wait for the lock p50 {}, p99 {}, max {}{}.\n",
