@@ -7,25 +7,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{eventually, init_tracing, RedisServer};
+use common::{eventually, init_tracing, key_exists, RedisServer};
 use redis::AsyncCommands;
 use redisson_lock::{Client, Config, Error, LeaseState, LostReason, OwnerId, Unlocked};
 
-async fn client_with(s: &RedisServer, config: Config) -> Client {
-    Client::builder()
-        .url(s.url())
-        .config(config)
-        .build()
-        .await
-        .unwrap()
-}
-
 async fn hget(raw: &mut redis::aio::MultiplexedConnection, key: &str, field: &str) -> Option<String> {
     raw.hget(key, field).await.unwrap()
-}
-
-async fn exists(raw: &mut redis::aio::MultiplexedConnection, key: &str) -> bool {
-    raw.exists::<_, i64>(key).await.unwrap() == 1
 }
 
 /// Keeps Redis busy for `ms` with a script on a connection of its own (other clients' commands
@@ -64,7 +51,7 @@ async fn busy(s: &RedisServer, ms: u64) -> tokio::task::JoinHandle<()> {
 async fn a_stale_guard_never_releases_its_successors_hold() {
     init_tracing();
     let s = RedisServer::start();
-    let client = client_with(&s, Config::default()).await;
+    let client = s.client(Config::default()).await;
     let mut raw = s.conn().await;
     let lock = client.lock("stale").unwrap().with_owner(1);
 
@@ -72,7 +59,7 @@ async fn a_stale_guard_never_releases_its_successors_hold() {
     let g1 = lock.lock_with_lease(Duration::from_millis(200)).await.unwrap();
     eventually(Duration::from_secs(2), "the lease expired in Redis", || {
         let mut raw = raw.clone();
-        async move { !exists(&mut raw, "stale").await }
+        async move { !key_exists(&mut raw, "stale").await }
     })
     .await;
     assert_eq!(g1.state(), LeaseState::Lost(LostReason::LeaseExpired));
@@ -106,7 +93,7 @@ async fn a_stale_guard_never_releases_its_successors_hold() {
         .unwrap();
     eventually(Duration::from_secs(2), "the lease expired in Redis", || {
         let mut raw = raw.clone();
-        async move { !exists(&mut raw, "stale2").await }
+        async move { !key_exists(&mut raw, "stale2").await }
     })
     .await;
     let g4 = client.lock("stale2").unwrap().with_owner(1).lock().await.unwrap();
@@ -150,7 +137,7 @@ async fn a_stale_guard_never_releases_its_successors_hold() {
 #[tokio::test]
 async fn two_futures_of_one_task_never_hold_at_once() {
     let s = RedisServer::start();
-    let client = client_with(&s, Config::default()).await;
+    let client = s.client(Config::default()).await;
     let lock = client.lock("joined").unwrap();
     let inside = Arc::new(AtomicUsize::new(0));
     let most = Arc::new(AtomicUsize::new(0));
@@ -224,7 +211,7 @@ fn two_futures_in_block_on_never_hold_at_once() {
         .build()
         .unwrap();
     rt.block_on(async {
-        let client = client_with(&s, Config::default()).await;
+        let client = s.client(Config::default()).await;
         let lock = client.lock("main").unwrap();
         let first = lock.lock().await.unwrap();
         let second = tokio::time::timeout(Duration::from_millis(300), lock.lock()).await;
@@ -238,7 +225,7 @@ fn two_futures_in_block_on_never_hold_at_once() {
 #[tokio::test]
 async fn a_mixed_reentry_keeps_the_key_alive_for_the_longest_hold() {
     let s = RedisServer::start();
-    let client = client_with(&s, Config::default()).await;
+    let client = s.client(Config::default()).await;
     let mut raw = s.conn().await;
     let lock = client.lock("mixed").unwrap().with_owner(1);
     let a = lock.lock().await.unwrap();
@@ -247,7 +234,7 @@ async fn a_mixed_reentry_keeps_the_key_alive_for_the_longest_hold() {
     // the 300 ms lease must not have become the key's TTL: let it pass
     tokio::time::sleep(Duration::from_millis(700)).await;
     assert!(
-        exists(&mut raw, "mixed").await,
+        key_exists(&mut raw, "mixed").await,
         "the key expired under a live watchdog hold"
     );
     let ttl: i64 = raw.pttl("mixed").await.unwrap();
@@ -267,7 +254,7 @@ async fn an_ambiguous_acquire_counts_once() {
     let config = Config::default()
         .command_timeout(Duration::from_millis(300))
         .retry_interval(Duration::from_millis(100));
-    let client = client_with(&s, config).await;
+    let client = s.client(config).await;
     let mut raw = s.conn().await;
     let lock = client.lock("ambiguous").unwrap();
     // load the scripts first (a NOSCRIPT reply is not ambiguous: nothing ran)
@@ -286,7 +273,7 @@ async fn an_ambiguous_acquire_counts_once() {
     assert_eq!(g.unlock().await.unwrap(), Unlocked::Released);
     eventually(Duration::from_secs(5), "nothing is left in Redis", || {
         let mut raw = raw.clone();
-        async move { !exists(&mut raw, "ambiguous").await }
+        async move { !key_exists(&mut raw, "ambiguous").await }
     })
     .await;
     eventually(Duration::from_secs(5), "every attempt was settled", || {
@@ -300,7 +287,7 @@ async fn an_ambiguous_acquire_counts_once() {
 #[tokio::test]
 async fn absurd_durations_are_rejected_and_change_nothing() {
     let s = RedisServer::start();
-    let client = client_with(&s, Config::default()).await;
+    let client = s.client(Config::default()).await;
     let mut raw = s.conn().await;
     let lock = client.lock("huge").unwrap();
     for lease in [
@@ -318,7 +305,7 @@ async fn absurd_durations_are_rejected_and_change_nothing() {
             Err(Error::InvalidArgument(_))
         ));
         assert!(
-            !exists(&mut raw, "huge").await,
+            !key_exists(&mut raw, "huge").await,
             "a rejected call changed Redis ({lease:?})"
         );
     }
@@ -349,11 +336,9 @@ async fn absurd_durations_are_rejected_and_change_nothing() {
 #[tokio::test]
 async fn one_bad_key_does_not_stop_renewal_of_the_others() {
     let s = RedisServer::start();
-    let client = client_with(
-        &s,
-        Config::default().lock_watchdog_timeout(Duration::from_millis(600)),
-    )
-    .await;
+    let client = s
+        .client(Config::default().lock_watchdog_timeout(Duration::from_millis(600)))
+        .await;
     let mut raw = s.conn().await;
     let mut guards = Vec::new();
     for i in 0..5 {
@@ -372,7 +357,10 @@ async fn one_bad_key_does_not_stop_renewal_of_the_others() {
     // several TTLs (600 ms) go by: the healthy locks must have been renewed meanwhile
     tokio::time::sleep(Duration::from_millis(1_800)).await;
     for i in [0, 1, 3, 4] {
-        assert!(exists(&mut raw, &format!("batch:{i}")).await, "batch:{i} expired");
+        assert!(
+            key_exists(&mut raw, &format!("batch:{i}")).await,
+            "batch:{i} expired"
+        );
         assert!(guards[i].is_held(), "batch:{i} guard");
     }
     let v: String = raw.get("batch:2").await.unwrap();
@@ -395,7 +383,7 @@ async fn lock_against_a_dead_redis_gives_up() {
         .command_timeout(Duration::from_millis(200))
         .retry_attempts(2)
         .retry_interval(Duration::from_millis(100));
-    let client = client_with(&s, config).await;
+    let client = s.client(config).await;
     let lock = client.lock("down").unwrap();
     s.kill();
     let started = Instant::now();
@@ -432,7 +420,7 @@ fn blocking_client_and_guards_drop_inside_a_runtime() {
             "the dropped guard's lock is released",
             || {
                 let mut raw = raw.clone();
-                async move { !exists(&mut raw, "blocking-drop").await }
+                async move { !key_exists(&mut raw, "blocking-drop").await }
             },
         )
         .await;
@@ -444,7 +432,7 @@ fn blocking_client_and_guards_drop_inside_a_runtime() {
 #[tokio::test]
 async fn reads_survive_a_redis_restart() {
     let mut s = RedisServer::start();
-    let client = client_with(&s, Config::default()).await;
+    let client = s.client(Config::default()).await;
     let lock = client.lock("restart").unwrap();
     assert!(!lock.is_locked().await.unwrap());
     s.restart();
@@ -462,7 +450,7 @@ async fn reads_survive_a_redis_restart() {
 #[tokio::test]
 async fn shutdown_releases_everything_and_stops() {
     let s = RedisServer::start();
-    let client = client_with(&s, Config::default()).await;
+    let client = s.client(Config::default()).await;
     let mut raw = s.conn().await;
     let dropped = client.lock("sd:dropped").unwrap().lock().await.unwrap();
     let live = client.lock("sd:live").unwrap().lock().await.unwrap();
@@ -475,7 +463,10 @@ async fn shutdown_releases_everything_and_stops() {
     drop(dropped);
     client.shutdown().await.unwrap();
     for k in ["sd:dropped", "sd:live", "sd:leased"] {
-        assert!(!exists(&mut raw, k).await, "{k} is still locked after shutdown");
+        assert!(
+            !key_exists(&mut raw, k).await,
+            "{k} is still locked after shutdown"
+        );
     }
     assert_eq!(live.lost().await, LostReason::Shutdown);
     assert!(matches!(live.unlock().await, Err(Error::NotHeld { .. })));

@@ -10,22 +10,9 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::{eventually, RedisServer};
+use common::{eventually, key_exists, RedisServer};
 use redis::AsyncCommands;
 use redisson_lock::{Client, Config, Error, LeaseState, LostReason, Unlocked};
-
-async fn client_with(s: &RedisServer, config: Config) -> Client {
-    Client::builder()
-        .url(s.url())
-        .config(config)
-        .build()
-        .await
-        .unwrap()
-}
-
-async fn exists(raw: &mut redis::aio::MultiplexedConnection, key: &str) -> bool {
-    raw.exists::<_, i64>(key).await.unwrap() == 1
-}
 
 // ---- a holder in a process of its own, so that it can be paused with SIGSTOP ----
 
@@ -166,7 +153,7 @@ async fn f1_a_holder_paused_longer_than_its_lease() {
     let s = RedisServer::start();
     let wd = Duration::from_millis(1_500);
     let (mut holder, field) = Holder::start(&s.url(), "f1", wd);
-    let client = client_with(&s, Config::default().lock_watchdog_timeout(wd)).await;
+    let client = s.client(Config::default().lock_watchdog_timeout(wd)).await;
     let mut raw = s.conn().await;
     let lock = client.lock("f1").unwrap();
     assert!(lock.try_lock().await.unwrap().is_none(), "the holder holds it");
@@ -233,7 +220,7 @@ async fn f2_a_holder_paused_shorter_than_its_lease_keeps_it() {
     let f: Vec<String> = raw.hkeys("f2").await.unwrap();
     assert_eq!(f, vec![field]);
     assert_eq!(holder.ask("UNLOCK"), "Released");
-    assert!(!exists(&mut raw, "f2").await);
+    assert!(!key_exists(&mut raw, "f2").await);
 }
 
 /// F4: Redis crashes (kill -9) and restarts with AOF (fsync always): the lock comes back with
@@ -243,7 +230,7 @@ async fn f2_a_holder_paused_shorter_than_its_lease_keeps_it() {
 async fn f4_restart_with_aof_restores_holds() {
     let mut s = RedisServer::start_with(&["--appendonly", "yes", "--appendfsync", "always"]);
     let wd = Duration::from_millis(1_500);
-    let client = client_with(&s, Config::default().lock_watchdog_timeout(wd)).await;
+    let client = s.client(Config::default().lock_watchdog_timeout(wd)).await;
     let kept = client.lock("f4:kept").unwrap().lock().await.unwrap();
     let gone = client.lock("f4:gone").unwrap().lock().await.unwrap();
     assert_eq!(gone.unlock().await.unwrap(), Unlocked::Released);
@@ -256,15 +243,15 @@ async fn f4_restart_with_aof_restores_holds() {
         "restored from the AOF with its count"
     );
     assert!(
-        !exists(&mut raw, "f4:gone").await,
+        !key_exists(&mut raw, "f4:gone").await,
         "a released lock does not reappear"
     );
     // several watchdog periods: renewal goes on after the reconnect
     tokio::time::sleep(wd * 2).await;
     assert!(kept.is_held(), "{:?}", kept.state());
-    assert!(exists(&mut raw, "f4:kept").await);
+    assert!(key_exists(&mut raw, "f4:kept").await);
     assert_eq!(kept.unlock().await.unwrap(), Unlocked::Released);
-    assert!(!exists(&mut raw, "f4:kept").await);
+    assert!(!key_exists(&mut raw, "f4:kept").await);
 }
 
 /// F6: an unlock whose reply is late (Redis busy): its retries carry the same request id, so a
@@ -275,7 +262,7 @@ async fn f6_an_unlock_retried_after_a_timeout_releases_once() {
     let config = Config::default()
         .command_timeout(Duration::from_millis(300))
         .retry_interval(Duration::from_millis(100));
-    let client = client_with(&s, config).await;
+    let client = s.client(config).await;
     let mut raw = s.conn().await;
     let outer = client.lock("f6").unwrap().lock().await.unwrap();
     let inner = outer.reenter().await.unwrap();
@@ -309,7 +296,7 @@ async fn f14_a_paused_redis_turns_into_a_reported_loss_and_bounded_waits() {
     let config = Config::default()
         .lock_watchdog_timeout(wd)
         .command_timeout(Duration::from_millis(300));
-    let client = client_with(&s, config).await;
+    let client = s.client(config).await;
     let g = client.lock("f14").unwrap().lock().await.unwrap();
     let other = client.lock("f14").unwrap();
     let url = s.url();
@@ -358,7 +345,7 @@ async fn f14_a_paused_redis_turns_into_a_reported_loss_and_bounded_waits() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn f15_many_waiters_on_one_lock() {
     let s = RedisServer::start();
-    let client = client_with(&s, Config::default()).await;
+    let client = s.client(Config::default()).await;
     let mut raw = s.conn().await;
     let holder = client.lock("f15").unwrap().lock().await.unwrap();
     let n = 300;
@@ -414,8 +401,8 @@ async fn f15_many_waiters_on_one_lock() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn f16_many_locks_with_a_waiter_each() {
     let s = RedisServer::start();
-    let holders = client_with(&s, Config::default()).await;
-    let waiters = client_with(&s, Config::default()).await;
+    let holders = s.client(Config::default()).await;
+    let waiters = s.client(Config::default()).await;
     let mut raw = s.conn().await;
     let n = 2_000;
     let mut held = Vec::new();
@@ -464,7 +451,7 @@ async fn f16_many_locks_with_a_waiter_each() {
 async fn f23_an_evicted_lock_is_reported_lost() {
     let s = RedisServer::start();
     let wd = Duration::from_millis(1_500);
-    let client = client_with(&s, Config::default().lock_watchdog_timeout(wd)).await;
+    let client = s.client(Config::default().lock_watchdog_timeout(wd)).await;
     let mut raw = s.conn().await;
     let g = client.lock("f23").unwrap().lock().await.unwrap();
     let used: String = redis::cmd("INFO")
@@ -504,11 +491,11 @@ async fn f23_an_evicted_lock_is_reported_lost() {
             .arg(3600)
             .query_async(&mut raw)
             .await;
-        if r.is_err() || !exists(&mut raw, "f23").await {
+        if r.is_err() || !key_exists(&mut raw, "f23").await {
             break;
         }
     }
-    assert!(!exists(&mut raw, "f23").await, "the lock was evicted");
+    assert!(!key_exists(&mut raw, "f23").await, "the lock was evicted");
     let reason = tokio::time::timeout(wd * 2, g.lost())
         .await
         .expect("the loss is reported");

@@ -133,6 +133,16 @@ impl RedisServer {
         panic!("redis-server did not come back on port {}", self.port);
     }
 
+    /// A lock client on this server with `config`.
+    pub async fn client(&self, config: redisson_lock::Config) -> redisson_lock::Client {
+        redisson_lock::Client::builder()
+            .url(self.url())
+            .config(config)
+            .build()
+            .await
+            .expect("connect a lock client to the test redis")
+    }
+
     /// A fresh multiplexed connection for raw commands (assertions, foreign holders).
     pub async fn conn(&self) -> redis::aio::MultiplexedConnection {
         redis::Client::open(self.url())
@@ -161,6 +171,16 @@ fn ping(port: u16) -> bool {
     let mut buf = [0u8; 7];
     // `-NOAUTH` also means the server is up (it was started with a password)
     matches!(s.read(&mut buf), Ok(n) if n >= 5 && (&buf[..5] == b"+PONG" || &buf[..5] == b"-NOAU"))
+}
+
+/// Whether `key` exists (a raw `EXISTS`).
+pub async fn key_exists(raw: &mut redis::aio::MultiplexedConnection, key: &str) -> bool {
+    redis::cmd("EXISTS")
+        .arg(key)
+        .query_async::<i64>(raw)
+        .await
+        .expect("EXISTS")
+        == 1
 }
 
 /// Waits until `cond` holds, checking every 20 ms, failing the test after `limit`.
