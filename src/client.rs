@@ -8,12 +8,12 @@ use redis::ProtocolVersion;
 
 use crate::config::{Config, PublishMode};
 use crate::conn::Connection;
-use crate::core::{LockCore, ReleaseQueue};
+use crate::core::release::{ReleaseQueue, Releaser};
 use crate::error::{Error, Result};
 use crate::holds::Holds;
 use crate::latch::LatchJanitor;
-use crate::lock::RLock;
 use crate::pubsub::{push_handler, Hub, PubSubConn};
+use crate::RLock;
 
 pub(crate) struct ClientInner {
     pub id: String,
@@ -135,8 +135,7 @@ impl Client {
     /// # let _ = lock; Ok(()) }
     /// ```
     pub fn lock(&self, name: &str) -> Result<RLock> {
-        let key = crate::name::lock_key(&self.inner.config.name_mapper, name)?;
-        Ok(RLock::new(self.inner.clone(), key))
+        Ok(RLock::new(self.inner.clone(), self.key(name)?))
     }
 
     /// A handle to the read-write lock `name` (Redisson's `getReadWriteLock(name)`).
@@ -154,8 +153,59 @@ impl Client {
     /// # drop(reading); Ok(()) }
     /// ```
     pub fn read_write_lock(&self, name: &str) -> Result<crate::RReadWriteLock> {
-        let key = crate::name::lock_key(&self.inner.config.name_mapper, name)?;
-        Ok(crate::RReadWriteLock::new(self.inner.clone(), key))
+        Ok(crate::RReadWriteLock::new(self.inner.clone(), self.key(name)?))
+    }
+
+    /// A handle to the fenced lock `name` (Redisson's `getFencedLock(name)`, 3.19+): an
+    /// [`RLock`] whose every acquisition takes a fencing token. Nothing is sent yet.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when `name` (after the name mapper) is empty.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let (token, guard) = client.fenced_lock("lock:order:42")?.lock_and_get_token().await?;
+    /// # drop((token, guard)); Ok(()) }
+    /// ```
+    pub fn fenced_lock(&self, name: &str) -> Result<crate::RFencedLock> {
+        Ok(crate::RFencedLock::new(self.inner.clone(), self.key(name)?))
+    }
+
+    /// A handle to the spin lock `name` (Redisson's `getSpinLock(name)`, 3.15+): an [`RLock`]
+    /// without pub/sub whose waiters poll with a back-off. Nothing is sent yet.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when `name` (after the name mapper) is empty.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let guard = client.spin_lock("lock:report")?.lock().await?;
+    /// # drop(guard); Ok(()) }
+    /// ```
+    pub fn spin_lock(&self, name: &str) -> Result<crate::RSpinLock> {
+        Ok(crate::RSpinLock::new(self.inner.clone(), self.key(name)?))
+    }
+
+    /// A handle to the non-reentrant lock `name` (Redisson's `getNonReentrantLock(name)`, 4.4+):
+    /// an [`RLock`] that its owner cannot take twice. Nothing is sent yet.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when `name` (after the name mapper) is empty.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let guard = client.non_reentrant_lock("lock:job")?.lock().await?;
+    /// # drop(guard); Ok(()) }
+    /// ```
+    pub fn non_reentrant_lock(&self, name: &str) -> Result<crate::RNonReentrantLock> {
+        Ok(crate::RNonReentrantLock::new(self.inner.clone(), self.key(name)?))
+    }
+
+    fn key(&self, name: &str) -> Result<String> {
+        crate::name::lock_key(&self.inner.config.name_mapper, name)
     }
 
     /// What the client is doing right now.
@@ -212,8 +262,12 @@ impl Client {
         let remaining = inner.holds.close();
         tracing::info!(client_id = %inner.id, holds = remaining.len(), queued = inner.releases.pending(), "shutting down: releasing every hold");
         let releases = remaining.into_iter().map(|r| {
-            let core = LockCore::new(inner.clone(), r.key.to_string(), r.kind);
-            tokio::spawn(async move { core.release_all(r.field).await })
+            let releaser = Releaser {
+                client: inner.clone(),
+                key: r.key,
+                kind: r.kind,
+            };
+            tokio::spawn(async move { releaser.release_all(&r.field).await })
         });
         let work = async {
             let results = futures::future::join_all(releases).await;

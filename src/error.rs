@@ -81,6 +81,16 @@ pub enum Error {
         why: &'static str,
     },
 
+    /// The owner already holds this non-reentrant lock (Redisson's `NON_REENTRANT_REACQUIRE`,
+    /// Java: `IllegalMonitorStateException`). Nothing changed.
+    #[error("lock `{key}` is not reentrant and `{field}` already holds it")]
+    AlreadyHeld {
+        /// The lock's Redis key.
+        key: String,
+        /// The owner field that asked again.
+        field: String,
+    },
+
     /// A Redis command got no reply within the configured command timeout.
     #[error("redis command timed out after {0:?}")]
     CommandTimeout(Duration),
@@ -143,14 +153,9 @@ impl Error {
         }
     }
 
-    /// Maps a Redis error on `key`, turning `WRONGTYPE` into [`Error::WrongType`].
+    /// Maps a Redis error on `key`, turning `WRONGTYPE` into [`Error::WrongType`]. Error replies
+    /// of one kind's scripts are mapped by that kind (the seam's `map_error`).
     pub(crate) fn from_redis(key: &str, e: redis::RedisError) -> Self {
-        if e.to_string().contains("REDISSON_LOCK_WOULD_DEADLOCK") {
-            return Error::WouldDeadlock {
-                key: key.to_owned(),
-                why: "the owner holds a read lock; a write lock would wait for itself forever (read-to-write upgrade)",
-            };
-        }
         let wrong_type = e.code() == Some("WRONGTYPE") || e.to_string().contains("WRONGTYPE");
         if wrong_type {
             Error::WrongType { key: key.to_owned() }

@@ -35,7 +35,7 @@ use parking_lot::Mutex;
 use tokio::sync::Notify;
 
 use crate::config::Config;
-use crate::core::LockKind;
+use crate::core::kind::Kind;
 use crate::lease::{after, Lease, LeaseState, LostReason};
 use crate::watchdog::RenewKind;
 
@@ -55,7 +55,7 @@ struct Entry {
     watchdog: u32,
     /// Lower bounds of the Redis expiry of the epoch's live leased holds.
     leased: Vec<Instant>,
-    kind: &'static dyn LockKind,
+    kind: &'static dyn Kind,
     /// An operation on this field is in flight.
     busy: bool,
     /// Wakes operations waiting for the turn.
@@ -63,7 +63,7 @@ struct Entry {
 }
 
 impl Entry {
-    fn new(kind: &'static dyn LockKind) -> Entry {
+    fn new(kind: &'static dyn Kind) -> Entry {
         Entry {
             epoch: None,
             watchdog: 0,
@@ -159,7 +159,7 @@ impl Table {
         self.locks.get_mut(key)?.get_mut(field)
     }
 
-    fn entry(&mut self, key: &Arc<str>, field: &Arc<str>, kind: &'static dyn LockKind) -> &mut Entry {
+    fn entry(&mut self, key: &Arc<str>, field: &Arc<str>, kind: &'static dyn Kind) -> &mut Entry {
         let owners = match self.locks.entry(key.clone()) {
             std::collections::hash_map::Entry::Vacant(v) => {
                 return match v.insert(Owners::One(field.clone(), Entry::new(kind))) {
@@ -263,7 +263,7 @@ pub(crate) struct RenewalItem {
 pub(crate) struct Remaining {
     pub key: Arc<str>,
     pub field: Arc<str>,
-    pub kind: &'static dyn LockKind,
+    pub kind: &'static dyn Kind,
 }
 
 impl Holds {
@@ -281,7 +281,7 @@ impl Holds {
         self: &Arc<Self>,
         key: &Arc<str>,
         field: &Arc<str>,
-        kind: &'static dyn LockKind,
+        kind: &'static dyn Kind,
     ) -> Turn {
         loop {
             let queue = {
@@ -348,7 +348,7 @@ impl Holds {
     pub(crate) fn granted(
         &self,
         turn: &Turn,
-        kind: &'static dyn LockKind,
+        kind: &'static dyn Kind,
         mode: Mode,
         sent_at: Instant,
         need_ms: u64,
@@ -635,21 +635,18 @@ impl Holds {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::Ctx;
+    use crate::core::kind::{Ctx, ReleaseArgs};
     use redis::ScriptInvocation;
 
     struct Dummy;
-    impl LockKind for Dummy {
+    impl Kind for Dummy {
         fn label(&self) -> &'static str {
             "dummy"
         }
-        fn channel(&self, key: &str) -> String {
+        fn channel(&self, key: &str, _: &str) -> String {
             key.to_owned()
         }
-        fn acquire(&self, _: &Ctx<'_>, _: u64, _: &str, _: u64) -> ScriptInvocation<'static> {
-            unreachable!()
-        }
-        fn release(&self, _: &Ctx<'_>, _: u64, _: &str, _: u64, _: bool) -> ScriptInvocation<'static> {
+        fn release(&self, _: &Ctx<'_>, _: &ReleaseArgs<'_>) -> ScriptInvocation<'static> {
             unreachable!()
         }
         fn force_release(&self, _: &Ctx<'_>) -> ScriptInvocation<'static> {

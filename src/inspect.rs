@@ -52,8 +52,8 @@ use std::time::Duration;
 use redis::aio::ConnectionLike;
 
 use crate::error::{Error, Result};
-use crate::lock::Ttl;
 use crate::name;
+use crate::Ttl;
 
 /// The most read-timeout keys probed per reader (a guard against a corrupted hold count).
 const MAX_TIMEOUT_KEYS: u64 = 1_000;

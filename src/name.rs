@@ -46,6 +46,11 @@ pub(crate) fn rw_key_prefix(name: &str) -> String {
     }
 }
 
+/// The fenced lock's token counter `redisson_lock_token:{N}`.
+pub(crate) fn token_key(name: &str) -> String {
+    prefix_name("redisson_lock_token", name)
+}
+
 /// The unlock latch `redisson_unlock_latch:{N}:<request id>`.
 pub(crate) fn latch(name: &str, request_id: &str) -> String {
     format!("{}:{request_id}", prefix_name("redisson_unlock_latch", name))
@@ -126,6 +131,7 @@ mod tests {
         assert_eq!(lock_channel("{t}:a"), "redisson_lock__channel:{t}:a");
         assert_eq!(rwlock_channel("x"), "redisson_rwlock:{x}");
         assert_eq!(latch("x", "ab"), "redisson_unlock_latch:{x}:ab");
+        assert_eq!(token_key("x"), "redisson_lock_token:{x}");
         assert_eq!(suffix_name("x", "f:rwlock_timeout"), "{x}:f:rwlock_timeout");
         assert_eq!(suffix_name("a{b", "s"), "a{b:s");
         // the `contains("{")` test, not a valid-hash-tag test

@@ -1,0 +1,238 @@
+//! The seam between the machinery and the lock kinds (lock_api's lesson: a minimal raw trait,
+//! capabilities as extension traits, one generic safe layer).
+//!
+//! A kind is sans-I/O: it names its hash field and channel, builds its requests
+//! ([`redis::ScriptInvocation`]s of its own `lua/<kind>/` scripts), decodes its acquire reply,
+//! maps its own error replies, and states how its waiters wait. The wait loop, the guard, the
+//! lease, the hold table, the pub/sub hub and the watchdog are written once, over these traits,
+//! and never ask which kind they serve.
+
+use redis::{ScriptInvocation, Value};
+
+use crate::error::{Error, Result};
+use crate::watchdog::RenewKind;
+
+/// What one script call needs to know about the lock it acts on.
+pub(crate) struct Ctx<'a> {
+    /// The lock's key.
+    pub key: &'a str,
+    /// The channel its unlock messages go to.
+    pub channel: &'a str,
+    /// The hash field of the owner acting.
+    pub field: &'a str,
+    /// `PUBLISH` or `SPUBLISH`.
+    pub publish: &'static str,
+}
+
+/// The arguments of one acquisition attempt.
+pub(crate) struct AcquireArgs<'a> {
+    /// The TTL to give the key (the lease, or what the owner's longest hold needs).
+    pub ttl_ms: u64,
+    /// The attempt's latch key (records the grant: see `lua/common/resolve_acquire.lua`).
+    pub latch: &'a str,
+    /// The latch's TTL.
+    pub latch_ms: u64,
+}
+
+/// The arguments of one release.
+pub(crate) struct ReleaseArgs<'a> {
+    /// The TTL to re-apply after a partial release.
+    pub ttl_ms: u64,
+    /// The request's latch key (Redisson 3.24+: a retry replays the first reply).
+    pub latch: &'a str,
+    /// The latch's TTL.
+    pub latch_ms: u64,
+    /// Release every hold of the field (the client's last known one), not one.
+    pub all: bool,
+}
+
+/// A decoded acquire reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Reply<G> {
+    /// Granted; `count` = the field's hold count now; `grant` = what the kind's grant carries.
+    Granted { count: i64, grant: G },
+    /// Held by someone else; the key's PTTL (-1: no TTL).
+    Refused { pttl: i64 },
+    /// The attempt had been cancelled (settled as never granted): nothing was done.
+    Cancelled,
+}
+
+/// How a waiter waits between attempts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Wake {
+    /// Subscribe to the kind's channel; re-try on each message and at least every poll interval.
+    PubSub,
+    /// No pub/sub: sleep with this back-off between attempts (Redisson's spin lock).
+    Backoff(crate::BackOff),
+}
+
+/// A lock kind: names, requests and replies of one Redisson lock type.
+pub(crate) trait Kind: Send + Sync + 'static {
+    /// A short name for logs and inspection ("lock", "read", "fenced", ...).
+    fn label(&self) -> &'static str;
+    /// The hash field of an owner (`<client id>:<owner>`, plus e.g. `:write`).
+    fn field(&self, owner_field: String) -> String {
+        owner_field
+    }
+    /// The channel waiters of `field` listen on (and unlocks publish to).
+    fn channel(&self, key: &str, field: &str) -> String;
+    /// How waiters wait.
+    fn wake(&self) -> Wake {
+        Wake::PubSub
+    }
+    /// Release one hold (`all`: every hold of the field); replies nil (not held) / 0 (the owner
+    /// still holds, or the lock lives on for others) / 1 (the owner's holds are gone).
+    fn release(&self, c: &Ctx<'_>, a: &ReleaseArgs<'_>) -> ScriptInvocation<'static>;
+    /// Delete the lock whoever holds it; replies 1 / 0.
+    fn force_release(&self, c: &Ctx<'_>) -> ScriptInvocation<'static>;
+    /// Which batched renewal keeps a watchdog-mode hold alive.
+    fn renew(&self) -> RenewKind {
+        RenewKind::Hash
+    }
+    /// Whether an acquisition can only lengthen the key's TTL (it adds to it, or keeps the
+    /// maximum). Otherwise (`PEXPIRE` to the new lease) the machinery sends the TTL the owner's
+    /// longest live hold needs, so that a short re-entry never cuts it.
+    fn ttl_only_grows(&self) -> bool {
+        false
+    }
+    /// Turns an error reply of this kind's scripts into the crate's error.
+    fn map_error(&self, _key: &str, _field: &str, e: Error) -> Error {
+        e
+    }
+}
+
+/// A kind that can be acquired: its request and the decoding of its reply.
+pub(crate) trait AcquireKind: Kind {
+    /// What a grant carries besides the hold count (the fenced lock's token; `()` elsewhere).
+    type Grant: Copy + Send + Sync + std::fmt::Debug + 'static;
+    /// One attempt that records its grant in `a.latch`.
+    fn acquire(&self, c: &Ctx<'_>, a: &AcquireArgs<'_>) -> ScriptInvocation<'static>;
+    /// Decodes the reply of [`acquire`](Self::acquire), and of `resolve_acquire.lua` for it.
+    fn decode(&self, v: &Value) -> Result<Reply<Self::Grant>>;
+}
+
+/// Capability: the same owner may hold the kind more than once (re-entry).
+pub(crate) trait Reentrant: AcquireKind {}
+
+/// Decodes the common acquire reply shape `{1, count[, x]}` / `{0, pttl}` / `{2, 0}`; the third
+/// element of a grant, if any, is returned as the grant's extra value.
+pub(crate) fn decode_reply(v: &Value) -> Result<Reply<Option<i64>>> {
+    let bad = || Error::Protocol(format!("acquire replied {v:?}"));
+    let Value::Array(items) = v else {
+        return Err(bad());
+    };
+    let ints: Vec<i64> = items
+        .iter()
+        .map(|x| match x {
+            Value::Int(n) => Some(*n),
+            _ => None,
+        })
+        .collect::<Option<_>>()
+        .ok_or_else(bad)?;
+    match ints.as_slice() {
+        [1, count] if *count >= 1 => Ok(Reply::Granted {
+            count: *count,
+            grant: None,
+        }),
+        [1, count, extra] if *count >= 1 => Ok(Reply::Granted {
+            count: *count,
+            grant: Some(*extra),
+        }),
+        [0, pttl] => Ok(Reply::Refused { pttl: *pttl }),
+        [2, _] => Ok(Reply::Cancelled),
+        _ => Err(bad()),
+    }
+}
+
+/// The decoder of kinds whose grant carries nothing.
+pub(crate) fn decode_plain(v: &Value) -> Result<Reply<()>> {
+    Ok(match decode_reply(v)? {
+        Reply::Granted { count, grant: None } => Reply::Granted { count, grant: () },
+        Reply::Granted { .. } => return Err(Error::Protocol(format!("acquire replied {v:?}"))),
+        Reply::Refused { pttl } => Reply::Refused { pttl },
+        Reply::Cancelled => Reply::Cancelled,
+    })
+}
+
+/// Argument layouts shared by several kinds (each with its own script).
+pub(crate) mod layout {
+    use redis::{Script, ScriptInvocation};
+
+    use super::{AcquireArgs, Ctx, ReleaseArgs};
+
+    /// `KEYS` lock, attempt latch; `ARGV` TTL, field, latch TTL: the RLock-shaped acquire.
+    pub(crate) fn acquire(
+        script: &'static Script,
+        c: &Ctx<'_>,
+        a: &AcquireArgs<'_>,
+    ) -> ScriptInvocation<'static> {
+        let mut inv = script.prepare_invoke();
+        inv.key(c.key)
+            .key(a.latch)
+            .arg(a.ttl_ms)
+            .arg(c.field)
+            .arg(a.latch_ms);
+        inv
+    }
+
+    /// `KEYS` lock, channel, latch; `ARGV` message, TTL, field, publish command, latch TTL,
+    /// release-all flag: the RLock-shaped unlock (Redisson 3.24+ plus the flag).
+    pub(crate) fn release(
+        script: &'static Script,
+        c: &Ctx<'_>,
+        message: u8,
+        a: &ReleaseArgs<'_>,
+    ) -> ScriptInvocation<'static> {
+        let mut inv = script.prepare_invoke();
+        inv.key(c.key)
+            .key(c.channel)
+            .key(a.latch)
+            .arg(message)
+            .arg(a.ttl_ms)
+            .arg(c.field)
+            .arg(c.publish)
+            .arg(a.latch_ms)
+            .arg(u8::from(a.all));
+        inv
+    }
+
+    /// `KEYS` lock, channel; `ARGV` message, publish command: the force unlock that publishes.
+    pub(crate) fn force(script: &'static Script, c: &Ctx<'_>, message: u8) -> ScriptInvocation<'static> {
+        let mut inv = script.prepare_invoke();
+        inv.key(c.key).key(c.channel).arg(message).arg(c.publish);
+        inv
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arr(v: &[i64]) -> Value {
+        Value::Array(v.iter().map(|n| Value::Int(*n)).collect())
+    }
+
+    #[test]
+    fn replies_decode() {
+        assert_eq!(
+            decode_plain(&arr(&[1, 2])).unwrap(),
+            Reply::Granted { count: 2, grant: () }
+        );
+        assert_eq!(decode_plain(&arr(&[0, -1])).unwrap(), Reply::Refused { pttl: -1 });
+        assert_eq!(decode_plain(&arr(&[2, 0])).unwrap(), Reply::Cancelled);
+        assert_eq!(
+            decode_reply(&arr(&[1, 1, 7])).unwrap(),
+            Reply::Granted {
+                count: 1,
+                grant: Some(7)
+            }
+        );
+        assert!(
+            decode_plain(&arr(&[1, 1, 7])).is_err(),
+            "a plain kind's grant carries nothing"
+        );
+        assert!(decode_plain(&arr(&[1, 0])).is_err(), "a grant has a count");
+        assert!(decode_plain(&Value::Nil).is_err());
+        assert!(decode_plain(&Value::Int(5)).is_err());
+    }
+}

@@ -1,0 +1,431 @@
+//! The shared machinery every lock kind runs on, written once over the seam in [`kind`]:
+//! the wait loop and attempts (this file), the release path ([`release`]), the guard core
+//! ([`held`]) and the user-facing operations every lock handle offers ([`handle`]).
+
+pub(crate) mod handle;
+pub(crate) mod held;
+pub(crate) mod kind;
+pub(crate) mod release;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use redis::Value;
+
+use crate::client::ClientInner;
+use crate::config::millis;
+use crate::error::{Error, Result};
+use crate::finish::FinishOnDrop;
+use crate::holds::{Mode, Turn};
+use crate::lease::after;
+use crate::owner::{self, OwnerId, OwnerSel};
+use crate::{name, script};
+
+pub(crate) use held::Held;
+pub use held::Unlocked;
+use kind::{AcquireArgs, AcquireKind, Ctx, Reply, Wake};
+
+/// One lock of one kind, as seen through one handle (name + owner choice + wait policy).
+pub(crate) struct LockCore<K: AcquireKind> {
+    pub client: Arc<ClientInner>,
+    pub key: Arc<str>,
+    pub kind: &'static K,
+    pub owner: OwnerSel,
+    pub wake: Wake,
+}
+
+impl<K: AcquireKind> Clone for LockCore<K> {
+    fn clone(&self) -> Self {
+        LockCore {
+            client: self.client.clone(),
+            key: self.key.clone(),
+            kind: self.kind,
+            owner: self.owner,
+            wake: self.wake,
+        }
+    }
+}
+
+enum Attempt<K: AcquireKind> {
+    Granted(Held<K>),
+    /// Held by someone else; the lock's PTTL in ms (-1: no TTL).
+    Refused(i64),
+}
+
+impl<K: AcquireKind> LockCore<K> {
+    pub(crate) fn new(client: Arc<ClientInner>, key: String, kind: &'static K) -> Self {
+        LockCore {
+            client,
+            key: key.into(),
+            kind,
+            owner: OwnerSel::Auto,
+            wake: kind.wake(),
+        }
+    }
+
+    /// A plain read command on this lock, with the command timeout.
+    pub(crate) async fn query<T: redis::FromRedisValue>(&self, cmd: &redis::Cmd) -> Result<T> {
+        script::read(
+            &self.client.conn,
+            self.client.config.command_timeout,
+            &self.key,
+            cmd,
+        )
+        .await
+    }
+
+    pub(crate) fn field_of(&self, owner: OwnerId) -> String {
+        self.kind.field(owner::field(&self.client.id, owner))
+    }
+
+    /// The owner of handle-level operations, or an error explaining how to get one.
+    pub(crate) fn fixed_owner(&self) -> Result<OwnerId> {
+        self.owner.fixed().ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "the handle for `{}` has no fixed owner (each acquisition gets a fresh one): ask the \
+                 guard (`guard.is_held()`, `guard.unlock()`), or give the handle an owner with \
+                 `with_owner(id)` or `OwnerId::scope`",
+                self.key
+            ))
+        })
+    }
+
+    /// The wait loop shared by every kind. `wait`: `None` waits forever, `Some(ZERO)` tries once.
+    /// `lease`: `None` = watchdog mode.
+    pub(crate) async fn acquire(
+        &self,
+        wait: Option<Duration>,
+        lease: Option<Duration>,
+    ) -> Result<Option<Held<K>>> {
+        let cfg = &self.client.config;
+        let own_ms = match lease {
+            Some(l) => millis("lease", l)?,
+            None => millis("lock_watchdog_timeout", cfg.lock_watchdog_timeout)?,
+        };
+        if self.client.holds.is_closed() {
+            return Err(Error::Shutdown);
+        }
+        let start = Instant::now();
+        let deadline = wait.map(|w| after(start, w));
+
+        let mut sub: Option<crate::pubsub::Subscription> = None;
+        let mut backoff = match self.wake {
+            Wake::Backoff(b) => Some(b.policy()),
+            Wake::PubSub => None,
+        };
+        let mut failures: u32 = 0;
+        loop {
+            let chan = sub.as_ref().map(|s| s.channel());
+            let notified = chan.as_ref().map(|c| c.notify.notified());
+            let mut notified = std::pin::pin!(notified);
+            if let Some(n) = notified.as_mut().as_pin_mut() {
+                n.enable();
+            }
+
+            let mut ttl: Option<i64> = None;
+            let mut last_error: Option<Error> = None;
+            // an owner chosen per attempt: with fresh owners, an attempt whose outcome is still
+            // being settled in the background never holds up the next one
+            let owner = self.owner.for_acquire();
+            match self.attempt(owner, lease, own_ms, deadline).await {
+                Ok(Attempt::Granted(held)) => {
+                    if self.client.holds.is_closed() {
+                        drop(held); // granted while the client shut down: give it back
+                        return Err(Error::Shutdown);
+                    }
+                    tracing::debug!(key = %self.key, field = %held.field(), kind = self.kind.label(), lease_ms = own_ms, watchdog = lease.is_none(), "acquired");
+                    return Ok(Some(held));
+                }
+                Ok(Attempt::Refused(t)) => {
+                    ttl = Some(t);
+                    failures = 0;
+                }
+                Err(e) if e.is_transient() && wait != Some(Duration::ZERO) => {
+                    failures = failures.saturating_add(1);
+                    if failures > cfg.retry_attempts {
+                        tracing::warn!(key = %self.key, error = %e, attempts = failures, "lock attempt failed; no retries left");
+                        return Err(e);
+                    }
+                    tracing::warn!(key = %self.key, error = %e, attempt = failures, "lock attempt failed; retrying");
+                    last_error = Some(e);
+                }
+                Err(e) => return Err(e),
+            }
+
+            let now = Instant::now();
+            let remaining = deadline.map(|d| d.saturating_duration_since(now));
+            if remaining == Some(Duration::ZERO) {
+                return match last_error {
+                    Some(e) => Err(e),
+                    None => Ok(None),
+                };
+            }
+
+            if let Some(e) = &last_error {
+                let mut pause = cfg.retry_pause();
+                if let Some(r) = remaining {
+                    pause = pause.min(r);
+                }
+                tracing::trace!(key = %self.key, error = %e, ?pause, "pausing before the next attempt");
+                tokio::time::sleep(pause).await;
+                continue;
+            }
+
+            let mut nap = match &mut backoff {
+                // no pub/sub: the kind's back-off alone
+                Some(policy) => policy.next_sleep(),
+                None => {
+                    if sub.is_none() && self.client.hub.has_connection() {
+                        let budget =
+                            remaining.map_or(cfg.subscription_timeout, |r| r.min(cfg.subscription_timeout));
+                        let channel = self.kind.channel(&self.key, &self.field_of(owner));
+                        match self.client.hub.subscribe(&channel, budget).await {
+                            Ok(s) => {
+                                sub = Some(s);
+                                continue; // subscribe, then re-try before sleeping
+                            }
+                            Err(e) => {
+                                tracing::debug!(key = %self.key, channel = %channel, error = %e, "could not subscribe; polling instead");
+                            }
+                        }
+                    }
+                    // 80-100 % of the poll interval: thousands of waiters do not re-poll in lockstep
+                    let mut nap = cfg.poll_interval.mul_f64(0.8 + 0.2 * rand::random::<f64>());
+                    if let Some(t) = ttl {
+                        if t >= 0 {
+                            nap = nap.min(Duration::from_millis(t.max(1) as u64));
+                        }
+                    }
+                    nap
+                }
+            };
+            if let Some(d) = deadline {
+                nap = nap.min(d.saturating_duration_since(Instant::now()));
+            }
+            match notified.as_mut().as_pin_mut() {
+                Some(n) => {
+                    tokio::select! {
+                        _ = n => {}
+                        _ = tokio::time::sleep(nap) => {}
+                    }
+                }
+                None => tokio::time::sleep(nap).await,
+            }
+        }
+    }
+
+    fn ctx<'a>(&'a self, channel: &'a str, field: &'a str) -> Ctx<'a> {
+        Ctx {
+            key: &self.key,
+            channel,
+            field,
+            publish: self.client.publish_cmd,
+        }
+    }
+
+    /// One attempt, supervised: if the caller's future is dropped while it is in flight, it
+    /// finishes in the background, and a hold Redis granted is released at once.
+    async fn attempt(
+        &self,
+        owner: OwnerId,
+        lease: Option<Duration>,
+        own_ms: u64,
+        deadline: Option<Instant>,
+    ) -> Result<Attempt<K>> {
+        let core = self.clone();
+        let request = async move { core.attempt_inner(owner, lease, own_ms, deadline).await };
+        FinishOnDrop::new(request, move |res: Result<Attempt<K>>| {
+            Box::pin(async move {
+                if let Ok(Attempt::Granted(held)) = res {
+                    tracing::debug!(key = %held.key(), field = %held.field(), "acquire was cancelled after Redis granted it: releasing");
+                    drop(held); // queues the release
+                }
+            })
+        })
+        .await
+    }
+
+    async fn attempt_inner(
+        &self,
+        owner: OwnerId,
+        lease: Option<Duration>,
+        own_ms: u64,
+        deadline: Option<Instant>,
+    ) -> Result<Attempt<K>> {
+        let cfg = &self.client.config;
+        let holds = &self.client.holds;
+        let field: Arc<str> = self.field_of(owner).into();
+        let turn = match deadline {
+            None => holds.turn(&self.key, &field, self.kind).await,
+            Some(d) => {
+                let limit = after(d, cfg.command_timeout);
+                match tokio::time::timeout_at(limit.into(), holds.turn(&self.key, &field, self.kind)).await {
+                    Ok(t) => t,
+                    Err(_) => return Err(Error::CommandTimeout(cfg.command_timeout)),
+                }
+            }
+        };
+        let need_ms = if self.kind.ttl_only_grows() {
+            own_ms
+        } else {
+            holds.acquire_need(&turn, own_ms)
+        };
+        let latch = name::latch(&self.key, &request_id());
+        let channel = self.kind.channel(&self.key, &field);
+        let args = AcquireArgs {
+            ttl_ms: need_ms,
+            latch: &latch,
+            latch_ms: cfg.retry_window_ms(),
+        };
+        let inv = self.kind.acquire(&self.ctx(&channel, &field), &args);
+        let sent_at = Instant::now();
+        let mode = match lease {
+            None => Mode::Watchdog,
+            Some(_) => Mode::Leased {
+                lease_ms: own_ms,
+                until: after(sent_at, Duration::from_millis(own_ms)),
+            },
+        };
+        let reply = match script::run::<Value>(&self.client.conn, cfg.command_timeout, &self.key, &inv).await
+        {
+            Ok(v) => self.kind.decode(&v)?,
+            Err(e) if e.is_ambiguous() => {
+                // The request may or may not have run. Never re-send it: ask Redis. Now, if the
+                // caller's wait allows one more request; else in the background.
+                let settled = if deadline.is_none_or(|d| Instant::now() < d) {
+                    self.settle(&latch).await.ok()
+                } else {
+                    None
+                };
+                match settled {
+                    Some(Reply::Granted { count, grant }) => {
+                        tracing::debug!(key = %self.key, field = %field, error = %e, "acquire reply was lost, but Redis had granted it: keeping the hold");
+                        Reply::Granted { count, grant }
+                    }
+                    Some(_) => {
+                        tracing::debug!(key = %self.key, field = %field, error = %e, "acquire reply was lost; it never took effect and now never will");
+                        return Err(e);
+                    }
+                    None => {
+                        self.settle_in_background(turn, latch, mode, sent_at, need_ms, owner);
+                        return Err(e);
+                    }
+                }
+            }
+            Err(e) => return Err(self.kind.map_error(&self.key, &field, e)),
+        };
+        match reply {
+            Reply::Granted { count, grant } => {
+                self.client.latches.discard(latch);
+                Ok(Attempt::Granted(self.record_grant(
+                    &turn, owner, mode, sent_at, need_ms, count, grant,
+                )))
+            }
+            Reply::Refused { pttl } => Ok(Attempt::Refused(pttl)),
+            Reply::Cancelled => Err(Error::Protocol(
+                "a new acquire attempt found its id already cancelled".into(),
+            )),
+        }
+    }
+
+    /// Asks Redis whether the acquire that wrote `latch` took effect, making sure it never will
+    /// if it has not. `Reply::Granted`: it did; anything else: not, and never.
+    async fn settle(&self, latch: &str) -> Result<Reply<K::Grant>> {
+        let cfg = &self.client.config;
+        let mut inv = script::RESOLVE_ACQUIRE.prepare_invoke();
+        // a copy of the request delayed longer than this would still apply (and expire with its
+        // lease): keep the marker for ten minutes, or longer than the retry window
+        inv.key(latch).arg(cfg.retry_window_ms().max(600_000));
+        let v: Value = script::run(&self.client.conn, cfg.command_timeout, &self.key, &inv).await?;
+        let reply = self.kind.decode(&v)?;
+        if matches!(reply, Reply::Granted { .. }) {
+            self.client.latches.discard(latch.to_owned());
+        }
+        Ok(reply)
+    }
+
+    /// Keeps asking (within the latch's lifetime) whether an ambiguous acquire took effect, and
+    /// releases the hold if it did: nobody is waiting for it any more.
+    fn settle_in_background(
+        &self,
+        turn: Turn,
+        latch: String,
+        mode: Mode,
+        sent_at: Instant,
+        need_ms: u64,
+        owner: OwnerId,
+    ) {
+        let core = self.clone();
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        rt.spawn(async move {
+            let window = Duration::from_millis(core.client.config.retry_window_ms());
+            loop {
+                match core.settle(&latch).await {
+                    Ok(Reply::Granted { count, grant }) => {
+                        let held = core.record_grant(&turn, owner, mode, sent_at, need_ms, count, grant);
+                        drop(turn);
+                        tracing::info!(key = %core.key, field = %held.field(), "an acquire whose reply was lost had been granted after its caller gave up: releasing it");
+                        drop(held); // queues the release
+                        return;
+                    }
+                    Ok(_) => return,
+                    Err(e) if sent_at.elapsed() < window => {
+                        tracing::debug!(key = %core.key, error = %e, "cannot settle an ambiguous acquire yet; retrying");
+                        tokio::time::sleep(core.client.config.retry_pause()).await;
+                    }
+                    Err(e) => {
+                        tracing::warn!(key = %core.key, error = %e, "could not learn whether an acquire whose reply was lost took effect; if it did, it expires with its lease");
+                        return;
+                    }
+                }
+            }
+        });
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn record_grant(
+        &self,
+        turn: &Turn,
+        owner: OwnerId,
+        mode: Mode,
+        sent_at: Instant,
+        need_ms: u64,
+        count: i64,
+        grant: K::Grant,
+    ) -> Held<K> {
+        let lease = self
+            .client
+            .holds
+            .granted(turn, self.kind, mode, sent_at, need_ms, count);
+        Held::new(self.clone(), turn.field().clone(), owner, lease, mode, grant)
+    }
+}
+
+/// 16 random bytes, lowercase hex (Redisson's unlock request id; ours for attempts too).
+pub(crate) fn request_id() -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes: [u8; 16] = rand::random();
+    let mut s = String::with_capacity(32);
+    for b in bytes {
+        s.push(HEX[usize::from(b >> 4)] as char);
+        s.push(HEX[usize::from(b & 15)] as char);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn request_id_is_32_lowercase_hex() {
+        let a = super::request_id();
+        assert_eq!(a.len(), 32);
+        assert!(
+            a.bytes()
+                .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)),
+            "{a}"
+        );
+        assert_ne!(a, super::request_id());
+    }
+}

@@ -1,0 +1,238 @@
+//! The release path, written once for every kind: planned against the hold table under the
+//! field's turn, one request id for every retry, never sent for a hold known to have ended; and
+//! the queue that runs the releases of dropped guards.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::sync::{mpsc, Notify};
+
+use crate::client::ClientInner;
+use crate::config::millis;
+use crate::core::kind::{AcquireKind, Ctx, Kind, ReleaseArgs};
+use crate::core::{request_id, LockCore};
+use crate::error::{Error, Result};
+use crate::finish::FinishOnDrop;
+use crate::holds::{Mode, ReleasePlan, Released, Turn};
+use crate::lease::{Lease, LostReason};
+use crate::{name, script, Unlocked};
+
+/// What a release needs: the client, the lock's key and its kind (no owner choice, no grant).
+pub(crate) struct Releaser {
+    pub client: Arc<ClientInner>,
+    pub key: Arc<str>,
+    pub kind: &'static dyn Kind,
+}
+
+impl Releaser {
+    pub(crate) fn of<K: AcquireKind>(core: &LockCore<K>) -> Releaser {
+        Releaser {
+            client: core.client.clone(),
+            key: core.key.clone(),
+            kind: core.kind,
+        }
+    }
+
+    fn ctx<'a>(&'a self, channel: &'a str, field: &'a str) -> Ctx<'a> {
+        Ctx {
+            key: &self.key,
+            channel,
+            field,
+            publish: self.client.publish_cmd,
+        }
+    }
+
+    /// Releases the hold of `field` observed through `lease` (a guard's), unless it is known to
+    /// have ended.
+    pub(crate) async fn release_hold(
+        &self,
+        field: &Arc<str>,
+        lease: &Arc<Lease>,
+        mode: Mode,
+    ) -> Result<Unlocked> {
+        let turn = self.client.holds.turn(&self.key, field, self.kind).await;
+        let plan = self.client.holds.begin_release(&turn, lease, mode);
+        self.send(&turn, Some(lease), plan).await
+    }
+
+    /// A handle-level unlock (Redisson's `unlock()` without a guard) of `field`.
+    pub(crate) async fn release_any(&self, field: &Arc<str>) -> Result<Unlocked> {
+        let turn = self.client.holds.turn(&self.key, field, self.kind).await;
+        let (plan, lease) = self.client.holds.begin_release_any(&turn);
+        self.send(&turn, lease.as_ref(), plan).await
+    }
+
+    /// Releases every hold of `field` (the client is shutting down).
+    pub(crate) async fn release_all(&self, field: &Arc<str>) -> Result<Unlocked> {
+        let turn = self.client.holds.turn(&self.key, field, self.kind).await;
+        let watchdog_ms = millis("lock_watchdog_timeout", self.client.config.lock_watchdog_timeout)?;
+        let plan = ReleasePlan::Send {
+            last: true,
+            need_ms: watchdog_ms,
+        };
+        self.send(&turn, None, plan).await
+    }
+
+    /// Sends the release `plan` asks for. One request id for every retry, so a retried request
+    /// can never release twice.
+    async fn send(&self, turn: &Turn, lease: Option<&Arc<Lease>>, plan: ReleasePlan) -> Result<Unlocked> {
+        let cfg = &self.client.config;
+        let field = turn.field();
+        let not_held = || Error::NotHeld {
+            key: self.key.to_string(),
+            field: field.to_string(),
+        };
+        let (last, need_ms) = match plan {
+            ReleasePlan::Stale => {
+                tracing::debug!(key = %self.key, field = %field, "release of a hold known to have ended: nothing sent");
+                return Err(not_held());
+            }
+            ReleasePlan::Send { last, need_ms } => (last, need_ms),
+            ReleasePlan::Unknown => (false, millis("lock_watchdog_timeout", cfg.lock_watchdog_timeout)?),
+        };
+        let latch = name::latch(&self.key, &request_id());
+        let channel = self.kind.channel(&self.key, field);
+        let args = ReleaseArgs {
+            ttl_ms: need_ms,
+            latch: &latch,
+            latch_ms: cfg.retry_window_ms(),
+            all: last,
+        };
+        let inv = self.kind.release(&self.ctx(&channel, field), &args);
+        let sent_at = Instant::now();
+        let mut tries = 0;
+        let reply = loop {
+            match script::run::<Option<i64>>(&self.client.conn, cfg.command_timeout, &self.key, &inv).await {
+                Ok(r) => break r,
+                Err(e) if e.is_transient() && tries < cfg.retry_attempts => {
+                    tries += 1;
+                    tracing::debug!(key = %self.key, field = %field, error = %e, tries, "unlock failed; retrying with the same request id");
+                    tokio::time::sleep(cfg.retry_pause()).await;
+                }
+                Err(e) => return Err(self.kind.map_error(&self.key, field, e)),
+            }
+        };
+        // The latch only matters for our own retries, which are over: the janitor deletes it
+        // (batched with other requests' latches, off this call's path).
+        self.client.latches.discard(latch);
+        let (outcome, result) = match reply {
+            None => (Released::NotHeld, Err(not_held())),
+            Some(0) if last => (Released::Gone, Ok(Unlocked::Released)),
+            Some(0) => (Released::StillHeld, Ok(Unlocked::Partial)),
+            Some(1) => (Released::Gone, Ok(Unlocked::Released)),
+            Some(other) => return Err(Error::Protocol(format!("unlock replied {other}"))),
+        };
+        self.client.holds.released(turn, lease, &plan, sent_at, outcome);
+        match &result {
+            Ok(u) => {
+                tracing::debug!(key = %self.key, field = %field, kind = self.kind.label(), outcome = ?u, "released")
+            }
+            Err(_) => {
+                tracing::debug!(key = %self.key, field = %field, kind = self.kind.label(), "unlock refused: not held")
+            }
+        }
+        result
+    }
+
+    /// Deletes the lock whoever holds it (the kind's force unlock).
+    pub(crate) async fn force(&self) -> Result<bool> {
+        let channel = self.kind.channel(&self.key, "");
+        let inv = self.kind.force_release(&self.ctx(&channel, ""));
+        let timeout = self.client.config.command_timeout;
+        let r: i64 = script::run(&self.client.conn, timeout, &self.key, &inv)
+            .await
+            .map_err(|e| self.kind.map_error(&self.key, "", e))?;
+        if r == 1 {
+            // only a lock that was really deleted ends this client's holds (a read-side force on
+            // a write-locked lock changes nothing)
+            self.client.holds.lose_key(&self.key, LostReason::ForceUnlocked);
+        }
+        tracing::info!(key = %self.key, kind = self.kind.label(), deleted = r == 1, "force unlock");
+        Ok(r == 1)
+    }
+}
+
+/// Runs a release so that dropping the returned future does not cancel it.
+pub(crate) async fn detached(
+    request: impl std::future::Future<Output = Result<Unlocked>> + Send + 'static,
+    key: Arc<str>,
+) -> Result<Unlocked> {
+    FinishOnDrop::new(request, move |res: Result<Unlocked>| {
+        Box::pin(async move {
+            if let Err(e) = res {
+                tracing::warn!(key = %key, error = %e, "release (its caller gave up waiting) failed");
+            }
+        })
+    })
+    .await
+}
+
+/// A release queued by a dropped guard.
+pub(crate) type ReleaseJob = Box<dyn FnOnce() -> futures::future::BoxFuture<'static, ()> + Send>;
+
+/// The queue of releases from dropped guards, run by one worker per client (guards may be
+/// dropped anywhere, even outside a runtime); it can be flushed (shutdown).
+pub(crate) struct ReleaseQueue {
+    tx: mpsc::UnboundedSender<ReleaseJob>,
+    pending: AtomicUsize,
+    idle: Notify,
+}
+
+impl ReleaseQueue {
+    /// Starts the worker on the current runtime.
+    pub(crate) fn start() -> Arc<ReleaseQueue> {
+        let (tx, mut rx) = mpsc::unbounded_channel::<ReleaseJob>();
+        let queue = Arc::new(ReleaseQueue {
+            tx,
+            pending: AtomicUsize::new(0),
+            idle: Notify::new(),
+        });
+        let weak = Arc::downgrade(&queue);
+        tokio::spawn(async move {
+            while let Some(job) = rx.recv().await {
+                let weak = weak.clone();
+                tokio::spawn(async move {
+                    job().await;
+                    if let Some(q) = weak.upgrade() {
+                        q.done();
+                    }
+                });
+            }
+        });
+        queue
+    }
+
+    /// Queues a job; false when the worker is gone.
+    pub(crate) fn push(&self, job: ReleaseJob) -> bool {
+        self.pending.fetch_add(1, Ordering::SeqCst);
+        if self.tx.send(job).is_err() {
+            self.done();
+            return false;
+        }
+        true
+    }
+
+    fn done(&self) {
+        if self.pending.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.idle.notify_waiters();
+        }
+    }
+
+    /// Waits until every queued release has finished.
+    pub(crate) async fn flush(&self) {
+        loop {
+            let idle = self.idle.notified();
+            let mut idle = std::pin::pin!(idle);
+            idle.as_mut().enable();
+            if self.pending.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            idle.await;
+        }
+    }
+
+    pub(crate) fn pending(&self) -> usize {
+        self.pending.load(Ordering::SeqCst)
+    }
+}
