@@ -110,7 +110,7 @@ static FENCED: FencedKind = FencedKind;
 /// equal token only the first write wins.
 #[derive(Clone)]
 pub struct RFencedLock {
-    core: LockCore<FencedKind>,
+    pub(crate) core: LockCore<FencedKind>,
 }
 
 impl RFencedLock {

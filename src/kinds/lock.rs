@@ -82,7 +82,7 @@ pub(crate) static REENTRANT: ReentrantKind = ReentrantKind;
 /// ```
 #[derive(Clone)]
 pub struct RLock {
-    core: LockCore<ReentrantKind>,
+    pub(crate) core: LockCore<ReentrantKind>,
 }
 
 impl RLock {

@@ -79,7 +79,7 @@ static NON_REENTRANT: NonReentrantKind = NonReentrantKind;
 /// ```
 #[derive(Clone)]
 pub struct RNonReentrantLock {
-    core: LockCore<NonReentrantKind>,
+    pub(crate) core: LockCore<NonReentrantKind>,
 }
 
 impl RNonReentrantLock {

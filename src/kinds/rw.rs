@@ -244,7 +244,7 @@ impl RReadWriteLock {
 /// ```
 #[derive(Clone)]
 pub struct RReadLock {
-    core: LockCore<ReadKind>,
+    pub(crate) core: LockCore<ReadKind>,
 }
 
 /// The write side of an [`RReadWriteLock`]: exclusive.
@@ -263,7 +263,7 @@ pub struct RReadLock {
 /// ```
 #[derive(Clone)]
 pub struct RWriteLock {
-    core: LockCore<WriteKind>,
+    pub(crate) core: LockCore<WriteKind>,
 }
 
 impl RReadLock {
@@ -712,6 +712,10 @@ pub struct ReadGuard(Held<ReadKind>);
 pub struct WriteGuard(Held<WriteKind>);
 
 impl ReadGuard {
+    pub(crate) fn into_held(self) -> Held<ReadKind> {
+        self.0
+    }
+
     /// Releases this read hold: its timeout key goes, and the hash's TTL becomes the longest
     /// remaining hold's (any reader's). When no reader is left the hash is deleted and `0` is
     /// published; otherwise nothing is published. Returns [`Unlocked::Released`] when this
@@ -831,6 +835,10 @@ impl ReadGuard {
 }
 
 impl WriteGuard {
+    pub(crate) fn from_held(held: Held<WriteKind>) -> WriteGuard {
+        WriteGuard(held)
+    }
+
     /// Releases this write hold. The owner's last write hold deletes the hash and publishes `1`
     /// (every waiter wakes), unless the owner also reads: then the hash stays, in `read` mode,
     /// and nothing is published. A partial release re-applies the TTL the owner's remaining

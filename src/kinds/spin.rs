@@ -258,7 +258,7 @@ static SPIN: SpinKind = SpinKind;
 /// ```
 #[derive(Clone)]
 pub struct RSpinLock {
-    core: LockCore<SpinKind>,
+    pub(crate) core: LockCore<SpinKind>,
 }
 
 impl RSpinLock {
