@@ -929,3 +929,56 @@ async fn inspect_and_force_unlock_accept_a_redisson_transactional_holder() {
     assert_eq!(exists, 0);
     assert_eq!(sub.drain(&s).await, vec!["0".to_owned()]);
 }
+
+#[tokio::test]
+async fn hold_takes_the_other_kinds() {
+    let s = RedisServer::start();
+    let c = client(&s).await;
+    let mut raw = s.conn().await;
+
+    // --fenced prints the token, and tokens grow
+    let r = run(&s, &["hold", "fenced", "--fenced", "--for", "10ms"]).await;
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stdout.contains("fencing token 1"), "{}", r.stdout);
+    let r = run(&s, &["--json", "hold", "fenced", "--fenced", "--for", "10ms"]).await;
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let acquired = &json_lines(&r.stdout)[0];
+    assert_eq!(
+        (acquired["side"].as_str(), acquired["token"].as_u64()),
+        (Some("fenced"), Some(2))
+    );
+    let token: String = raw.get("redisson_lock_token:{fenced}").await.unwrap();
+    assert_eq!(token, "2");
+
+    // --spin: a waiting spin hold gets in by polling (nothing is published)
+    let g = c.spin_lock("spun").unwrap().lock().await.unwrap();
+    let mut waiting = Spawned::start(&s, &["--json", "hold", "spun", "--spin", "--for", "10ms"]);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    g.unlock().await.unwrap();
+    let acquired = waiting.event(Duration::from_secs(20), "acquired").await;
+    assert_eq!(acquired["side"], "spin");
+    waiting.event(Duration::from_secs(20), "released").await;
+    assert_eq!(waiting.exit_code(Duration::from_secs(20)).await, Some(0));
+
+    // --non-reentrant: the CLI is another client (another client id), so our owner 9 is not its
+    // owner 9: it waits like any other owner, and takes the lock once it is free
+    let held = c.non_reentrant_lock("nr").unwrap().with_owner(9);
+    let g = held.lock().await.unwrap();
+    let field = g.field().to_owned();
+    let (client_id, owner) = field.rsplit_once(':').unwrap();
+    assert_eq!(client_id, c.id());
+    let r = run(&s, &["hold", "nr", "--non-reentrant", "--wait", "100ms"]).await;
+    assert_eq!(r.code, Some(2), "another client's owner just waits: {}", r.stderr);
+    g.unlock().await.unwrap();
+    let r = run(
+        &s,
+        &["hold", "nr", "--non-reentrant", "--owner", owner, "--for", "10ms"],
+    )
+    .await;
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+
+    // at most one kind flag
+    let r = run(&s, &["hold", "x", "--spin", "--fenced"]).await;
+    assert_ne!(r.code, Some(0));
+    assert!(r.stderr.contains("cannot be used with"), "{}", r.stderr);
+}

@@ -4,7 +4,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Instant;
 
-use redisson_lock::{Client, Error, LockGuard, LostReason, ReadGuard, Unlocked, WriteGuard};
+use redisson_lock::{
+    Client, Error, FencedGuard, LockGuard, LostReason, NonReentrantGuard, ReadGuard, SpinGuard, Unlocked,
+    WriteGuard,
+};
 use serde_json::json;
 
 use crate::render::{fmt_ms, Out};
@@ -14,6 +17,9 @@ enum Guard {
     Plain(LockGuard),
     Read(ReadGuard),
     Write(WriteGuard),
+    Fenced(FencedGuard),
+    Spin(SpinGuard),
+    NonReentrant(NonReentrantGuard),
 }
 
 impl Guard {
@@ -22,6 +28,16 @@ impl Guard {
             Guard::Plain(g) => g.field(),
             Guard::Read(g) => g.field(),
             Guard::Write(g) => g.field(),
+            Guard::Fenced(g) => g.field(),
+            Guard::Spin(g) => g.field(),
+            Guard::NonReentrant(g) => g.field(),
+        }
+    }
+
+    fn token(&self) -> Option<u64> {
+        match self {
+            Guard::Fenced(g) => Some(g.token()),
+            _ => None,
         }
     }
 
@@ -30,6 +46,9 @@ impl Guard {
             Guard::Plain(g) => Box::pin(g.lost()),
             Guard::Read(g) => Box::pin(g.lost()),
             Guard::Write(g) => Box::pin(g.lost()),
+            Guard::Fenced(g) => Box::pin(g.lost()),
+            Guard::Spin(g) => Box::pin(g.lost()),
+            Guard::NonReentrant(g) => Box::pin(g.lost()),
         }
     }
 
@@ -38,6 +57,9 @@ impl Guard {
             Guard::Plain(g) => g.unlock().await,
             Guard::Read(g) => g.unlock().await,
             Guard::Write(g) => g.unlock().await,
+            Guard::Fenced(g) => g.unlock().await,
+            Guard::Spin(g) => g.unlock().await,
+            Guard::NonReentrant(g) => g.unlock().await,
         }
     }
 }
@@ -86,6 +108,12 @@ pub(crate) async fn hold(client: &Client, out: &Out, args: HoldArgs) -> Result<O
         "read"
     } else if args.write {
         "write"
+    } else if args.fenced {
+        "fenced"
+    } else if args.spin {
+        "spin"
+    } else if args.non_reentrant {
+        "non-reentrant"
     } else {
         "lock"
     };
@@ -95,6 +123,12 @@ pub(crate) async fn hold(client: &Client, out: &Out, args: HoldArgs) -> Result<O
             acquire!(client.read_write_lock(&name)?.read_lock(), Read, args)
         } else if args.write {
             acquire!(client.read_write_lock(&name)?.write_lock(), Write, args)
+        } else if args.fenced {
+            acquire!(client.fenced_lock(&name)?, Fenced, args)
+        } else if args.spin {
+            acquire!(client.spin_lock(&name)?, Spin, args)
+        } else if args.non_reentrant {
+            acquire!(client.non_reentrant_lock(&name)?, NonReentrant, args)
         } else {
             acquire!(client.lock(&name)?, Plain, args)
         }
@@ -129,6 +163,7 @@ pub(crate) async fn hold(client: &Client, out: &Out, args: HoldArgs) -> Result<O
     };
 
     let field = guard.field().to_owned();
+    let token = guard.token();
     let held_at = Instant::now();
     out.emit(
         json!({
@@ -136,6 +171,7 @@ pub(crate) async fn hold(client: &Client, out: &Out, args: HoldArgs) -> Result<O
             "name": name,
             "field": field,
             "side": side,
+            "token": token,
             "lease_ms": args.lease.map(|l| l.as_millis() as u64),
             "waited_ms": held_at.duration_since(started).as_millis() as u64,
             "ts_ms": now_ms(),
@@ -158,7 +194,8 @@ pub(crate) async fn hold(client: &Client, out: &Out, args: HoldArgs) -> Result<O
             } else {
                 format!(" ({side})")
             };
-            format!("acquired {name}{side} as {field} ({how}); {until}")
+            let token = token.map(|t| format!(", fencing token {t}")).unwrap_or_default();
+            format!("acquired {name}{side} as {field}{token} ({how}); {until}")
         },
     );
 

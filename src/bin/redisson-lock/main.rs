@@ -87,11 +87,20 @@ struct HoldArgs {
     #[arg(long, value_name = "ID")]
     owner: Option<u64>,
     /// Take the read side of a read-write lock
-    #[arg(long, conflicts_with = "write")]
+    #[arg(long, group = "kind")]
     read: bool,
     /// Take the write side of a read-write lock
-    #[arg(long)]
+    #[arg(long, group = "kind")]
     write: bool,
+    /// Take a fenced lock (Redisson's RFencedLock) and print its fencing token
+    #[arg(long, group = "kind")]
+    fenced: bool,
+    /// Take a spin lock (Redisson's RSpinLock): wait by polling, release without a message
+    #[arg(long, group = "kind")]
+    spin: bool,
+    /// Take a non-reentrant lock (Redisson 4.4+): the same --owner cannot take it twice
+    #[arg(long, group = "kind")]
+    non_reentrant: bool,
 }
 
 /// `500ms`, `2s`, `1m`, `1h 30m`... (humantime); a bare number is rejected.
