@@ -28,6 +28,9 @@
 //! * One pub/sub connection and one batched watchdog per [`Client`].
 //! * [`RReadWriteLock`]: Redisson's read-write lock, including the per-hold timeout keys Java
 //!   read-unlocks rely on, downgrade, and batched read-lock renewal.
+//! * [`RFencedLock`]: every acquisition takes a fencing token ([`FencedGuard::token`]) for the
+//!   protected resource to check; [`RSpinLock`]: waiters poll with a [`BackOff`] instead of
+//!   pub/sub; [`RNonReentrantLock`]: an owner's second acquisition is [`Error::AlreadyHeld`].
 //! * A blocking facade in [`blocking`].
 //!
 //! # Leases and the watchdog
