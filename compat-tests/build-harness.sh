@@ -4,7 +4,8 @@
 #   compat-tests/build-harness.sh 3.52.0      -> compat-tests/jars/harness-3.52.0.jar
 #
 # Skips the build when the jar exists and is newer than pom.xml and every
-# file under src/. Maven's local repository is ${COMPAT_M2_REPO:-$HOME/.m2/repository}
+# file under src/. Lock kinds that need a newer Redisson (kinds.properties) are
+# compiled in only when VERSION is at least their ".since" version. Maven's local repository is ${COMPAT_M2_REPO:-$HOME/.m2/repository}
 # so later runs reuse downloads. Each version builds in its own target-VERSION/.
 # Prints the jar path on stdout when done.
 set -euo pipefail
@@ -56,13 +57,32 @@ esac
 M2_REPO="${COMPAT_M2_REPO:-$HOME/.m2/repository}"
 BUILD_DIR="target-$VERSION"
 
-echo "build-harness: building Redisson $VERSION harness (maven repo: $M2_REPO)" >&2
+# Optional lock kinds (src/main/resources/kinds.properties): compile src/main/kinds/<kind>/ only
+# when this Redisson version has the kind, i.e. VERSION >= <kind>.since (sort -V order).
+KINDS_FILE="$HERE/src/main/resources/kinds.properties"
+prop() { sed -n "s/^$1=//p" "$KINDS_FILE" | head -n1 | tr -d '[:space:]'; }
+version_ge() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]; }
+KIND_FLAGS=()
+KINDS_ON=()
+for kind in $(sed -n 's/^kinds=//p' "$KINDS_FILE"); do
+    since="$(prop "$kind.since")"
+    [ -n "$since" ] || { echo "build-harness: $KINDS_FILE has no $kind.since" >&2; exit 1; }
+    if version_ge "$VERSION" "$since"; then
+        KIND_FLAGS+=("-Dharness.kind.$kind=true")
+        KINDS_ON+=("$kind")
+    else
+        KINDS_ON+=("-$kind(<$since)")
+    fi
+done
+
+echo "build-harness: building Redisson $VERSION harness, kinds: lock readWrite ${KINDS_ON[*]} (maven repo: $M2_REPO)" >&2
 start=$(date +%s)
 if ! (cd "$HERE" && mvn -B -q \
         -Dstyle.color=never \
         -Dmaven.repo.local="$M2_REPO" \
         -Dredisson.version="$VERSION" \
         -DbuildDir="$BUILD_DIR" \
+        "${KIND_FLAGS[@]}" \
         package >&2); then   # keep our stdout for the jar path only
     echo "build-harness: Maven build FAILED for Redisson $VERSION" >&2
     exit 1

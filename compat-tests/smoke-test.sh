@@ -6,6 +6,11 @@
 # Starts redis-server on a random free loopback port (never 6379), drives the
 # harness through the basic lock scenario, checks the responses and the Redis
 # state (HGETALL / PTTL of the lock hash), and stops redis-server afterwards.
+# Then the optional lock kinds (src/main/resources/kinds.properties): the jar must
+# list exactly the kinds its Redisson version has; spin, fenced and non-reentrant
+# commands are checked where supported (hash layout, tokens, no publish on a spin
+# unlock, the non-reentrant re-acquire error, the per-kind counters) and must
+# answer "unsupported: <kind> needs Redisson <since>+" where not.
 # Needs: java, mvn (for the build), redis-server, redis-cli, python3.
 set -euo pipefail
 
@@ -22,6 +27,7 @@ REDIS_PID=""
 HARNESS_PID=""
 cleanup() {
     if [ -n "$HARNESS_PID" ]; then kill "$HARNESS_PID" 2>/dev/null || true; fi
+    if [ -n "${SUB_PID:-}" ]; then kill "$SUB_PID" 2>/dev/null || true; fi
     if [ -n "$REDIS_PID" ]; then kill "$REDIS_PID" 2>/dev/null || true; wait "$REDIS_PID" 2>/dev/null || true; fi
     rm -rf "$WORK"
 }
@@ -43,6 +49,16 @@ for _ in $(seq 1 100); do
 done
 redis-cli -p "$PORT" ping >/dev/null
 RCLI=(redis-cli -h 127.0.0.1 -p "$PORT")
+
+# --- a subscriber on the channels of L (plain lock: its unlocks publish, the control),
+# SP (spin lock: must stay silent) and N (non-reentrant lock)
+"${RCLI[@]}" SUBSCRIBE 'redisson_lock__channel:{L}' 'redisson_lock__channel:{SP}' \
+    'redisson_lock__channel:{N}' >"$WORK/sub" 2>&1 &
+SUB_PID=$!
+for _ in $(seq 1 100); do
+    [ "$("${RCLI[@]}" PUBSUB NUMSUB 'redisson_lock__channel:{SP}' | tail -n1)" = 1 ] && break
+    sleep 0.05
+done
 
 # --- harness, driven through a FIFO so we can interleave redis-cli checks
 mkfifo "$WORK/in"
@@ -95,7 +111,53 @@ step 20 w1 writeUnlock RW
 send 21 w2 rwcounter RW rwc 20 50
 step 22 w1 rwcounter RW rwc 20 50
 step 23 w1 nosuchcommand
-send 24 w1 exit
+# --- optional kinds: the same commands for every version (unsupported ones must say so)
+step 24 w1 capabilities
+step 25 w1 spinLock SP
+step 26 w1 spinLock SP
+"${RCLI[@]}" HGETALL SP >"$WORK/spin_hgetall"
+"${RCLI[@]}" PTTL SP >"$WORK/spin_pttl"
+step 27 w2 spinTryLock SP
+step 28 w1 spinHoldCount SP
+step 29 w2 spinIsHeldByThread SP
+step 30 w1 spinUnlock SP
+step 31 w1 spinUnlock SP
+step 32 w1 spinIsLocked SP
+step 33 w1 spinUnlock SP
+step 34 w1 fencedGetToken F
+step 35 w1 fencedLockAndGetToken F
+"${RCLI[@]}" HGETALL F >"$WORK/fenced_hgetall"
+"${RCLI[@]}" GET 'redisson_lock_token:{F}' >"$WORK/fenced_token1"
+step 36 w2 fencedTryLockAndGetToken F
+step 37 w2 fencedGetToken F
+step 38 w1 fencedLockAndGetToken F
+step 39 w1 fencedHoldCount F
+step 40 w1 fencedUnlock F
+step 41 w1 fencedUnlock F
+step 42 w2 fencedTryLockAndGetToken F 100
+step 43 w2 fencedIsHeldByThread F
+step 44 w1 fencedForceUnlock F
+step 45 w2 fencedIsLocked F
+"${RCLI[@]}" GET 'redisson_lock_token:{F}' >"$WORK/fenced_token2"
+"${RCLI[@]}" PTTL 'redisson_lock_token:{F}' >"$WORK/fenced_token_pttl"
+step 46 w1 nonReentrantLock N
+step 47 w1 nonReentrantLock N
+step 48 w1 nonReentrantTryLock N
+"${RCLI[@]}" HGETALL N >"$WORK/nr_hgetall"
+step 49 w1 nonReentrantHoldCount N
+step 50 w2 nonReentrantTryLock N
+step 51 w1 nonReentrantUnlock N
+step 52 w1 nonReentrantIsLocked N
+send 53 w1 spinCounter SC sctr 10 0
+step 54 w2 spinCounter SC sctr 10 0
+wait_lines "$N"
+send 55 w1 fencedCounter FC fctr 10 0
+step 56 w2 fencedCounter FC fctr 10 0
+wait_lines "$N"
+send 57 w1 nonReentrantCounter NC nctr 10 0
+step 58 w2 nonReentrantCounter NC nctr 10 0
+wait_lines "$N"
+send 59 w1 exit
 exec 4>&-
 wait "$HARNESS_PID" && rc=0 || rc=$?
 HARNESS_PID=""
@@ -104,13 +166,21 @@ HARNESS_PID=""
 "${RCLI[@]}" LRANGE ctr:intervals 0 -1 >"$WORK/ctr_intervals"
 "${RCLI[@]}" GET rwc >"$WORK/rwc"
 "${RCLI[@]}" LRANGE rwc:intervals 0 -1 >"$WORK/rwc_intervals"
+for k in sctr fctr nctr; do
+    "${RCLI[@]}" GET "$k" >"$WORK/$k"
+    "${RCLI[@]}" LRANGE "$k:intervals" 0 -1 >"$WORK/${k}_intervals"
+done
+sleep 0.2
+kill "$SUB_PID" 2>/dev/null || true
+wait "$SUB_PID" 2>/dev/null || true
+SUB_PID=""
 
 echo "--- harness stdout" >&2; cat "$WORK/out" >&2
 if [ -s "$WORK/err" ]; then echo "--- harness stderr" >&2; cat "$WORK/err" >&2; fi
 
-python3 - "$WORK" "$rc" "$VERSION" <<'PY'
+python3 - "$WORK" "$rc" "$VERSION" "$HERE/src/main/resources/kinds.properties" <<'PY'
 import json, sys
-work, rc, version = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+work, rc, version, kinds_file = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 lines = [json.loads(l) for l in open(work + "/out")]
 ready, resp = lines[0], {l["seq"]: l for l in lines[1:]}
 fails = []
@@ -121,7 +191,7 @@ check(rc == 0, f"exit code {rc}")
 check(ready.get("event") == "ready", "ready event")
 check(ready.get("version") == version, f"version {ready.get('version')} != {version}")
 cid = ready["clientId"]
-check(sorted(resp) == list(range(1, 25)), f"one response per command: {sorted(resp)}")
+check(sorted(resp) == list(range(1, 60)), f"one response per command: {sorted(resp)}")
 for k in ("seq", "worker", "cmd", "ok", "result", "error", "errorClass", "threadId", "ts_ms", "start_ms"):
     check(all(k in r for r in resp.values()), f"field {k} in every response")
 h1, h2 = resp[1]["result"], resp[2]["result"]
@@ -166,9 +236,89 @@ for (a, b) in ws:
         if (c, d) != (a, b):
             check(d <= a or c >= b, f"write interval {a}-{b} overlaps {k} {c}-{d}")
 check(not resp[23]["ok"] and resp[23]["errorClass"] == "java.lang.IllegalArgumentException", "unknown command")
-check(resp[24]["ok"] and resp[24]["cmd"] == "exit", "exit")
+check(resp[59]["ok"] and resp[59]["cmd"] == "exit", "exit")
+
+# --- optional kinds
+props = dict(l.strip().split("=", 1) for l in open(kinds_file) if "=" in l and not l.lstrip().startswith("#"))
+def vt(v):
+    return [int(x) for x in v.split("-")[0].split(".")]
+optional = props["kinds"].split()
+expected = ["lock", "readWrite"] + [k for k in optional if vt(version) >= vt(props[k + ".since"])]
+check(ready.get("kinds") == expected, f"ready kinds {ready.get('kinds')} != {expected}")
+check(h1.get("kinds") == expected, f"hello kinds {h1.get('kinds')}")
+caps = resp[24]["result"]
+check(caps["version"] == version and caps["kinds"] == expected, f"capabilities {caps}")
+check(sorted(caps["unsupported"]) == sorted(set(optional) - set(expected)), f"capabilities unsupported {caps}")
+def imse(r, start):
+    return (not r["ok"] and r["errorClass"] == "java.lang.IllegalMonitorStateException"
+            and (r["error"] or "").startswith(start))
+def group(kind, seqs):
+    if kind in expected:
+        return True
+    need = f"unsupported: {props[kind + '.title']} needs Redisson {props[kind + '.since']}+"
+    for q in seqs:
+        r = resp[q]
+        check(not r["ok"] and r["errorClass"] == "java.lang.UnsupportedOperationException"
+              and r["error"].startswith(need), f"{r['cmd']} on {version}: {r}")
+    return False
+def counter(kind, s1, s2, key):
+    if not group(kind, [s1, s2]):
+        return None
+    check(resp[s1]["result"] == 10 and resp[s2]["result"] == 10, f"{kind} counter rounds")
+    check(open(f"{work}/{key}").read().strip() == "20", f"{kind} counter value")
+    recs = [x.split(":") for x in open(f"{work}/{key}_intervals").read().split()]
+    check(len(recs) == 20, f"{kind} counter: {len(recs)} records")
+    iv = sorted((int(p[-2]), int(p[-1]), p) for p in recs)
+    check(all(iv[i][1] <= iv[i + 1][0] for i in range(len(iv) - 1)), f"{kind} counter intervals overlap")
+    return iv
+notes = []
+if group("spin", range(25, 34)):
+    shg = open(work + "/spin_hgetall").read().split()
+    check(shg == [h1["field"], "2"], f"spin HGETALL SP == [field, 2]: {shg}")
+    check(25000 < int(open(work + "/spin_pttl").read()) <= 30000, "spin PTTL ~ watchdog")
+    check(resp[27]["result"] is False and resp[28]["result"] == 2 and resp[29]["result"] is False, "spin tryLock/holdCount/isHeld")
+    check(resp[30]["ok"] and resp[31]["ok"] and resp[32]["result"] is False, "spin unlock x2")
+    check(imse(resp[33], "attempt to unlock lock, not locked by current thread"), f"spin 3rd unlock: {resp[33]}")
+    notes.append(f"spin HGETALL={shg}")
+if group("fenced", range(34, 46)):
+    fhg = open(work + "/fenced_hgetall").read().split()
+    t1 = open(work + "/fenced_token1").read().strip()
+    t2 = open(work + "/fenced_token2").read().strip()
+    tp = int(open(work + "/fenced_token_pttl").read())
+    got = [resp[q]["result"] for q in (34, 35, 36, 37, 38, 39, 42, 43, 44, 45)]
+    check(got == [0, 1, None, 1, 2, 2, 3, True, True, False],
+          f"fenced getToken/lockAndGetToken/tryLockAndGetToken/getToken/relock/holdCount/try(100)/isHeld/force/isLocked: {got}")
+    check(fhg == [h1["field"], "1"] and t1 == "1", f"fenced hash {fhg}, token key {t1}")
+    check(t2 == "3" and tp == -1, f"token key after 3 grants: {t2} (PTTL {tp})")
+    check(resp[40]["ok"] and resp[41]["ok"], "fenced unlock x2")
+    notes.append(f"fenced tokens={got[:7]} token key={t2} PTTL={tp}")
+if group("nonReentrant", range(46, 53)):
+    nhg = open(work + "/nr_hgetall").read().split()
+    check(resp[46]["ok"], "nonReentrantLock")
+    for q in (47, 48):
+        check(imse(resp[q], "Lock 'N' is non-reentrant and is already held by thread "), f"re-acquire: {resp[q]}")
+    check(nhg == [h1["field"], "1"], f"non-reentrant HGETALL N == [field, 1]: {nhg}")
+    check(resp[49]["result"] == 1 and resp[50]["result"] is False, "non-reentrant holdCount/tryLock")
+    check(resp[51]["ok"] and resp[52]["result"] is False, "non-reentrant unlock")
+    notes.append(f"non-reentrant error={resp[47]['error']!r}")
+counter("spin", 53, 54, "sctr")
+fiv = counter("fenced", 55, 56, "fctr")
+if fiv is not None:
+    toks = [int(p[2][1:]) for (_, _, p) in fiv]
+    check(all(p[0] == "java" and p[2].startswith("t") for (_, _, p) in fiv), "fenced records java:<w>:t<token>:…")
+    check(toks == list(range(1, 21)), f"fenced tokens in section order: {toks}")
+counter("nonReentrant", 57, 58, "nctr")
+# published messages: L (the control) got its unlock messages, SP nothing; N one per release
+sub = open(work + "/sub").read().split("\n")
+msgs = [(sub[i + 1], sub[i + 2]) for i in range(len(sub) - 2) if sub[i] == "message"]
+count = lambda ch: sum(1 for c, _ in msgs if c == "redisson_lock__channel:{" + ch + "}")
+check(count("L") >= 2, f"no unlock message seen on L's channel (the control): {msgs}")
+check(count("SP") == 0, f"a spin lock unlock published: {msgs}")
+check(count("N") == (1 if "nonReentrant" in expected else 0), f"non-reentrant unlock messages: {msgs}")
+notes.append(f"messages L={count('L')} SP={count('SP')} N={count('N')}")
 if fails:
     print("SMOKE FAIL (" + version + "):\n  " + "\n  ".join(fails))
     sys.exit(1)
 print(f"SMOKE OK ({version}): clientId={cid} field={h1['field']} HGETALL={hg} PTTL={pttl} ctr={ctr} rw_writes={writes}")
+print(f"SMOKE OK ({version}): kinds={expected}; " + "; ".join(notes))
 PY

@@ -4,6 +4,16 @@
 //! The harness is started with `java -jar harness-VERSION.jar --url ... --watchdog-ms N`; its
 //! first stdout line is `{"event":"ready",...}`, after which every `SEQ WORKER CMD ARGS` line
 //! written to its stdin gets exactly one JSON response line, in completion order.
+//!
+//! [`kinds`] adds typed calls per lock kind ([`JavaLock`]: the plain, read, write, spin, fenced and
+//! non-reentrant locks) and which Redisson version has which kind.
+
+pub mod kinds;
+
+pub use kinds::{
+    expected_kinds, kind_table, version_at_least, Answer, Capabilities, JavaError, JavaKind, JavaLock,
+    JavaUnlock, OptionalKind,
+};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -176,6 +186,7 @@ pub struct Harness {
     next_seq: AtomicU64,
     client_id: String,
     version: String,
+    kinds: Vec<String>,
     stderr_tail: Arc<Mutex<Vec<String>>>,
     label: String,
 }
@@ -298,6 +309,9 @@ impl Harness {
             .ok_or_else(|| format!("ready line without clientId: {first}"))?
             .to_owned();
         let version = first["version"].as_str().unwrap_or("?").to_owned();
+        // A jar built before the ready line listed kinds has the core ones only.
+        let kinds = kinds::parse_kinds(&first["kinds"])
+            .unwrap_or_else(|| vec!["lock".to_owned(), "readWrite".to_owned()]);
         Ok(Harness {
             child,
             stdin: tokio::sync::Mutex::new(Some(stdin)),
@@ -305,6 +319,7 @@ impl Harness {
             next_seq: AtomicU64::new(1),
             client_id,
             version,
+            kinds,
             stderr_tail,
             label,
         })
@@ -451,6 +466,17 @@ impl Interval {
             _ => Err(format!("malformed interval record `{s}`")),
         }
     }
+
+    /// The fencing token of a `fencedCounter` record (`java:<worker>:t<token>:…`): the last
+    /// `:`-separated part of `who` when it is `t` followed by digits.
+    pub fn fence_token(&self) -> Option<u64> {
+        let last = self.who.rsplit(':').next()?;
+        let digits = last.strip_prefix('t')?;
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        digits.parse().ok()
+    }
 }
 
 /// Checks that no two intervals overlap (touching ends are allowed: the clocks tick in µs).
@@ -533,6 +559,16 @@ mod tests {
         assert_eq!(Interval::parse("rust:3:5:5").unwrap(), iv("rust:3", 5, 5));
         assert!(Interval::parse("java:w1:20:10").is_err());
         assert!(Interval::parse("garbage").is_err());
+    }
+
+    #[test]
+    fn fence_tokens_of_records() {
+        let r = Interval::parse("java:w1:t17:100:200").unwrap();
+        assert_eq!((r.who.as_str(), r.fence_token()), ("java:w1:t17", Some(17)));
+        assert_eq!(Interval::parse("java:w1:100:200").unwrap().fence_token(), None);
+        assert_eq!(Interval::parse("rust:3:100:200").unwrap().fence_token(), None);
+        assert_eq!(Interval::parse("java:t:100:200").unwrap().fence_token(), None);
+        assert_eq!(Interval::parse("java:w:t1x:100:200").unwrap().fence_token(), None);
     }
 
     #[test]

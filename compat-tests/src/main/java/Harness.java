@@ -41,7 +41,10 @@ import org.redisson.config.Config;
  * stdout: one JSON object per line (a "ready" event, then exactly one response per command).
  * See README.md in this directory for the full contract.
  *
- * Only Redisson API that exists in 3.17.x .. 4.x is used.
+ * This file only uses Redisson API that exists in 3.17.x .. 4.x. The lock kinds that need a newer
+ * Redisson (spin, fenced, non-reentrant: see {@code kinds.properties}) live in
+ * {@code src/main/kinds/<kind>/<Kind>Commands.java}; build-harness.sh compiles them only for versions
+ * that have them, and {@link #loadKinds()} finds them with {@code Class.forName}.
  */
 public final class Harness {
 
@@ -59,6 +62,13 @@ public final class Harness {
 
     /** Only touched by the stdin reader (main) thread. */
     private static final Map<String, Worker> WORKERS = new LinkedHashMap<>();
+
+    /** The kinds every harness has ({@code getLock}, {@code getReadWriteLock}). */
+    private static final List<String> CORE_KINDS = List.of("lock", "readWrite");
+    /** Optional kinds compiled into this jar: kind id (= command prefix) -> its commands. */
+    private static final Map<String, KindCommands> KINDS = new LinkedHashMap<>();
+    /** Optional kinds not compiled into this jar: kind id -> the error their commands answer. */
+    private static final Map<String, String> UNSUPPORTED = new LinkedHashMap<>();
 
     private Harness() {
     }
@@ -114,6 +124,7 @@ public final class Harness {
                     .setSubscriptionConnectionMinimumIdleSize(1);
             redisson = Redisson.create(config);
             clientId = redisson.getId();
+            loadKinds();
         } catch (Throwable t) {
             Map<String, Object> fatal = new LinkedHashMap<>();
             fatal.put("event", "fatal");
@@ -129,6 +140,7 @@ public final class Harness {
         ready.put("event", "ready");
         ready.put("clientId", clientId);
         ready.put("version", redissonVersion());
+        ready.put("kinds", kinds());
         ready.put("ts_ms", System.currentTimeMillis());
         emit(Json.write(ready));
 
@@ -184,7 +196,8 @@ public final class Harness {
 
     // --------------------------------------------------------------- workers
 
-    private static final class Worker {
+    /** A named worker: one platform thread running its commands in order. */
+    static final class Worker {
         final String name;
         final ExecutorService executor;
         final long threadId;
@@ -270,6 +283,15 @@ public final class Harness {
                 r.put("clientId", clientId);
                 r.put("threadId", tid);
                 r.put("field", clientId + ":" + tid);
+                r.put("kinds", kinds());
+                return r;
+            }
+            case "capabilities": {
+                argc(cmd, a, 0, 0);
+                Map<String, Object> r = new LinkedHashMap<>();
+                r.put("version", redissonVersion());
+                r.put("kinds", kinds());
+                r.put("unsupported", new LinkedHashMap<>(UNSUPPORTED));
                 return r;
             }
             case "sleep":
@@ -287,11 +309,16 @@ public final class Harness {
             case "isHeldByThread":
             case "remainTTL":
                 requireName(cmd, a);
-                return lockOp(cmd, redisson.getLock(a[0]), a);
+                return lockOp(cmd, cmd, redisson.getLock(a[0]), a);
 
-            case "counter":
+            case "counter": {
                 argc(cmd, a, 4, 4);
-                return counter(w, a[0], a[1], num(a[2]), num(a[3]));
+                RLock lock = redisson.getLock(a[0]);
+                return counter(w, a[1], num(a[2]), num(a[3]), () -> {
+                    lock.lock();
+                    return null;
+                }, lock::unlock);
+            }
             case "rwcounter":
                 argc(cmd, a, 4, 4);
                 return rwcounter(w, a[0], a[1], num(a[2]), num(a[3]));
@@ -331,6 +358,18 @@ public final class Harness {
             default:
                 break;
         }
+        // ---- optional kinds: <kind><Op> (spinLock, fencedGetToken, nonReentrantTryLock, ...)
+        for (String kind : kindIds()) {
+            if (cmd.length() > kind.length() && cmd.startsWith(kind)
+                    && Character.isUpperCase(cmd.charAt(kind.length()))) {
+                KindCommands commands = KINDS.get(kind);
+                if (commands == null) {
+                    throw new UnsupportedOperationException(UNSUPPORTED.get(kind));
+                }
+                String op = cmd.substring(kind.length());
+                return commands.execute(w, cmd, Character.toLowerCase(op.charAt(0)) + op.substring(1), a);
+            }
+        }
         // ---- read/write lock: readX / writeX
         String sub = null;
         boolean read = false;
@@ -353,7 +392,7 @@ public final class Harness {
                 case "remainTTL":
                     requireName(cmd, a);
                     RReadWriteLock rw = redisson.getReadWriteLock(a[0]);
-                    return lockOp(cmd, read ? rw.readLock() : rw.writeLock(), a);
+                    return lockOp(cmd, op, read ? rw.readLock() : rw.writeLock(), a);
                 default:
                     break;
             }
@@ -361,15 +400,12 @@ public final class Harness {
         throw new IllegalArgumentException("unknown command: " + cmd);
     }
 
-    /** The shared lock operations; {@code a[0]} is the lock name. */
-    private static Object lockOp(String cmd, RLock lock, String[] a) throws InterruptedException {
-        String op = cmd;
-        if (op.startsWith("read")) {
-            op = op.substring(4);
-        } else if (op.startsWith("write")) {
-            op = op.substring(5);
-        }
-        op = Character.toLowerCase(op.charAt(0)) + op.substring(1);
+    /**
+     * The operations every lock kind shares; {@code cmd} is the full command (for messages),
+     * {@code op} the operation without the kind's prefix ({@code lock}, {@code tryLock}, ...),
+     * {@code a[0]} the lock name.
+     */
+    static Object lockOp(String cmd, String op, RLock lock, String[] a) throws InterruptedException {
         switch (op) {
             case "lock":
                 argc(cmd, a, 1, 2);
@@ -412,14 +448,23 @@ public final class Harness {
         }
     }
 
-    private static long counter(Worker w, String name, String key, long rounds, long sleepMs)
-            throws InterruptedException {
-        RLock lock = redisson.getLock(name);
+    /** One acquisition of a {@code counter} round; returns a tag for the interval record, or null. */
+    interface Acquire {
+        String acquire() throws Exception;
+    }
+
+    /**
+     * The {@code counter} loop of every kind: ROUNDS times {@code acquire}, GET KEY, sleep, SET n+1,
+     * RPUSH {@code java:<worker>[:<tag>]:<startMicros>:<endMicros>} to {@code KEY:intervals},
+     * {@code release}. Returns the rounds done.
+     */
+    static long counter(Worker w, String key, long rounds, long sleepMs, Acquire acquire, Runnable release)
+            throws Exception {
         RBucket<String> value = redisson.getBucket(key, StringCodec.INSTANCE);
         RList<String> intervals = redisson.getList(key + ":intervals", StringCodec.INSTANCE);
         long done = 0;
         for (long i = 0; i < rounds; i++) {
-            lock.lock();
+            String tag = acquire.acquire();
             try {
                 long start = epochMicros();
                 String v = value.get();
@@ -429,9 +474,9 @@ public final class Harness {
                 }
                 value.set(Long.toString(n + 1));
                 long end = epochMicros();
-                intervals.add("java:" + w.name + ":" + start + ":" + end);
+                intervals.add("java:" + w.name + (tag == null ? "" : ":" + tag) + ":" + start + ":" + end);
             } finally {
-                lock.unlock();
+                release.run();
             }
             done++;
         }
@@ -787,20 +832,25 @@ public final class Harness {
         return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
     }
 
-    private static void requireName(String cmd, String[] a) {
+    /** The client (for the kind command classes). */
+    static RedissonClient redisson() {
+        return redisson;
+    }
+
+    static void requireName(String cmd, String[] a) {
         if (a.length < 1) {
             throw new IllegalArgumentException(cmd + ": missing lock NAME");
         }
     }
 
-    private static void argc(String cmd, String[] a, int min, int max) {
+    static void argc(String cmd, String[] a, int min, int max) {
         if (a.length < min || a.length > max) {
             throw new IllegalArgumentException(cmd + ": expected " + (min == max ? "" + min : min + ".." + max)
                     + " argument(s), got " + a.length);
         }
     }
 
-    private static long num(String s) {
+    static long num(String s) {
         try {
             return Long.parseLong(s);
         } catch (NumberFormatException e) {
@@ -813,6 +863,52 @@ public final class Harness {
         return m != null ? m : t.toString();
     }
 
+    /**
+     * Finds the optional kinds listed in {@code kinds.properties}: {@code <Kind>Commands} is in the
+     * jar only when build-harness.sh compiled {@code src/main/kinds/<kind>/} for this Redisson
+     * version; otherwise the kind's commands answer {@code unsupported: <title> needs Redisson <since>+}.
+     */
+    static void loadKinds() {
+        Properties p = properties("/kinds.properties");
+        for (String kind : kindIds(p)) {
+            String cls = Character.toUpperCase(kind.charAt(0)) + kind.substring(1) + "Commands";
+            String needs = "unsupported: " + p.getProperty(kind + ".title", kind) + " needs Redisson "
+                    + p.getProperty(kind + ".since", "?") + "+ (this harness is built with Redisson "
+                    + redissonVersion() + ")";
+            try {
+                KINDS.put(kind, (KindCommands) Class.forName(cls).getDeclaredConstructor().newInstance());
+            } catch (ClassNotFoundException e) {
+                UNSUPPORTED.put(kind, needs);
+            } catch (ReflectiveOperationException | LinkageError | ClassCastException e) {
+                UNSUPPORTED.put(kind, needs + "; loading " + cls + " failed: " + e);
+                System.err.println("harness: cannot load " + cls + ": " + e);
+            }
+        }
+    }
+
+    private static List<String> kindIds() {
+        List<String> ids = new ArrayList<>(KINDS.keySet());
+        ids.addAll(UNSUPPORTED.keySet());
+        return ids;
+    }
+
+    private static List<String> kindIds(Properties p) {
+        List<String> ids = new ArrayList<>();
+        for (String k : p.getProperty("kinds", "").trim().split("\\s+")) {
+            if (!k.isEmpty()) {
+                ids.add(k);
+            }
+        }
+        return ids;
+    }
+
+    /** The kinds this jar supports, core first: {@code ["lock","readWrite","spin",...]}. */
+    static List<String> kinds() {
+        List<String> all = new ArrayList<>(CORE_KINDS);
+        all.addAll(KINDS.keySet());
+        return all;
+    }
+
     static String redissonVersion() {
         // The Maven metadata of the bundled Redisson jar is kept by the shade plugin.
         String v = readProperty("/META-INF/maven/org.redisson/redisson/pom.properties", "version");
@@ -823,16 +919,20 @@ public final class Harness {
     }
 
     private static String readProperty(String resource, String key) {
+        return properties(resource).getProperty(key);
+    }
+
+    /** A bundled properties file; empty when missing or unreadable. */
+    private static Properties properties(String resource) {
+        Properties p = new Properties();
         try (InputStream in = Harness.class.getResourceAsStream(resource)) {
-            if (in == null) {
-                return null;
+            if (in != null) {
+                p.load(in);
             }
-            Properties p = new Properties();
-            p.load(in);
-            return p.getProperty(key);
         } catch (IOException e) {
-            return null;
+            System.err.println("harness: cannot read " + resource + ": " + e);
         }
+        return p;
     }
 
     // ----------------------------------------------------------------- output

@@ -1,0 +1,155 @@
+//! The per-version environment: one redis-server, two harness JVMs (30 s and 1 s watchdog), two
+//! Rust clients (the same two watchdogs), raw Redis access, and the lock names used (for
+//! scenario 9). Parties are made here so worker names and owner ids follow one scheme.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use common::RedisServer;
+use redisson_lock::{Client, Config};
+use redisson_lock_compat_tests::{expected_kinds, Harness, Result};
+
+use crate::common;
+use crate::kinds::Dir;
+use crate::party::Party;
+use crate::support::{channel_of, until, Raw, FAST_WATCHDOG_MS};
+
+pub struct Env {
+    pub version: String,
+    pub url: String,
+    pub raw: Raw,
+    pub java: Harness,
+    pub java_fast: Harness,
+    pub rust: Client,
+    pub rust_fast: Client,
+    pub jar: PathBuf,
+    pub names: Mutex<Vec<String>>,
+}
+
+#[derive(Clone, Copy)]
+pub enum Speed {
+    /// 30 s watchdog.
+    Normal,
+    /// [`FAST_WATCHDOG_MS`] watchdog.
+    Fast,
+}
+
+impl Env {
+    /// Starts the harnesses and clients for `version` on `server`, and checks that the jar has
+    /// exactly the kinds `kinds.properties` gives this version.
+    pub async fn setup(version: &str, jar: &Path, server: &RedisServer) -> Result<Env> {
+        let url = format!("redis://127.0.0.1:{}", server.port);
+        let ready = Duration::from_secs(60);
+        let (java, java_fast) = tokio::join!(
+            Harness::start(jar, &url, 30_000, ready),
+            Harness::start(jar, &url, FAST_WATCHDOG_MS, ready)
+        );
+        let (java, java_fast) = (java?, java_fast?);
+        ensure!(
+            java.version() == version,
+            "the harness reports Redisson {} for jar {}",
+            java.version(),
+            jar.display()
+        );
+        let want = expected_kinds(version);
+        ensure!(
+            java.kinds() == want.as_slice(),
+            "the harness for Redisson {version} has the lock kinds {:?}, expected {want:?} (kinds.properties; rebuild with build-harness.sh)",
+            java.kinds()
+        );
+        let rust = Client::connect(&url)
+            .await
+            .map_err(|e| format!("rust connect: {e}"))?;
+        let rust_fast = Client::builder()
+            .url(url.as_str())
+            .config(Config::default().lock_watchdog_timeout(Duration::from_millis(FAST_WATCHDOG_MS)))
+            .build()
+            .await
+            .map_err(|e| format!("rust connect: {e}"))?;
+        let raw = Raw(redis::Client::open(url.as_str())
+            .map_err(|e| e.to_string())?
+            .get_multiplexed_async_connection()
+            .await
+            .map_err(|e| e.to_string())?);
+        Ok(Env {
+            version: version.to_owned(),
+            url,
+            raw,
+            java,
+            java_fast,
+            rust,
+            rust_fast,
+            jar: jar.to_owned(),
+            names: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The lock name of scenario `scenario` in direction `dir` (remembered for scenario 9).
+    pub fn name(&self, scenario: usize, dir: Dir) -> String {
+        let n = format!("compat:{}:s{scenario}:{}", self.version, dir.tag());
+        if let Ok(mut names) = self.names.lock() {
+            names.push(n.clone());
+        }
+        n
+    }
+
+    pub fn java_party(&self, speed: Speed, worker: String) -> Party<'_> {
+        let h = match speed {
+            Speed::Normal => &self.java,
+            Speed::Fast => &self.java_fast,
+        };
+        Party::java(h, worker)
+    }
+
+    pub fn rust_party(&self, speed: Speed, owner: u64) -> Party<'_> {
+        let c = match speed {
+            Speed::Normal => &self.rust,
+            Speed::Fast => &self.rust_fast,
+        };
+        Party::rust(c, owner)
+    }
+
+    /// The party `role` ("a" = holder, "b" = the other side, ...) of scenario `s`: Java worker
+    /// `s<s><dir tag><role>`, or a Rust owner id derived from (s, dir, role).
+    pub fn party(&self, s: usize, dir: Dir, role: &str, java: bool, speed: Speed) -> Party<'_> {
+        if java {
+            self.java_party(speed, format!("s{s}{}{role}", dir.tag()))
+        } else {
+            let role_no = role.bytes().fold(0u64, |acc, b| acc * 31 + u64::from(b)) % 1000;
+            self.rust_party(
+                speed,
+                (s as u64) * 100_000 + if dir == Dir::RustHolds { 50_000 } else { 0 } + role_no,
+            )
+        }
+    }
+
+    /// (A = holder, B = the other language) of scenario `s`.
+    pub fn pair(&self, s: usize, dir: Dir, speed: Speed) -> (Party<'_>, Party<'_>) {
+        let java_holds = dir == Dir::JavaHolds;
+        (
+            self.party(s, dir, "a", java_holds, speed),
+            self.party(s, dir, "b", !java_holds, speed),
+        )
+    }
+
+    /// Waits until `redisson_lock__channel:{name}` has `n` subscribers.
+    pub async fn wait_subscribers(&self, name: &str, n: i64) -> Result<()> {
+        let ch = channel_of(name);
+        until(
+            Duration::from_secs(10),
+            &format!("{n} subscriber(s) on {ch}"),
+            || async { Ok(self.raw.numsub(&ch).await? >= n) },
+        )
+        .await
+    }
+
+    /// Sends `exit` to both harnesses.
+    pub async fn close(self) {
+        for h in [self.java, self.java_fast] {
+            if let Err(e) = h.exit(Duration::from_secs(10)).await {
+                eprintln!("compat: [{}] harness exit: {e}", self.version);
+            }
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! What the matrix runs: the lock kinds, their scenarios, the directions.
+//!
+//! Every kind has a scenario module (`rlock.rs`: 1–9, `rwlock.rs`: 10–15) with a `SCENARIOS`
+//! table and a `run` function; [`Kind::ALL`] fixes the order of the run and of the report.
+//! A kind whose Redisson version lacks it (the harness jar does not list it, see
+//! `kinds.properties`) gets "n/a" rows, which are neither passed nor failed.
+//!
+//! **Adding a kind's scenarios** (fenced, spin, non-reentrant now; fair and multi later):
+//! 1. `tests/matrix/<kind>.rs` with `pub const SCENARIOS: &[Scenario]` (numbers from 16 on) and
+//!    `pub async fn run(env, no, dir) -> Result<Outcome>`; declare it in `tests/matrix.rs`;
+//! 2. return them from [`Kind::scenarios`] and dispatch in [`Kind::run`];
+//! 3. give the Rust side a handle in `party.rs` (`RustLock`, `Guard`); the Java side already has
+//!    every command (`JavaKind::command`; tokens through `Party::java_lock`);
+//! 4. scenario 9 (runs last) checks every name of every kind: teach it the keys a kind leaves by
+//!    design (the fenced lock's token counter `redisson_lock_token:{N}` has no TTL).
+//!
+//! A kind the harness does not have yet (fair, multi) also needs its Java side: a `JavaKind`
+//! variant (`compat-tests/src/kinds.rs`) and harness commands, either in `Harness.java` (API of
+//! every matrix version) or as an optional kind (`kinds.properties`, `src/main/kinds/<kind>/`, a pom
+//! profile), which makes its rows "n/a" on older versions by itself.
+
+use std::time::Duration;
+
+use redisson_lock_compat_tests::{JavaKind, Result};
+
+use crate::env::Env;
+use crate::{rlock, rwlock};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dir {
+    /// A (holder) is Java, B (waiter) is Rust.
+    JavaHolds,
+    /// A (holder) is Rust, B (waiter) is Java.
+    RustHolds,
+    /// Both languages at once (scenarios 8 and 9).
+    Both,
+}
+
+impl Dir {
+    pub fn short(self) -> &'static str {
+        match self {
+            Dir::JavaHolds => "J→R",
+            Dir::RustHolds => "R→J",
+            Dir::Both => "J+R",
+        }
+    }
+    pub fn long(self) -> &'static str {
+        match self {
+            Dir::JavaHolds => "Java holds, Rust waits",
+            Dir::RustHolds => "Rust holds, Java waits",
+            Dir::Both => "Java and Rust together",
+        }
+    }
+    pub fn tag(self) -> &'static str {
+        match self {
+            Dir::JavaHolds => "j",
+            Dir::RustHolds => "r",
+            Dir::Both => "b",
+        }
+    }
+}
+
+/// Both directions (most scenarios).
+pub const BOTH_WAYS: &[Dir] = &[Dir::JavaHolds, Dir::RustHolds];
+/// One run with both languages at once.
+pub const TOGETHER: &[Dir] = &[Dir::Both];
+
+/// What a passing scenario reports.
+#[derive(Default)]
+pub struct Outcome {
+    pub latency_ms: Option<f64>,
+    pub note: String,
+}
+
+/// One scenario of a kind.
+pub struct Scenario {
+    /// Its number (unique across kinds; the table's `#`).
+    pub no: usize,
+    pub title: &'static str,
+    pub dirs: &'static [Dir],
+    /// The limit of one run (one direction).
+    pub limit_s: u64,
+    /// Runs after every other scenario of every kind (scenario 9: nothing left behind).
+    pub last: bool,
+}
+
+impl Scenario {
+    pub fn limit(&self) -> Duration {
+        Duration::from_secs(self.limit_s)
+    }
+}
+
+/// A lock kind of the matrix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    RLock,
+    RwLock,
+    Fenced,
+    Spin,
+    NonReentrant,
+}
+
+impl Kind {
+    /// The order of the run and of the report.
+    pub const ALL: [Kind; 5] = [
+        Kind::RLock,
+        Kind::RwLock,
+        Kind::Fenced,
+        Kind::Spin,
+        Kind::NonReentrant,
+    ];
+
+    /// The heading of its rows in RESULTS.md.
+    pub fn title(self) -> &'static str {
+        match self {
+            Kind::RLock => "RLock (`getLock` / `Client::lock`)",
+            Kind::RwLock => "Read-write lock (`getReadWriteLock` / `Client::read_write_lock`)",
+            Kind::Fenced => "Fenced lock (`getFencedLock`)",
+            Kind::Spin => "Spin lock (`getSpinLock`)",
+            Kind::NonReentrant => "Non-reentrant lock (`getNonReentrantLock`)",
+        }
+    }
+
+    /// The heading of the kind's wake-up latency table (`None`: no table).
+    pub fn latency_heading(self) -> Option<&'static str> {
+        match self {
+            Kind::RLock => Some("Wake-up latency per version (ms; scenarios 2, 3, 5, 6, both directions)"),
+            Kind::RwLock => Some(
+                "Read-write wake-up latency per version (ms; scenario 12 = the last of 3 readers woken by a write unlock, 14 = a writer woken by the last read unlock)",
+            ),
+            Kind::Fenced | Kind::Spin | Kind::NonReentrant => None,
+        }
+    }
+
+    /// The harness kind whose presence in a jar decides "n/a".
+    pub fn java(self) -> JavaKind {
+        match self {
+            Kind::RLock => JavaKind::Lock,
+            Kind::RwLock => JavaKind::Read,
+            Kind::Fenced => JavaKind::Fenced,
+            Kind::Spin => JavaKind::Spin,
+            Kind::NonReentrant => JavaKind::NonReentrant,
+        }
+    }
+
+    pub fn scenarios(self) -> &'static [Scenario] {
+        match self {
+            Kind::RLock => rlock::SCENARIOS,
+            Kind::RwLock => rwlock::SCENARIOS,
+            // No scenarios yet (see the module docs for how to add them).
+            Kind::Fenced | Kind::Spin | Kind::NonReentrant => &[],
+        }
+    }
+
+    pub async fn run(self, env: &Env, no: usize, dir: Dir) -> Result<Outcome> {
+        match self {
+            Kind::RLock => rlock::run(env, no, dir).await,
+            Kind::RwLock => rwlock::run(env, no, dir).await,
+            Kind::Fenced | Kind::Spin | Kind::NonReentrant => Err(format!("{self:?} has no scenario {no}")),
+        }
+    }
+}
+
+/// The kind and scenario of number `no`.
+pub fn scenario(no: usize) -> Option<(Kind, &'static Scenario)> {
+    Kind::ALL
+        .into_iter()
+        .flat_map(|k| k.scenarios().iter().map(move |s| (k, s)))
+        .find(|(_, s)| s.no == no)
+}
+
+/// Every scenario number in run order: each kind's in [`Kind::ALL`] order, the `last` ones at
+/// the end (1–8, 10–15, 9).
+pub fn run_order() -> Vec<usize> {
+    let all = || Kind::ALL.into_iter().flat_map(|k| k.scenarios().iter());
+    all()
+        .filter(|s| !s.last)
+        .chain(all().filter(|s| s.last))
+        .map(|s| s.no)
+        .collect()
+}

@@ -1,0 +1,305 @@
+//! The version matrix: build each version's harness jar, start a redis-server and the
+//! [`Env`], run every selected scenario in both directions (n/a for a kind the version lacks),
+//! then write `RESULTS.md` and the summary.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::RedisServer;
+use futures::FutureExt;
+use redisson_lock_compat_tests::{crate_dir, expected_kinds, on_path, Result};
+
+use crate::common;
+use crate::env::Env;
+use crate::kinds::{run_order, scenario, Dir, Kind, Outcome};
+use crate::report::{render, Counts, Row, RunInfo, Status};
+
+const DEFAULT_VERSIONS: &str = "4.7.0 3.52.0 3.24.3 3.17.7";
+
+async fn guarded<F: Future<Output = Result<Outcome>>>(limit: Duration, f: F) -> Result<Outcome> {
+    match tokio::time::timeout(limit, AssertUnwindSafe(f).catch_unwind()).await {
+        Err(_) => Err(format!("scenario did not finish within {limit:?}")),
+        Ok(Err(panic)) => Err(format!(
+            "panicked: {}",
+            panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default()
+        )),
+        Ok(Ok(r)) => r,
+    }
+}
+
+/// A row for scenario `no` that did not run: n/a when `version` has no such kind (by
+/// `kinds.properties` or, when known, by the jar's own list), else a failure with `why`.
+fn not_run(no: usize, version: &str, dir: Dir, kinds: &[String], why: &str) -> Option<Row> {
+    let (kind, spec) = scenario(no)?;
+    let has = kinds.iter().any(|k| k == kind.java().capability());
+    let (status, note) = if has {
+        (Status::Fail, why.to_owned())
+    } else {
+        (
+            Status::NotAvailable,
+            format!(
+                "Redisson {version} has no {} (needs {}+)",
+                kind.title(),
+                kind.java().since().unwrap_or_default()
+            ),
+        )
+    };
+    Some(Row {
+        kind,
+        scenario: no,
+        title: spec.title,
+        version: version.to_owned(),
+        dir,
+        status,
+        latency_ms: None,
+        note,
+        secs: 0.0,
+    })
+}
+
+/// Runs `only` (scenario numbers in run order) on `version`; also returns the kinds its jar
+/// listed (`None` when it did not start).
+async fn run_version(
+    version: &str,
+    jar: std::result::Result<PathBuf, String>,
+    only: &[usize],
+) -> (Vec<Row>, Option<Vec<String>>) {
+    let mut rows = Vec::new();
+    let fail_all = |rows: &mut Vec<Row>, why: &str| {
+        let kinds = expected_kinds(version);
+        for &s in only {
+            let Some((_, spec)) = scenario(s) else { continue };
+            for &dir in spec.dirs {
+                rows.extend(not_run(s, version, dir, &kinds, why));
+            }
+        }
+    };
+    let jar = match jar {
+        Ok(j) => j,
+        Err(e) => {
+            fail_all(&mut rows, &format!("harness build failed: {e}"));
+            return (rows, None);
+        }
+    };
+    let server = RedisServer::start();
+    let env = match Env::setup(version, &jar, &server).await {
+        Ok(env) => env,
+        Err(e) => {
+            fail_all(&mut rows, &format!("setup failed: {e}"));
+            return (rows, None);
+        }
+    };
+    let kinds = env.java.kinds().to_vec();
+    for &s in only {
+        let Some((kind, spec)) = scenario(s) else { continue };
+        for &dir in spec.dirs {
+            if !env.java.supports(kind.java()) {
+                let row = not_run(s, version, dir, &kinds, "");
+                if let Some(r) = &row {
+                    eprintln!("compat: [{version}] s{s} {}: n/a ({})", dir.long(), r.note);
+                }
+                rows.extend(row);
+                continue;
+            }
+            let t0 = Instant::now();
+            let r = guarded(spec.limit(), kind.run(&env, s, dir)).await;
+            let secs = t0.elapsed().as_secs_f64();
+            let (status, latency_ms, note) = match r {
+                Ok(o) => (Status::Pass, o.latency_ms, o.note),
+                Err(e) => (Status::Fail, None, e),
+            };
+            let row = Row {
+                kind,
+                scenario: s,
+                title: spec.title,
+                version: version.to_owned(),
+                dir,
+                status,
+                latency_ms,
+                note,
+                secs,
+            };
+            eprintln!(
+                "compat: [{version}] s{s} {}: {}{} ({:.1} s) {}",
+                dir.long(),
+                if row.status == Status::Pass {
+                    "PASS"
+                } else {
+                    "FAIL"
+                },
+                row.latency_ms
+                    .map(|l| format!(", wake-up {l:.1} ms"))
+                    .unwrap_or_default(),
+                secs,
+                row.note
+            );
+            rows.push(row);
+        }
+    }
+    env.close().await;
+    (rows, Some(kinds))
+}
+
+fn build_jar(version: &str) -> std::result::Result<PathBuf, String> {
+    let script = crate_dir().join("build-harness.sh");
+    let out = std::process::Command::new("bash")
+        .arg(&script)
+        .arg(version)
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("run {}: {e}", script.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{} {version} exited with {}",
+            script.display(),
+            out.status
+        ));
+    }
+    let path = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_owned();
+    let p = PathBuf::from(&path);
+    if p.is_file() {
+        Ok(p)
+    } else {
+        Err(format!("build-harness.sh printed `{path}`, not a jar"))
+    }
+}
+
+fn command_line(cmd: &str, args: &[&str]) -> String {
+    std::process::Command::new(cmd)
+        .args(args)
+        .output()
+        .map(|o| {
+            let text = if o.stdout.is_empty() { o.stderr } else { o.stdout };
+            String::from_utf8_lossy(&text)
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_owned()
+        })
+        .unwrap_or_else(|e| format!("unknown ({e})"))
+}
+
+/// The whole matrix; returns the process exit code.
+pub async fn run() -> i32 {
+    let t0 = Instant::now();
+    let ci = std::env::var("CI")
+        .map(|v| v == "true" || v == "1")
+        .unwrap_or(false);
+    let versions: Vec<String> = std::env::var("COMPAT_VERSIONS")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| DEFAULT_VERSIONS.to_owned())
+        .split([' ', ','])
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let order = run_order();
+    let only: Vec<usize> = match std::env::var("COMPAT_SCENARIOS") {
+        Ok(s) if !s.trim().is_empty() => {
+            let wanted: Vec<usize> = s.split([' ', ',']).filter_map(|x| x.parse().ok()).collect();
+            order.iter().copied().filter(|n| wanted.contains(n)).collect()
+        }
+        _ => order.clone(),
+    };
+    let full = only.len() == order.len();
+
+    let redis_bin = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+    let missing: Vec<&str> = [
+        ("java", on_path("java")),
+        ("mvn", on_path("mvn")),
+        (
+            "redis-server",
+            on_path(&redis_bin) || Path::new(&redis_bin).is_file(),
+        ),
+    ]
+    .into_iter()
+    .filter(|(_, ok)| !ok)
+    .map(|(n, _)| n)
+    .collect();
+    if !missing.is_empty() {
+        let msg = format!(
+            "missing on PATH: {} (the interop matrix needs a JDK 17+, Maven and redis-server)",
+            missing.join(", ")
+        );
+        if ci {
+            eprintln!("compat: FAILURE in CI: {msg}");
+            println!("compat: 0 passed, 1 failed");
+            println!("0 passed, 1 failed");
+            return 1;
+        }
+        eprintln!("\n################################################################");
+        eprintln!("compat: SKIPPED (not in CI): {msg}");
+        eprintln!("################################################################\n");
+        println!("compat: skipped ({msg})");
+        return 0;
+    }
+
+    let mut rows = Vec::new();
+    let mut kinds = BTreeMap::new();
+    for v in &versions {
+        let jar = build_jar(v);
+        let (r, k) = run_version(v, jar, &only).await;
+        rows.extend(r);
+        kinds.insert(v.clone(), k);
+    }
+    let info = RunInfo {
+        date: command_line("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
+        redis: command_line(&redis_bin, &["--version"]),
+        java: command_line("java", &["-version"]),
+        mvn: command_line("mvn", &["-B", "-v"])
+            .replace("\u{1b}[1m", "")
+            .replace("\u{1b}[m", "")
+            .replace("\u{1b}[0m", ""),
+        versions: versions.clone(),
+        kinds,
+        secs: t0.elapsed().as_secs_f64(),
+    };
+    let md = render(&rows, &info);
+    let counts = Counts::of(&rows);
+    if full {
+        let path = crate_dir().join("RESULTS.md");
+        match std::fs::write(&path, &md) {
+            Ok(()) => eprintln!("compat: wrote {}", path.display()),
+            Err(e) => eprintln!("compat: cannot write {}: {e}", path.display()),
+        }
+    } else {
+        eprintln!("compat: scenario filter {only:?}: RESULTS.md not rewritten");
+    }
+    for r in rows.iter().filter(|r| r.status == Status::Fail) {
+        eprintln!(
+            "compat: FAILED s{} [{}] {}: {}",
+            r.scenario,
+            r.version,
+            r.dir.long(),
+            r.note
+        );
+    }
+    for kind in Kind::ALL {
+        let na: Vec<&str> = versions
+            .iter()
+            .filter(|v| !expected_kinds(v).iter().any(|k| k == kind.java().capability()))
+            .map(String::as_str)
+            .collect();
+        if !na.is_empty() {
+            eprintln!("compat: {} is n/a on Redisson {}", kind.title(), na.join(", "));
+        }
+    }
+    eprintln!("compat: total {:.1} s", t0.elapsed().as_secs_f64());
+    println!("compat: {counts}");
+    println!("{counts}");
+    i32::from(counts.failed > 0 || counts.passed == 0)
+}
