@@ -70,6 +70,7 @@
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms)]
 
+mod backoff;
 pub mod blocking;
 mod client;
 mod config;
@@ -88,6 +89,7 @@ mod pubsub;
 mod script;
 mod watchdog;
 
+pub use crate::backoff::{BackOff, BackOffPolicy};
 pub use crate::client::{Client, ClientBuilder, ClientStats};
 pub use crate::config::{Config, PublishMode, MAX_DURATION};
 pub use crate::conn::Connection;
@@ -98,7 +100,7 @@ pub use crate::kinds::fenced::{FencedGuard, RFencedLock};
 pub use crate::kinds::lock::{LockGuard, RLock};
 pub use crate::kinds::non_reentrant::{NonReentrantGuard, RNonReentrantLock};
 pub use crate::kinds::rw::{RReadLock, RReadWriteLock, RWriteLock, ReadGuard, WriteGuard};
-pub use crate::kinds::spin::{BackOff, BackOffPolicy, RSpinLock, SpinGuard};
+pub use crate::kinds::spin::{RSpinLock, SpinGuard};
 pub use crate::lease::{LeaseState, LostReason};
 pub use crate::name::NameMapper;
 pub use crate::owner::OwnerId;
