@@ -8,23 +8,14 @@ use redis::ProtocolVersion;
 
 use crate::config::{Config, PublishMode};
 use crate::conn::Connection;
-use crate::core::release::{ReleaseQueue, Releaser};
+use crate::core::release::Releaser;
 use crate::error::{Error, Result};
 use crate::holds::Holds;
+use crate::inner::ClientInner;
 use crate::latch::LatchJanitor;
 use crate::pubsub::{push_handler, Hub, PubSubConn};
+use crate::release_queue::ReleaseQueue;
 use crate::RLock;
-
-pub(crate) struct ClientInner {
-    pub id: String,
-    pub config: Config,
-    pub conn: Connection,
-    pub hub: Arc<Hub>,
-    pub holds: Arc<Holds>,
-    pub releases: Arc<ReleaseQueue>,
-    pub publish_cmd: &'static str,
-    pub latches: LatchJanitor,
-}
 
 /// A connection to Redis for locks: one id, one pub/sub hub, one watchdog.
 ///

@@ -35,9 +35,8 @@ use parking_lot::Mutex;
 use tokio::sync::Notify;
 
 use crate::config::Config;
-use crate::core::kind::Kind;
+use crate::core::kind::{Kind, RenewKind};
 use crate::lease::{after, Lease, LeaseState, LostReason};
-use crate::watchdog::RenewKind;
 
 /// How one hold keeps its key alive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

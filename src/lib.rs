@@ -79,6 +79,7 @@ mod core;
 mod error;
 mod finish;
 mod holds;
+mod inner;
 pub mod inspect;
 mod kinds;
 mod latch;
@@ -86,6 +87,7 @@ mod lease;
 mod name;
 mod owner;
 mod pubsub;
+mod release_queue;
 mod script;
 mod watchdog;
 

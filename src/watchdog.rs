@@ -16,17 +16,9 @@ use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::conn::{slot_groups, Connection};
+use crate::core::kind::RenewKind;
 use crate::holds::{Holds, RenewalItem};
 use crate::script;
-
-/// How a hold is renewed: the two batched renewal scripts of the protocol.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum RenewKind {
-    /// `HEXISTS key field` → `PEXPIRE key` (RLock, write lock, and every RLock-shaped kind).
-    Hash,
-    /// A read hold: renew the owner's `rwlock_timeout` keys and the hash.
-    Read,
-}
 
 /// Starts the watchdog task on the current runtime. It ends when the hold table is dropped or
 /// closed (shutdown).

@@ -4,12 +4,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::core::kind::{AcquireKind, Reentrant};
-use crate::core::release::{detached, ReleaseJob, Releaser};
+use crate::core::release::{detached, Releaser};
 use crate::core::LockCore;
 use crate::error::{Error, Result};
 use crate::holds::Mode;
 use crate::lease::{Lease, LeaseState, LostReason};
 use crate::owner::{OwnerId, OwnerSel};
+use crate::release_queue::ReleaseJob;
 
 /// The outcome of a successful unlock.
 ///

@@ -10,7 +10,6 @@
 use redis::{ScriptInvocation, Value};
 
 use crate::error::{Error, Result};
-use crate::watchdog::RenewKind;
 
 /// What one script call needs to know about the lock it acts on.
 pub(crate) struct Ctx<'a> {
@@ -44,6 +43,15 @@ pub(crate) struct ReleaseArgs<'a> {
     pub latch_ms: u64,
     /// Release every hold of the field (the client's last known one), not one.
     pub all: bool,
+}
+
+/// How a hold is renewed: the two batched renewal scripts of the protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RenewKind {
+    /// `HEXISTS key field` → `PEXPIRE key` (RLock, write lock, and every RLock-shaped kind).
+    Hash,
+    /// A read hold: renew the owner's `rwlock_timeout` keys and the hash.
+    Read,
 }
 
 /// A decoded acquire reply.

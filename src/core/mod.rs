@@ -12,11 +12,11 @@ use std::time::{Duration, Instant};
 
 use redis::Value;
 
-use crate::client::ClientInner;
 use crate::config::millis;
 use crate::error::{Error, Result};
 use crate::finish::FinishOnDrop;
 use crate::holds::{Mode, Turn};
+use crate::inner::ClientInner;
 use crate::lease::after;
 use crate::owner::{self, OwnerId, OwnerSel};
 use crate::{name, script};

@@ -1,20 +1,16 @@
 //! The release path, written once for every kind: planned against the hold table under the
-//! field's turn, one request id for every retry, never sent for a hold known to have ended; and
-//! the queue that runs the releases of dropped guards.
+//! field's turn, one request id for every retry, never sent for a hold known to have ended.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use tokio::sync::{mpsc, Notify};
-
-use crate::client::ClientInner;
 use crate::config::millis;
 use crate::core::kind::{AcquireKind, Ctx, Kind, ReleaseArgs};
 use crate::core::{request_id, LockCore};
 use crate::error::{Error, Result};
 use crate::finish::FinishOnDrop;
 use crate::holds::{Mode, ReleasePlan, Released, Turn};
+use crate::inner::ClientInner;
 use crate::lease::{Lease, LostReason};
 use crate::{name, script, Unlocked};
 
@@ -166,73 +162,4 @@ pub(crate) async fn detached(
         })
     })
     .await
-}
-
-/// A release queued by a dropped guard.
-pub(crate) type ReleaseJob = Box<dyn FnOnce() -> futures::future::BoxFuture<'static, ()> + Send>;
-
-/// The queue of releases from dropped guards, run by one worker per client (guards may be
-/// dropped anywhere, even outside a runtime); it can be flushed (shutdown).
-pub(crate) struct ReleaseQueue {
-    tx: mpsc::UnboundedSender<ReleaseJob>,
-    pending: AtomicUsize,
-    idle: Notify,
-}
-
-impl ReleaseQueue {
-    /// Starts the worker on the current runtime.
-    pub(crate) fn start() -> Arc<ReleaseQueue> {
-        let (tx, mut rx) = mpsc::unbounded_channel::<ReleaseJob>();
-        let queue = Arc::new(ReleaseQueue {
-            tx,
-            pending: AtomicUsize::new(0),
-            idle: Notify::new(),
-        });
-        let weak = Arc::downgrade(&queue);
-        tokio::spawn(async move {
-            while let Some(job) = rx.recv().await {
-                let weak = weak.clone();
-                tokio::spawn(async move {
-                    job().await;
-                    if let Some(q) = weak.upgrade() {
-                        q.done();
-                    }
-                });
-            }
-        });
-        queue
-    }
-
-    /// Queues a job; false when the worker is gone.
-    pub(crate) fn push(&self, job: ReleaseJob) -> bool {
-        self.pending.fetch_add(1, Ordering::SeqCst);
-        if self.tx.send(job).is_err() {
-            self.done();
-            return false;
-        }
-        true
-    }
-
-    fn done(&self) {
-        if self.pending.fetch_sub(1, Ordering::SeqCst) == 1 {
-            self.idle.notify_waiters();
-        }
-    }
-
-    /// Waits until every queued release has finished.
-    pub(crate) async fn flush(&self) {
-        loop {
-            let idle = self.idle.notified();
-            let mut idle = std::pin::pin!(idle);
-            idle.as_mut().enable();
-            if self.pending.load(Ordering::SeqCst) == 0 {
-                return;
-            }
-            idle.await;
-        }
-    }
-
-    pub(crate) fn pending(&self) -> usize {
-        self.pending.load(Ordering::SeqCst)
-    }
 }

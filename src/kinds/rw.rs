@@ -5,13 +5,13 @@ use std::time::Duration;
 
 use redis::{ScriptInvocation, Value};
 
-use crate::client::ClientInner;
 use crate::core::kind::{
-    decode_plain, layout, AcquireArgs, AcquireKind, Ctx, Kind, Reentrant, ReleaseArgs, Reply,
+    decode_plain, layout, AcquireArgs, AcquireKind, Ctx, Kind, Reentrant, ReleaseArgs, RenewKind, Reply,
 };
 use crate::core::{Held, LockCore};
 use crate::error::{Error, Result};
-use crate::watchdog::RenewKind;
+use crate::inner::ClientInner;
+
 use crate::{name, script, LeaseState, LostReason, OwnerId, Ttl, Unlocked};
 
 /// The read side: shared holds, one `rwlock_timeout` key per hold.

@@ -1,0 +1,24 @@
+//! What one client shares with everything it made (handles, guards, background tasks): its id,
+//! configuration, connections and per-client machinery. Below the lock kinds and the core; the
+//! public [`Client`](crate::Client) is a handle to it.
+
+use std::sync::Arc;
+
+use crate::config::Config;
+use crate::conn::Connection;
+use crate::holds::Holds;
+use crate::latch::LatchJanitor;
+use crate::pubsub::Hub;
+use crate::release_queue::ReleaseQueue;
+
+/// The state of one client.
+pub(crate) struct ClientInner {
+    pub id: String,
+    pub config: Config,
+    pub conn: Connection,
+    pub hub: Arc<Hub>,
+    pub holds: Arc<Holds>,
+    pub releases: Arc<ReleaseQueue>,
+    pub publish_cmd: &'static str,
+    pub latches: LatchJanitor,
+}
