@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use common::{eventually, RedisServer};
 use redis::AsyncCommands;
-use redisson_lock::{Client, Config, PublishMode};
+use redisson_lock::{Client, Config, PublishMode, Unlocked};
 
 #[tokio::test]
 async fn password_and_database_from_the_url() {
@@ -218,4 +218,37 @@ async fn cluster_with_sharded_pubsub_and_per_slot_renewal() {
         .unwrap();
     let g = classic.lock("c:classic").unwrap().lock().await.unwrap();
     g.unlock().await.unwrap();
+
+    // every kind works in a cluster: its helper keys share the lock's slot (no CROSSSLOT)
+    let (token, g) = client
+        .fenced_lock("c:fenced")
+        .unwrap()
+        .lock_and_get_token()
+        .await
+        .unwrap();
+    assert_eq!((token, g.reenter().await.unwrap().token()), (1, 2));
+    assert_eq!(
+        client.fenced_lock("c:fenced").unwrap().get_token().await.unwrap(),
+        Some(2)
+    );
+    let s = client.spin_lock("c:spin").unwrap().lock().await.unwrap();
+    let n = client.non_reentrant_lock("c:nr").unwrap().lock().await.unwrap();
+    let rw = client.read_write_lock("c:rw").unwrap();
+    let w = rw.write_lock().lock().await.unwrap();
+    let r = w.downgrade().await.unwrap();
+    assert_eq!(r.unlock().await.unwrap(), Unlocked::Released);
+    assert_eq!(n.unlock().await.unwrap(), Unlocked::Released);
+    assert_eq!(s.unlock().await.unwrap(), Unlocked::Released);
+    drop(g); // the re-entered fenced guard went with the temporary above; this releases the last
+    eventually(Duration::from_secs(5), "every kind's lock is gone", || {
+        let c = client.clone();
+        async move {
+            let mut gone = true;
+            for k in ["c:fenced", "c:spin", "c:nr", "c:rw"] {
+                gone &= !c.lock(k).unwrap().is_locked().await.unwrap();
+            }
+            gone
+        }
+    })
+    .await;
 }

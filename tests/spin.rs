@@ -237,3 +237,29 @@ async fn a_constant_backoff_polls_at_its_pace() {
     })
     .await;
 }
+
+/// testAutoExpire: a spin lock left behind by a client that went away (no release) expires
+/// within the watchdog timeout once nothing renews it.
+#[tokio::test]
+async fn a_gone_clients_lock_expires_within_the_watchdog_timeout() {
+    let s = RedisServer::start();
+    let wd = Duration::from_millis(900);
+    let mut raw = s.conn().await;
+    {
+        let client = s.client(Config::default().lock_watchdog_timeout(wd)).await;
+        client.spin_lock("gone").unwrap().lock().await.unwrap().forget();
+        // the client (and its watchdog) goes away without releasing
+    }
+    assert!(key_exists(&mut raw, "gone").await);
+    let start = Instant::now();
+    eventually(wd * 3, "the abandoned lock expires", || {
+        let mut raw = raw.clone();
+        async move { !key_exists(&mut raw, "gone").await }
+    })
+    .await;
+    assert!(
+        start.elapsed() <= wd + Duration::from_millis(500),
+        "{:?}",
+        start.elapsed()
+    );
+}
