@@ -388,6 +388,27 @@ impl Harness {
         self.send(worker, &cmd, &[name, key, &rounds, &sleep]).await
     }
 
+    /// [`Harness::counter`] with `GAP_MS`: after every round but the last the worker sleeps
+    /// `gap_ms` outside the lock (`<kind>Counter NAME KEY ROUNDS SLEEP_MS GAP_MS`), so polling
+    /// waiters of a spin lock find it free now and then.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn counter_with_gap(
+        &self,
+        kind: JavaKind,
+        worker: &str,
+        name: &str,
+        key: &str,
+        rounds: u64,
+        sleep_ms: u64,
+        gap_ms: u64,
+    ) -> Result<Pending> {
+        let cmd = kind
+            .counter_command()
+            .ok_or_else(|| format!("no counter command for {kind:?} (use rwcounter)"))?;
+        let (rounds, sleep, gap) = (rounds.to_string(), sleep_ms.to_string(), gap_ms.to_string());
+        self.send(worker, &cmd, &[name, key, &rounds, &sleep, &gap]).await
+    }
+
     /// Starts `rwcounter NAME KEY ROUNDS WRITE_PERCENT` on `worker`; its response is the number
     /// of writes.
     pub async fn rwcounter(

@@ -14,6 +14,10 @@
 //! | [`kinds`] | the lock kinds, their scenarios, run order, directions; how to add a kind |
 //! | [`rlock`] | RLock scenarios 1–9 (9: nothing left behind, runs last) |
 //! | [`rwlock`] | read-write lock scenarios 10–15 and their assertions |
+//! | [`fenced`] | fenced lock scenarios 16–19 (tokens across languages) |
+//! | [`spin`] | spin lock scenarios 20–23 (hand-over by polling, nothing published) |
+//! | [`non_reentrant`] | non-reentrant lock scenarios 24–26 (re-acquire refused in both languages) |
+//! | [`counter`] | the mixed-language counter of scenarios 19, 23 and 26 |
 //! | [`party`] | one side of a scenario: a Java worker or a Rust owner, every kind's operations |
 //! | [`env`] | the per-version environment (harnesses, clients, raw Redis) and party naming |
 //! | [`support`] | raw Redis access, polling, shared constants |
@@ -35,10 +39,16 @@ macro_rules! ensure {
     };
 }
 
+#[path = "matrix/counter.rs"]
+mod counter;
 #[path = "matrix/env.rs"]
 mod env;
+#[path = "matrix/fenced.rs"]
+mod fenced;
 #[path = "matrix/kinds.rs"]
 mod kinds;
+#[path = "matrix/non_reentrant.rs"]
+mod non_reentrant;
 #[path = "matrix/party.rs"]
 mod party;
 #[path = "matrix/report.rs"]
@@ -49,11 +59,15 @@ mod rlock;
 mod runner;
 #[path = "matrix/rwlock.rs"]
 mod rwlock;
+#[path = "matrix/spin.rs"]
+mod spin;
 #[path = "matrix/support.rs"]
 mod support;
 
 /// The old fixed run order, kept as a check of [`kinds::run_order`].
-const RUN_ORDER: [usize; 15] = [1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15, 9];
+const RUN_ORDER: [usize; 26] = [
+    1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 9,
+];
 
 fn self_check() -> Result<(), String> {
     let order = kinds::run_order();

@@ -1,18 +1,21 @@
 //! What the matrix runs: the lock kinds, their scenarios, the directions.
 //!
-//! Every kind has a scenario module (`rlock.rs`: 1–9, `rwlock.rs`: 10–15) with a `SCENARIOS`
+//! Every kind has a scenario module (`rlock.rs`: 1–9, `rwlock.rs`: 10–15, `fenced.rs`: 16–19,
+//! `spin.rs`: 20–23, `non_reentrant.rs`: 24–26) with a `SCENARIOS`
 //! table and a `run` function; [`Kind::ALL`] fixes the order of the run and of the report.
 //! A kind whose Redisson version lacks it (the harness jar does not list it, see
 //! `kinds.properties`) gets "n/a" rows, which are neither passed nor failed.
 //!
-//! **Adding a kind's scenarios** (fenced, spin, non-reentrant now; fair and multi later):
-//! 1. `tests/matrix/<kind>.rs` with `pub const SCENARIOS: &[Scenario]` (numbers from 16 on) and
+//! **Adding a kind's scenarios** (fair and multi later):
+//! 1. `tests/matrix/<kind>.rs` with `pub const SCENARIOS: &[Scenario]` (numbers from 27 on) and
 //!    `pub async fn run(env, no, dir) -> Result<Outcome>`; declare it in `tests/matrix.rs`;
 //! 2. return them from [`Kind::scenarios`] and dispatch in [`Kind::run`];
 //! 3. give the Rust side a handle in `party.rs` (`RustLock`, `Guard`); the Java side already has
-//!    every command (`JavaKind::command`; tokens through `Party::java_lock`);
+//!    every command (`JavaKind::command`; tokens through `Party::java_lock`); a mixed-language
+//!    counter is `counter::mixed_counter` (needs the harness' `<kind>Counter`);
 //! 4. scenario 9 (runs last) checks every name of every kind: teach it the keys a kind leaves by
-//!    design (the fenced lock's token counter `redisson_lock_token:{N}` has no TTL).
+//!    design (it already allows the fenced lock's token counter `redisson_lock_token:{N}`, which
+//!    has no TTL and which Redisson never deletes).
 //!
 //! A kind the harness does not have yet (fair, multi) also needs its Java side: a `JavaKind`
 //! variant (`compat-tests/src/kinds.rs`) and harness commands, either in `Harness.java` (API of
@@ -24,7 +27,7 @@ use std::time::Duration;
 use redisson_lock_compat_tests::{JavaKind, Result};
 
 use crate::env::Env;
-use crate::{rlock, rwlock};
+use crate::{fenced, non_reentrant, rlock, rwlock, spin};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dir {
@@ -115,9 +118,9 @@ impl Kind {
         match self {
             Kind::RLock => "RLock (`getLock` / `Client::lock`)",
             Kind::RwLock => "Read-write lock (`getReadWriteLock` / `Client::read_write_lock`)",
-            Kind::Fenced => "Fenced lock (`getFencedLock`)",
-            Kind::Spin => "Spin lock (`getSpinLock`)",
-            Kind::NonReentrant => "Non-reentrant lock (`getNonReentrantLock`)",
+            Kind::Fenced => "Fenced lock (`getFencedLock` / `Client::fenced_lock`)",
+            Kind::Spin => "Spin lock (`getSpinLock` / `Client::spin_lock`)",
+            Kind::NonReentrant => "Non-reentrant lock (`getNonReentrantLock` / `Client::non_reentrant_lock`)",
         }
     }
 
@@ -128,7 +131,11 @@ impl Kind {
             Kind::RwLock => Some(
                 "Read-write wake-up latency per version (ms; scenario 12 = the last of 3 readers woken by a write unlock, 14 = a writer woken by the last read unlock)",
             ),
-            Kind::Fenced | Kind::Spin | Kind::NonReentrant => None,
+            Kind::Fenced => Some("Fenced wake-up latency per version (ms; scenario 18: B blocked in lock_and_get_token woken by A's unlock, bound 200 ms)"),
+            Kind::Spin => Some(
+                "Spin hand-over by polling per version (ms; scenario 21 = after A's unlock, 22 = after B's force unlock; no pub/sub, bound 500 ms)",
+            ),
+            Kind::NonReentrant => Some("Non-reentrant wake-up latency per version (ms; scenario 25, bound 200 ms)"),
         }
     }
 
@@ -147,8 +154,9 @@ impl Kind {
         match self {
             Kind::RLock => rlock::SCENARIOS,
             Kind::RwLock => rwlock::SCENARIOS,
-            // No scenarios yet (see the module docs for how to add them).
-            Kind::Fenced | Kind::Spin | Kind::NonReentrant => &[],
+            Kind::Fenced => fenced::SCENARIOS,
+            Kind::Spin => spin::SCENARIOS,
+            Kind::NonReentrant => non_reentrant::SCENARIOS,
         }
     }
 
@@ -156,7 +164,9 @@ impl Kind {
         match self {
             Kind::RLock => rlock::run(env, no, dir).await,
             Kind::RwLock => rwlock::run(env, no, dir).await,
-            Kind::Fenced | Kind::Spin | Kind::NonReentrant => Err(format!("{self:?} has no scenario {no}")),
+            Kind::Fenced => fenced::run(env, no, dir).await,
+            Kind::Spin => spin::run(env, no, dir).await,
+            Kind::NonReentrant => non_reentrant::run(env, no, dir).await,
         }
     }
 }

@@ -17,7 +17,8 @@
 use std::time::Duration;
 
 use redisson_lock::{
-    Client, Error as LockError, LockGuard, RLock, RReadLock, RWriteLock, ReadGuard, Unlocked, WriteGuard,
+    Client, Error as LockError, FencedGuard, LockGuard, NonReentrantGuard, RFencedLock, RLock,
+    RNonReentrantLock, RReadLock, RSpinLock, RWriteLock, ReadGuard, SpinGuard, Unlocked, WriteGuard,
 };
 use redisson_lock_compat_tests::{now_ms, Harness, JavaKind, JavaLock, JavaUnlock, Pending, Result};
 
@@ -27,6 +28,12 @@ pub const LOCK: JavaKind = JavaKind::Lock;
 pub const READ: JavaKind = JavaKind::Read;
 /// The write side of a read-write lock.
 pub const WRITE: JavaKind = JavaKind::Write;
+/// The fenced lock (`getFencedLock` / `Client::fenced_lock`).
+pub const FENCED: JavaKind = JavaKind::Fenced;
+/// The spin lock (`getSpinLock` / `Client::spin_lock`).
+pub const SPIN: JavaKind = JavaKind::Spin;
+/// The non-reentrant lock (`getNonReentrantLock` / `Client::non_reentrant_lock`).
+pub const NON_REENTRANT: JavaKind = JavaKind::NonReentrant;
 
 /// The kind in messages: `rust lock(N)`, `rust read lock(N)`, `rust write unlock(N)`.
 pub fn word(kind: JavaKind) -> &'static str {
@@ -53,6 +60,9 @@ pub enum Guard {
     Lock(LockGuard),
     Read(ReadGuard),
     Write(WriteGuard),
+    Fenced(FencedGuard),
+    Spin(SpinGuard),
+    NonReentrant(NonReentrantGuard),
 }
 
 impl Guard {
@@ -61,15 +71,29 @@ impl Guard {
             Guard::Lock(g) => g.unlock().await,
             Guard::Read(g) => g.unlock().await,
             Guard::Write(g) => g.unlock().await,
+            Guard::Fenced(g) => g.unlock().await,
+            Guard::Spin(g) => g.unlock().await,
+            Guard::NonReentrant(g) => g.unlock().await,
+        }
+    }
+
+    /// The fencing token of a fenced guard (`None` for every other kind).
+    pub fn token(&self) -> Option<u64> {
+        match self {
+            Guard::Fenced(g) => Some(g.token()),
+            _ => None,
         }
     }
 }
 
 /// The Rust handle of one lock kind, pinned to an owner: the per-kind Rust operations.
-enum RustLock {
+pub enum RustLock {
     Lock(RLock),
     Read(RReadLock),
     Write(RWriteLock),
+    Fenced(RFencedLock),
+    Spin(RSpinLock),
+    NonReentrant(RNonReentrantLock),
 }
 
 /// Runs the same expression on the handle of whichever kind.
@@ -79,12 +103,16 @@ macro_rules! each {
             RustLock::Lock($l) => $e,
             RustLock::Read($l) => $e,
             RustLock::Write($l) => $e,
+            RustLock::Fenced($l) => $e,
+            RustLock::Spin($l) => $e,
+            RustLock::NonReentrant($l) => $e,
         }
     };
 }
 
 impl RustLock {
-    fn new(c: &Client, owner: u64, kind: JavaKind, name: &str) -> Result<RustLock> {
+    /// The handle of lock (kind, name) on `c`, pinned to `owner`.
+    pub fn new(c: &Client, owner: u64, kind: JavaKind, name: &str) -> Result<RustLock> {
         let rw = || {
             c.read_write_lock(name)
                 .map(|rw| rw.with_owner(owner))
@@ -98,11 +126,20 @@ impl RustLock {
             )),
             JavaKind::Read => Ok(RustLock::Read(rw()?.read_lock())),
             JavaKind::Write => Ok(RustLock::Write(rw()?.write_lock())),
-            // Not in the matrix yet: add their handles (RFencedLock, RSpinLock, RNonReentrantLock)
-            // here together with their scenarios.
-            JavaKind::Spin | JavaKind::Fenced | JavaKind::NonReentrant => Err(format!(
-                "no Rust {}lock side in the matrix yet ({kind:?})",
-                word(kind)
+            JavaKind::Fenced => Ok(RustLock::Fenced(
+                c.fenced_lock(name)
+                    .map_err(|e| format!("client.fenced_lock({name}): {e}"))?
+                    .with_owner(owner),
+            )),
+            JavaKind::Spin => Ok(RustLock::Spin(
+                c.spin_lock(name)
+                    .map_err(|e| format!("client.spin_lock({name}): {e}"))?
+                    .with_owner(owner),
+            )),
+            JavaKind::NonReentrant => Ok(RustLock::NonReentrant(
+                c.non_reentrant_lock(name)
+                    .map_err(|e| format!("client.non_reentrant_lock({name}): {e}"))?
+                    .with_owner(owner),
             )),
         }
     }
@@ -112,7 +149,8 @@ impl RustLock {
         each!(self, l => l.field())
     }
 
-    async fn lock(&self, lease: Option<Duration>) -> redisson_lock::Result<Guard> {
+    /// `lock()` / `lock_with_lease(lease)`.
+    pub async fn lock(&self, lease: Option<Duration>) -> redisson_lock::Result<Guard> {
         match (self, lease) {
             (RustLock::Lock(l), None) => l.lock().await.map(Guard::Lock),
             (RustLock::Lock(l), Some(d)) => l.lock_with_lease(d).await.map(Guard::Lock),
@@ -120,6 +158,12 @@ impl RustLock {
             (RustLock::Read(l), Some(d)) => l.lock_with_lease(d).await.map(Guard::Read),
             (RustLock::Write(l), None) => l.lock().await.map(Guard::Write),
             (RustLock::Write(l), Some(d)) => l.lock_with_lease(d).await.map(Guard::Write),
+            (RustLock::Fenced(l), None) => l.lock().await.map(Guard::Fenced),
+            (RustLock::Fenced(l), Some(d)) => l.lock_with_lease(d).await.map(Guard::Fenced),
+            (RustLock::Spin(l), None) => l.lock().await.map(Guard::Spin),
+            (RustLock::Spin(l), Some(d)) => l.lock_with_lease(d).await.map(Guard::Spin),
+            (RustLock::NonReentrant(l), None) => l.lock().await.map(Guard::NonReentrant),
+            (RustLock::NonReentrant(l), Some(d)) => l.lock_with_lease(d).await.map(Guard::NonReentrant),
         }
     }
 
@@ -128,6 +172,9 @@ impl RustLock {
             RustLock::Lock(l) => l.try_lock().await?.map(Guard::Lock),
             RustLock::Read(l) => l.try_lock().await?.map(Guard::Read),
             RustLock::Write(l) => l.try_lock().await?.map(Guard::Write),
+            RustLock::Fenced(l) => l.try_lock().await?.map(Guard::Fenced),
+            RustLock::Spin(l) => l.try_lock().await?.map(Guard::Spin),
+            RustLock::NonReentrant(l) => l.try_lock().await?.map(Guard::NonReentrant),
         })
     }
 
@@ -136,6 +183,9 @@ impl RustLock {
             RustLock::Lock(l) => l.try_lock_for(wait).await?.map(Guard::Lock),
             RustLock::Read(l) => l.try_lock_for(wait).await?.map(Guard::Read),
             RustLock::Write(l) => l.try_lock_for(wait).await?.map(Guard::Write),
+            RustLock::Fenced(l) => l.try_lock_for(wait).await?.map(Guard::Fenced),
+            RustLock::Spin(l) => l.try_lock_for(wait).await?.map(Guard::Spin),
+            RustLock::NonReentrant(l) => l.try_lock_for(wait).await?.map(Guard::NonReentrant),
         })
     }
 
@@ -218,7 +268,8 @@ impl<'a> Party<'a> {
         }
     }
 
-    fn rust_lock(&self, kind: JavaKind, name: &str) -> Result<RustLock> {
+    /// The Rust handle of lock (kind, name) pinned to this party's owner (Java: an error).
+    pub fn rust_lock(&self, kind: JavaKind, name: &str) -> Result<RustLock> {
         match &self.lang {
             Lang::Rust { c, owner } => RustLock::new(c, *owner, kind, name),
             Lang::Java { .. } => Err("a Java party has no Rust handle".into()),
@@ -348,7 +399,7 @@ impl<'a> Party<'a> {
 
     /// Releases one hold. `Ok(Err(msg))` is the "not held" error (IllegalMonitorStateException /
     /// `Error::NotHeld`); any other failure is an `Err`. Rust: the newest guard of (kind, name);
-    /// without one, the plain lock unlocks through its owner-pinned handle.
+    /// without one, the owner-pinned handle's `unlock()` (a late unlock, after the guards are gone).
     pub async fn unlock(&mut self, kind: JavaKind, name: &str) -> Result<UnlockResult> {
         if let Some(j) = self.java_lock(kind, name) {
             return Ok(match j.unlock().await? {
@@ -362,11 +413,10 @@ impl<'a> Party<'a> {
                 let start = now_ms();
                 (start, g.unlock().await)
             }
-            None if kind == LOCK => {
+            None => {
                 let start = now_ms();
                 (start, self.rust_lock(kind, name)?.unlock().await)
             }
-            None => return Err(format!("{} has no {w}guard of {name}", self.desc())),
         };
         match res {
             (start, Ok(_)) => Ok(Ok((start, now_ms()))),

@@ -8,8 +8,10 @@ use std::fmt::Write;
 
 use redisson_lock_compat_tests::Result;
 
+use crate::counter::MIN_HANDOVERS;
 use crate::kinds::{Dir, Kind};
 use crate::rwlock::RW_WAKE_BOUND_MS;
+use crate::spin::SPIN_WAKE_BOUND_MS;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
@@ -103,6 +105,10 @@ fn latency_table(md: &mut String, rows: &[Row], info: &RunInfo, kind: Kind) {
             .filter_map(|r| r.latency_ms)
             .collect();
         l.sort_by(f64::total_cmp);
+        if l.is_empty() {
+            let _ = writeln!(md, "| {v} | 0 | – | – | {} |", kind_cell(info, kind, v));
+            continue;
+        }
         let all: Vec<String> = l.iter().map(|x| format!("{x:.1}")).collect();
         let _ = writeln!(
             md,
@@ -183,7 +189,13 @@ pub fn render(rows: &[Row], info: &RunInfo) -> String {
         "Scenarios 10–15 use the read-write lock (`getReadWriteLock` / `read_write_lock`); timeout keys are"
     );
     let _ = writeln!(md, "`{{N}}:<reader field>:rwlock_timeout:<k>`. Scenario 12: B = 3 readers of the other language; 14: the writer is in B's");
-    let _ = writeln!(md, "language; 15: J→R = Java rwcounter workers first, R→J = Rust tasks first. Read-write wake-up bound: {RW_WAKE_BOUND_MS} ms.\n");
+    let _ = writeln!(md, "language; 15: J→R = Java rwcounter workers first, R→J = Rust tasks first. Read-write wake-up bound: {RW_WAKE_BOUND_MS} ms.");
+    let _ = writeln!(md, "Scenarios 16–19: fenced lock; tokens are `INCR redisson_lock_token:{{N}}` (a grant takes one, a refused attempt none);");
+    let _ = writeln!(md, "Java's `getToken()` answers 0 before the first grant where Rust's `get_token()` answers `None`. 20–23: spin lock; its");
+    let _ = writeln!(md, "waiters poll with a back-off (capped at 128 ms in both libraries) and its unlocks publish nothing, so its hand-over");
+    let _ = writeln!(md, "bound is {SPIN_WAKE_BOUND_MS} ms and a `PSUBSCRIBE *{{N}}*` must see no message. 24–26: non-reentrant lock (4.4.0+).");
+    let _ = writeln!(md, "19, 23, 26: J→R = the Java counter workers start first, R→J the Rust tasks; the lock must pass between the languages");
+    let _ = writeln!(md, "at least {MIN_HANDOVERS} times each way (a kind whose unlock wakes no waiter of the other language manages 0–3).\n");
     let _ = writeln!(
         md,
         "Rows are grouped by lock kind. A kind's heading row says whether the version's harness jar has it"

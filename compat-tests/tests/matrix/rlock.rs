@@ -12,7 +12,7 @@ use crate::env::{Env, Speed};
 use crate::kinds::{Dir, Outcome, Scenario, BOTH_WAYS, TOGETHER};
 use crate::party::{Guard, LOCK};
 use crate::rwlock::rw_channel;
-use crate::support::{channel_of, one_field, short, until, CMD, FAST_WATCHDOG_MS, WAKE_BOUND_MS};
+use crate::support::{channel_of, one_field, short, token_key, until, CMD, FAST_WATCHDOG_MS, WAKE_BOUND_MS};
 
 /// Lease of scenario 4.
 const LEASE_MS: u64 = 1500;
@@ -45,7 +45,7 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         dirs: TOGETHER,
         last: true,
-        ..sc(9, "Afterwards (runs last, after 15): no channel subscribed, no lock keys left (incl. rwlock_timeout keys, redisson_rwlock channels)")
+        ..sc(9, "Afterwards (runs last, after 26): no channel subscribed, no lock keys left (incl. rwlock_timeout keys, redisson_rwlock channels); only the fenced token counters (no TTL, never deleted) stay")
     },
 ];
 
@@ -570,7 +570,24 @@ async fn s9(env: &Env) -> Result<Outcome> {
     let keys = env.raw.keys().await?;
     let (latches, others): (Vec<&String>, Vec<&String>) =
         keys.iter().partition(|k| k.starts_with("redisson_unlock_latch:"));
+    // A fenced lock's token counter stays by design (Redisson never deletes it): allowed for the
+    // names the scenarios used, as a plain decimal string without TTL.
+    let token_keys: Vec<String> = names.iter().map(|n| token_key(n)).collect();
+    let (tokens, others): (Vec<&String>, Vec<&String>) =
+        others.into_iter().partition(|k| token_keys.contains(k));
     ensure!(others.is_empty(), "keys left behind: {others:?}");
+    for k in &tokens {
+        let v = env.raw.get(k).await?.unwrap_or_default();
+        ensure!(
+            !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()),
+            "token counter {k} = `{v}`, expected a decimal"
+        );
+        let ttl = env.raw.pttl(k).await?;
+        ensure!(
+            ttl == -1,
+            "token counter {k} has PTTL {ttl}, expected -1 (no TTL)"
+        );
+    }
     for n in &names {
         ensure!(!keys.contains(n), "lock key {n} left");
     }
@@ -582,8 +599,9 @@ async fn s9(env: &Env) -> Result<Outcome> {
     Ok(Outcome {
         latency_ms: None,
         note: format!(
-            "{} lock names checked; 0 channels; {} unlock latch key(s) with TTL still expiring",
+            "{} lock names checked; 0 channels; {} fenced token counter(s) kept (no TTL); {} unlock latch key(s) with TTL still expiring",
             names.len(),
+            tokens.len(),
             latches.len()
         ),
     })

@@ -2,10 +2,12 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use futures::StreamExt;
 use redis::aio::MultiplexedConnection;
-use redisson_lock_compat_tests::Result;
+use redisson_lock_compat_tests::{now_ms, Result};
 
 /// Java calls that should answer at once.
 pub const CMD: Duration = Duration::from_secs(10);
@@ -60,6 +62,90 @@ impl Raw {
 /// non-reentrant locks (the spin lock publishes nothing).
 pub fn channel_of(name: &str) -> String {
     format!("redisson_lock__channel:{{{name}}}")
+}
+
+/// The fenced lock's token counter (`redisson_lock_token:{N}`: a decimal string without TTL,
+/// never deleted by Redisson).
+pub fn token_key(name: &str) -> String {
+    format!("redisson_lock_token:{{{name}}}")
+}
+
+/// One message a [`Watch`] saw: (epoch ms when it arrived, channel, payload).
+pub type Seen = (f64, String, String);
+
+/// A raw subscriber: `PSUBSCRIBE *{N}*` on its own connection records every message published
+/// on any channel of lock N (`redisson_lock__channel:{N}`, `redisson_rwlock:{N}`, ...). A pattern
+/// subscription does not count in `PUBSUB NUMSUB`/`PUBSUB CHANNELS`, so it never looks like a
+/// waiter. Dropping it closes the connection.
+pub struct Watch {
+    seen: Arc<Mutex<Vec<Seen>>>,
+    task: tokio::task::JoinHandle<()>,
+    pub pattern: String,
+}
+
+impl Watch {
+    pub async fn lock_channels(url: &str, raw: &Raw, name: &str) -> Result<Watch> {
+        let pattern = format!("*{{{name}}}*");
+        // Proves the subscription is live: published until it arrives, never recorded.
+        let probe = format!("compat-probe:{{{name}}}");
+        let mut ps = redis::Client::open(url)
+            .map_err(|e| e.to_string())?
+            .get_async_pubsub()
+            .await
+            .map_err(|e| format!("pubsub connect: {e}"))?;
+        ps.psubscribe(&pattern)
+            .await
+            .map_err(|e| format!("PSUBSCRIBE {pattern}: {e}"))?;
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let live = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (sink, live2, probe2) = (seen.clone(), live.clone(), probe.clone());
+        let task = tokio::spawn(async move {
+            let mut stream = ps.on_message();
+            while let Some(m) = stream.next().await {
+                if m.get_channel_name() == probe2 {
+                    live2.store(true, std::sync::atomic::Ordering::SeqCst);
+                    continue;
+                }
+                let payload = String::from_utf8_lossy(m.get_payload_bytes()).into_owned();
+                if let Ok(mut v) = sink.lock() {
+                    v.push((now_ms(), m.get_channel_name().to_owned(), payload));
+                }
+            }
+        });
+        let w = Watch { seen, task, pattern };
+        until(Duration::from_secs(5), "the PSUBSCRIBE delivers", || async {
+            if live.load(std::sync::atomic::Ordering::SeqCst) {
+                return Ok(true);
+            }
+            raw.q::<i64>(redis::cmd("PUBLISH").arg(&probe).arg("probe"))
+                .await?;
+            Ok(false)
+        })
+        .await?;
+        Ok(w)
+    }
+
+    /// Every message so far.
+    pub fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().map(|v| v.clone()).unwrap_or_default()
+    }
+
+    /// Waits up to `limit` until at least `n` messages arrived; returns them all.
+    pub async fn wait_for(&self, n: usize, limit: Duration) -> Result<Vec<Seen>> {
+        let r = until(limit, &format!("{n} message(s) on {}", self.pattern), || async {
+            Ok(self.seen().len() >= n)
+        })
+        .await;
+        let seen = self.seen();
+        r.map_err(|e| format!("{e}; seen {seen:?}"))?;
+        Ok(seen)
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
 }
 
 /// A hash of exactly one field.

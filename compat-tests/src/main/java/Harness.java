@@ -312,9 +312,9 @@ public final class Harness {
                 return lockOp(cmd, cmd, redisson.getLock(a[0]), a);
 
             case "counter": {
-                argc(cmd, a, 4, 4);
+                argc(cmd, a, 4, 5);
                 RLock lock = redisson.getLock(a[0]);
-                return counter(w, a[1], num(a[2]), num(a[3]), () -> {
+                return counter(w, a[1], num(a[2]), num(a[3]), gapMs(a), () -> {
                     lock.lock();
                     return null;
                 }, lock::unlock);
@@ -458,8 +458,22 @@ public final class Harness {
      * RPUSH {@code java:<worker>[:<tag>]:<startMicros>:<endMicros>} to {@code KEY:intervals},
      * {@code release}. Returns the rounds done.
      */
+    /** The optional GAP_MS (5th argument) of the {@code counter} commands; 0 when absent. */
+    static long gapMs(String[] a) {
+        return a.length > 4 ? num(a[4]) : 0;
+    }
+
     static long counter(Worker w, String key, long rounds, long sleepMs, Acquire acquire, Runnable release)
             throws Exception {
+        return counter(w, key, rounds, sleepMs, 0, acquire, release);
+    }
+
+    /**
+     * The {@code counter} loop; after every round but the last the worker sleeps GAP_MS (if &gt; 0)
+     * <em>outside</em> the lock, so that polling waiters (spin locks) find it free now and then.
+     */
+    static long counter(Worker w, String key, long rounds, long sleepMs, long gapMs, Acquire acquire,
+            Runnable release) throws Exception {
         RBucket<String> value = redisson.getBucket(key, StringCodec.INSTANCE);
         RList<String> intervals = redisson.getList(key + ":intervals", StringCodec.INSTANCE);
         long done = 0;
@@ -479,6 +493,9 @@ public final class Harness {
                 release.run();
             }
             done++;
+            if (gapMs > 0 && done < rounds) {
+                Thread.sleep(gapMs);
+            }
         }
         return done;
     }

@@ -13,7 +13,7 @@ import org.redisson.api.RFencedLock;
  * attempt) / {@code tryLockAndGetToken(WAIT, ms)} / {@code tryLockAndGetToken(WAIT, LEASE, ms)},
  * the token or null;</li>
  * <li>{@code fencedGetToken NAME}: {@code getToken()};</li>
- * <li>{@code fencedCounter NAME KEY ROUNDS SLEEP_MS}: the {@code counter} loop acquiring with
+ * <li>{@code fencedCounter NAME KEY ROUNDS SLEEP_MS [GAP_MS]}: the {@code counter} loop acquiring with
  * {@code lockAndGetToken()}; records are {@code java:<worker>:t<token>:<startMicros>:<endMicros>};</li>
  * <li>the shared ones of {@link Harness#lockOp}: {@code fencedLock}, {@code fencedTryLock},
  * {@code fencedUnlock}, {@code fencedForceUnlock}, {@code fencedHoldCount}, {@code fencedIsLocked},
@@ -45,8 +45,8 @@ public final class FencedCommands implements KindCommands {
                 Harness.argc(cmd, a, 1, 1);
                 return lock.getToken();
             case "counter":
-                Harness.argc(cmd, a, 4, 4);
-                return Harness.counter(w, a[1], Harness.num(a[2]), Harness.num(a[3]),
+                Harness.argc(cmd, a, 4, 5);
+                return Harness.counter(w, a[1], Harness.num(a[2]), Harness.num(a[3]), Harness.gapMs(a),
                         () -> "t" + lock.lockAndGetToken(), lock::unlock);
             default:
                 return Harness.lockOp(cmd, op, lock, a);

@@ -7,7 +7,7 @@ import org.redisson.api.RLock;
  * {@code nonReentrantTryLock NAME [WAIT [LEASE]]}, {@code nonReentrantUnlock},
  * {@code nonReentrantForceUnlock}, {@code nonReentrantHoldCount}, {@code nonReentrantIsLocked},
  * {@code nonReentrantIsHeldByThread}, {@code nonReentrantRemainTTL}) and
- * {@code nonReentrantCounter NAME KEY ROUNDS SLEEP_MS} (the {@code counter} loop on this lock).
+ * {@code nonReentrantCounter NAME KEY ROUNDS SLEEP_MS [GAP_MS]} (the {@code counter} loop on this lock).
  */
 public final class NonReentrantCommands implements KindCommands {
     public NonReentrantCommands() {
@@ -18,8 +18,8 @@ public final class NonReentrantCommands implements KindCommands {
         Harness.requireName(cmd, a);
         RLock lock = Harness.redisson().getNonReentrantLock(a[0]);
         if (op.equals("counter")) {
-            Harness.argc(cmd, a, 4, 4);
-            return Harness.counter(w, a[1], Harness.num(a[2]), Harness.num(a[3]), () -> {
+            Harness.argc(cmd, a, 4, 5);
+            return Harness.counter(w, a[1], Harness.num(a[2]), Harness.num(a[3]), Harness.gapMs(a), () -> {
                 lock.lock();
                 return null;
             }, lock::unlock);

@@ -6,7 +6,7 @@ import org.redisson.api.RLock;
  * ones of {@link Harness#lockOp} ({@code spinLock NAME [LEASE]}, {@code spinTryLock NAME [WAIT
  * [LEASE]]}, {@code spinUnlock}, {@code spinForceUnlock}, {@code spinHoldCount},
  * {@code spinIsLocked}, {@code spinIsHeldByThread}, {@code spinRemainTTL}) and
- * {@code spinCounter NAME KEY ROUNDS SLEEP_MS} (the {@code counter} loop on the spin lock).
+ * {@code spinCounter NAME KEY ROUNDS SLEEP_MS [GAP_MS]} (the {@code counter} loop on the spin lock).
  */
 public final class SpinCommands implements KindCommands {
     public SpinCommands() {
@@ -17,8 +17,8 @@ public final class SpinCommands implements KindCommands {
         Harness.requireName(cmd, a);
         RLock lock = Harness.redisson().getSpinLock(a[0]);
         if (op.equals("counter")) {
-            Harness.argc(cmd, a, 4, 4);
-            return Harness.counter(w, a[1], Harness.num(a[2]), Harness.num(a[3]), () -> {
+            Harness.argc(cmd, a, 4, 5);
+            return Harness.counter(w, a[1], Harness.num(a[2]), Harness.num(a[3]), Harness.gapMs(a), () -> {
                 lock.lock();
                 return null;
             }, lock::unlock);

@@ -1,0 +1,187 @@
+//! The mixed-language counter of the fenced, spin and non-reentrant scenarios: Java
+//! `<kind>Counter` workers and Rust tasks increment one key under the same lock (GET, SET n+1,
+//! RPUSH an interval record, all inside the critical section). The RLock's scenario 8 and the
+//! read-write lock's 15 have their own versions.
+
+use std::time::{Duration, Instant};
+
+use redisson_lock_compat_tests::{find_overlap, now_micros, Interval, JavaKind, Result};
+
+use crate::env::Env;
+use crate::kinds::Dir;
+use crate::party::{word, RustLock};
+use crate::support::until;
+
+/// The fewest hand-overs each way (Java → Rust and Rust → Java) a run must show. Healthy runs show
+/// about 30–115 each way; a kind whose unlock does not wake the other language's waiters (no message,
+/// or a waiter that is not polling) shows 0–3 and takes ~30 s (the waiters' TTL wait).
+pub const MIN_HANDOVERS: usize = 10;
+
+/// What a finished counter run looked like.
+pub struct Counted {
+    /// Every record, sorted by start.
+    pub intervals: Vec<Interval>,
+    /// Seconds from the first start to the last result.
+    pub secs: f64,
+    /// Which language started alone (J→R: Java).
+    pub java_first: bool,
+    /// Adjacent sections (by start) that passed the lock Java → Rust and Rust → Java.
+    pub handovers: (usize, usize),
+}
+
+impl Counted {
+    /// `Java first; 600 Java + 600 Rust sections, none overlap, 41 J→R + 40 R→J hand-overs; 1.2 s`.
+    pub fn summary(&self) -> String {
+        let nj = self
+            .intervals
+            .iter()
+            .filter(|i| i.who.starts_with("java:"))
+            .count();
+        format!(
+            "{} first; counter {}: {nj} Java + {} Rust sections, none overlap, {} J→R + {} R→J hand-overs; {:.1} s",
+            if self.java_first { "Java" } else { "Rust" },
+            self.intervals.len(),
+            self.intervals.len() - nj,
+            self.handovers.0,
+            self.handovers.1,
+            self.secs
+        )
+    }
+}
+
+/// Runs `java_tasks` harness workers (`<kind>Counter`, no sleep inside) and `rust_tasks` Rust
+/// owners, `rounds` rounds each, on lock `name` of `kind`, the first language alone until its
+/// first increment (J→R: Java first). Both sides pause `gap_ms` outside the lock between rounds
+/// (0: none; a spin lock needs a gap, or the holder re-takes it before any polling waiter looks). Rust records are `rust:<task>[:t<token>]:<start>:<end>` (the
+/// token for a fenced lock, as Java's `fencedCounter`). Checks the counter, the number of records
+/// per language, that no two sections overlap, and that the lock passed at least
+/// [`MIN_HANDOVERS`] times each way between the languages; the caller checks the rest.
+pub async fn mixed_counter(
+    env: &Env,
+    no: usize,
+    dir: Dir,
+    kind: JavaKind,
+    name: &str,
+    (java_tasks, rust_tasks, rounds): (usize, usize, usize),
+    gap_ms: u64,
+) -> Result<Counted> {
+    let key = format!("{name}:counter");
+    let ikey = format!("{key}:intervals");
+    env.raw.del(&[&key, &ikey]).await?;
+    let t0 = Instant::now();
+    let java_first = dir != Dir::RustHolds;
+    let (mut java, mut rust) = (Vec::new(), Vec::new());
+    for phase in 0..2 {
+        if (phase == 0) == java_first {
+            for i in 0..java_tasks {
+                let worker = format!("s{no}{}w{i}", dir.tag());
+                java.push(
+                    env.java
+                        .counter_with_gap(kind, &worker, name, &key, rounds as u64, 0, gap_ms)
+                        .await?,
+                );
+            }
+        } else {
+            for i in 0..rust_tasks {
+                let lock = RustLock::new(&env.rust, (no as u64) * 100_000 + 80_000 + i as u64, kind, name)?;
+                let raw = env.raw.clone();
+                let (key, ikey) = (key.clone(), ikey.clone());
+                let w = word(kind);
+                rust.push(tokio::spawn(async move {
+                    for _ in 0..rounds {
+                        let g = lock.lock(None).await.map_err(|e| format!("rust {w}lock: {e}"))?;
+                        let start = now_micros();
+                        let n: i64 = raw
+                            .get(&key)
+                            .await?
+                            .map(|v| v.parse::<i64>().map_err(|e| format!("counter `{v}`: {e}")))
+                            .transpose()?
+                            .unwrap_or(0);
+                        raw.q::<()>(redis::cmd("SET").arg(&key).arg(n + 1)).await?;
+                        let end = now_micros();
+                        let tok = g.token().map(|t| format!(":t{t}")).unwrap_or_default();
+                        raw.q::<i64>(
+                            redis::cmd("RPUSH")
+                                .arg(&ikey)
+                                .arg(format!("rust:{i}{tok}:{start}:{end}")),
+                        )
+                        .await?;
+                        g.unlock().await.map_err(|e| format!("rust {w}unlock: {e}"))?;
+                        if gap_ms > 0 {
+                            tokio::time::sleep(Duration::from_millis(gap_ms)).await;
+                        }
+                    }
+                    Ok::<(), String>(())
+                }));
+            }
+        }
+        if phase == 0 {
+            until(
+                Duration::from_secs(30),
+                "the first language completed a round",
+                || async { Ok(env.raw.get(&key).await?.is_some()) },
+            )
+            .await?;
+        }
+    }
+    let limit = Duration::from_secs(240);
+    for p in java {
+        let done = p.wait(limit).await?.int()?;
+        ensure!(done == rounds as i64, "a Java counter did {done} rounds");
+    }
+    for j in rust {
+        tokio::time::timeout(limit, j)
+            .await
+            .map_err(|_| "rust counter timed out".to_string())?
+            .map_err(|e| format!("rust counter task: {e}"))??;
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    let expected = (java_tasks + rust_tasks) * rounds;
+    let total = env.raw.get(&key).await?;
+    let records = env.raw.lrange(&ikey).await?;
+    env.raw.del(&[&key, &ikey]).await?;
+    let mut intervals: Vec<Interval> = records
+        .iter()
+        .map(|r| Interval::parse(r))
+        .collect::<Result<_>>()?;
+    intervals.sort_by_key(|i| (i.start, i.end));
+    let is_java = |i: &Interval| i.who.starts_with("java:");
+    let nj = intervals.iter().filter(|i| is_java(i)).count();
+    ensure!(
+        total.as_deref() == Some(&expected.to_string()),
+        "counter is {total:?}, expected {expected} (lost updates)"
+    );
+    ensure!(
+        intervals.len() == expected,
+        "{} interval records, expected {expected}",
+        intervals.len()
+    );
+    ensure!(
+        nj == java_tasks * rounds && intervals.len() - nj == rust_tasks * rounds,
+        "{nj} Java and {} Rust intervals",
+        intervals.len() - nj
+    );
+    if let Some((x, y)) = find_overlap(&intervals) {
+        return Err(format!("critical sections overlap: {x:?} and {y:?}"));
+    }
+    let mut handovers = (0, 0);
+    for w in intervals.windows(2) {
+        match (is_java(&w[0]), is_java(&w[1])) {
+            (true, false) => handovers.0 += 1,
+            (false, true) => handovers.1 += 1,
+            _ => {}
+        }
+    }
+    let run = Counted {
+        intervals,
+        secs,
+        java_first,
+        handovers,
+    };
+    ensure!(
+        handovers.0 >= MIN_HANDOVERS && handovers.1 >= MIN_HANDOVERS,
+        "the lock passed between the languages too rarely (at least {MIN_HANDOVERS} each way expected: are waiters of one side woken?): {}",
+        run.summary()
+    );
+    Ok(run)
+}
