@@ -104,7 +104,7 @@ impl RSpinLock {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] for a delay under 1 ms or over
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a delay under 1 ms or over
     /// [`MAX_DURATION`](crate::MAX_DURATION), a multiplier of 0, or `initial > max`.
     ///
     /// ```no_run
@@ -240,7 +240,7 @@ impl RSpinLock {
     }
 
     /// Deletes the lock whoever holds it; nothing is published (Redisson `forceUnlock()`). A key
-    /// that is not a lock is refused with [`Error::WrongType`] and kept.
+    /// that is not a lock is refused with [`Error::WrongType`](crate::Error::WrongType) and kept.
     ///
     /// ```no_run
     /// # async fn demo(lock: redisson_lock::RSpinLock) -> redisson_lock::Result<()> {
@@ -340,7 +340,7 @@ impl SpinGuard {
     ///
     /// # Errors
     ///
-    /// [`Error::NotHeld`] when the hold had already ended (Redis unchanged).
+    /// [`Error::NotHeld`](crate::Error::NotHeld) when the hold had already ended (Redis unchanged).
     ///
     /// ```no_run
     /// # async fn demo(g: redisson_lock::SpinGuard) -> redisson_lock::Result<()> {
