@@ -195,6 +195,41 @@ impl Client {
         Ok(crate::RNonReentrantLock::new(self.inner.clone(), self.key(name)?))
     }
 
+    /// A handle to the fair lock `name` (Redisson's `getFairLock(name)`): waiters, Java and Rust,
+    /// get it in arrival order. Nothing is sent yet.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when `name` (after the name mapper) is empty.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let guard = client.fair_lock("lock:queue")?.lock().await?;
+    /// # drop(guard); Ok(()) }
+    /// ```
+    pub fn fair_lock(&self, name: &str) -> Result<crate::RFairLock> {
+        Ok(crate::RFairLock::new(self.inner.clone(), self.key(name)?))
+    }
+
+    /// A handle to the non-reentrant fair lock `name` (Redisson's
+    /// `getNonReentrantFairLock(name)`, 4.4+). Nothing is sent yet.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when `name` (after the name mapper) is empty.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let guard = client.non_reentrant_fair_lock("lock:queue")?.lock().await?;
+    /// # drop(guard); Ok(()) }
+    /// ```
+    pub fn non_reentrant_fair_lock(&self, name: &str) -> Result<crate::RNonReentrantFairLock> {
+        Ok(crate::RNonReentrantFairLock::new(
+            self.inner.clone(),
+            self.key(name)?,
+        ))
+    }
+
     fn key(&self, name: &str) -> Result<String> {
         crate::name::lock_key(&self.inner.config.name_mapper, name)
     }

@@ -47,6 +47,7 @@ pub struct Config {
     pub(crate) poll_interval: Duration,
     pub(crate) retry_attempts: u32,
     pub(crate) retry_interval: Duration,
+    pub(crate) fair_lock_wait_timeout: Duration,
 }
 
 /// The longest duration the crate sends to Redis or accepts in its configuration:
@@ -73,6 +74,7 @@ impl Default for Config {
             poll_interval: Duration::from_millis(1_000),
             retry_attempts: 4,
             retry_interval: Duration::from_millis(1_500),
+            fair_lock_wait_timeout: Duration::from_millis(300_000),
         }
     }
 }
@@ -156,6 +158,16 @@ impl Config {
         self
     }
 
+    /// Redisson's `fairLockWaitTimeout` (3.46+; default 5 min, as in Redisson since 3.13.3): how
+    /// long a fair-lock waiter that asked without a wait of its own (`lock()`, `try_lock()`) keeps
+    /// its place in the queue; a waiter with a wait (`try_lock_for(w)`) uses `w`. A waiter that
+    /// crashes blocks the ones behind it for at most this long (ours leave the queue when they
+    /// stop waiting, also when cancelled).
+    pub fn fair_lock_wait_timeout(mut self, timeout: Duration) -> Self {
+        self.fair_lock_wait_timeout = timeout;
+        self
+    }
+
     /// Redisson's `retryInterval` (default 1.5 s): the pause before a retry. Each pause is
     /// drawn between half and all of it (jitter), and never runs past a caller's wait.
     pub fn retry_interval(mut self, interval: Duration) -> Self {
@@ -176,6 +188,7 @@ impl Config {
         positive("connect_timeout", self.connect_timeout)?;
         positive("poll_interval", self.poll_interval)?;
         positive("retry_interval", self.retry_interval)?;
+        positive("fair_lock_wait_timeout", self.fair_lock_wait_timeout)?;
         if self.retry_attempts > MAX_RETRY_ATTEMPTS {
             return Err(Error::InvalidArgument(format!(
                 "retry_attempts must be at most {MAX_RETRY_ATTEMPTS}, got {}",
@@ -275,6 +288,7 @@ mod tests {
                 Config::default().subscription_timeout(d),
                 Config::default().poll_interval(d),
                 Config::default().retry_interval(d),
+                Config::default().fair_lock_wait_timeout(d),
             ] {
                 assert!(matches!(c.validate(), Err(Error::InvalidArgument(_))), "{c:?}");
             }

@@ -98,6 +98,7 @@ pub use crate::conn::Connection;
 pub use crate::core::handle::Ttl;
 pub use crate::core::Unlocked;
 pub use crate::error::{Error, Result};
+pub use crate::kinds::fair::{FairGuard, NonReentrantFairGuard, RFairLock, RNonReentrantFairLock};
 pub use crate::kinds::fenced::{FencedGuard, RFencedLock};
 pub use crate::kinds::lock::{LockGuard, RLock};
 pub use crate::kinds::non_reentrant::{NonReentrantGuard, RNonReentrantLock};

@@ -46,6 +46,16 @@ pub(crate) fn rw_key_prefix(name: &str) -> String {
     }
 }
 
+/// The fair lock's wait queue `redisson_lock_queue:{N}` (a list of owner fields).
+pub(crate) fn fair_queue(name: &str) -> String {
+    prefix_name("redisson_lock_queue", name)
+}
+
+/// The fair lock's waiter deadlines `redisson_lock_timeout:{N}` (a sorted set, epoch ms).
+pub(crate) fn fair_deadlines(name: &str) -> String {
+    prefix_name("redisson_lock_timeout", name)
+}
+
 /// The fenced lock's token counter `redisson_lock_token:{N}`.
 pub(crate) fn token_key(name: &str) -> String {
     prefix_name("redisson_lock_token", name)
@@ -132,6 +142,8 @@ mod tests {
         assert_eq!(rwlock_channel("x"), "redisson_rwlock:{x}");
         assert_eq!(latch("x", "ab"), "redisson_unlock_latch:{x}:ab");
         assert_eq!(token_key("x"), "redisson_lock_token:{x}");
+        assert_eq!(fair_queue("x"), "redisson_lock_queue:{x}");
+        assert_eq!(fair_deadlines("{t}x"), "redisson_lock_timeout:{t}x");
         assert_eq!(suffix_name("x", "f:rwlock_timeout"), "{x}:f:rwlock_timeout");
         assert_eq!(suffix_name("a{b", "s"), "a{b:s");
         // the `contains("{")` test, not a valid-hash-tag test

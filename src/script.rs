@@ -22,17 +22,14 @@ macro_rules! lua {
             )))
         });
     };
-    // a script that starts with shared functions (`lua/<prelude>.lua`)
-    ($name:ident, $path:literal, with $prelude:literal) => {
+    // a script that starts with shared functions (`lua/<prelude>.lua`, in order)
+    ($name:ident, $path:literal, with $($prelude:literal),+) => {
         pub(crate) static $name: LazyLock<Script> = LazyLock::new(|| {
             Script::new(concat!(
-                include_str!(concat!(
-                    env!("CARGO_MANIFEST_DIR"),
-                    "/lua/",
-                    $prelude,
-                    ".lua"
-                )),
-                "\n",
+                $(
+                    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/lua/", $prelude, ".lua")),
+                    "\n",
+                )+
                 include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/lua/", $path, ".lua"))
             ))
         });
@@ -48,6 +45,10 @@ lua!(SPIN_UNLOCK, "spin/unlock");
 lua!(SPIN_FORCE_UNLOCK, "spin/force_unlock", with "common/lock_shape");
 lua!(FENCED_ACQUIRE, "fenced/acquire");
 lua!(NON_REENTRANT_ACQUIRE, "non_reentrant/acquire");
+lua!(FAIR_ACQUIRE, "fair/acquire", with "fair/purge");
+lua!(FAIR_UNLOCK, "fair/unlock", with "fair/purge");
+lua!(FAIR_FORCE_UNLOCK, "fair/force_unlock", with "common/lock_shape", "fair/purge");
+lua!(FAIR_GIVE_UP, "fair/give_up");
 lua!(RW_READ_ACQUIRE, "rw/read_acquire");
 lua!(RW_WRITE_ACQUIRE, "rw/write_acquire");
 lua!(RW_READ_UNLOCK, "rw/read_unlock");

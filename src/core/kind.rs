@@ -21,6 +21,8 @@ pub(crate) struct Ctx<'a> {
     pub field: &'a str,
     /// `PUBLISH` or `SPUBLISH`.
     pub publish: &'static str,
+    /// This client's wall clock, epoch ms (the fair lock's waiter deadlines are in it).
+    pub now_ms: u64,
 }
 
 /// The arguments of one acquisition attempt.
@@ -31,6 +33,11 @@ pub(crate) struct AcquireArgs<'a> {
     pub latch: &'a str,
     /// The latch's TTL.
     pub latch_ms: u64,
+    /// How long the caller waits (its wait, or the configured default when it waits without
+    /// one): the fair lock's place-in-queue budget.
+    pub wait_ms: u64,
+    /// Whether the caller will wait when refused (the fair lock queues it up) or tries once.
+    pub queued: bool,
 }
 
 /// The arguments of one release.
@@ -106,6 +113,16 @@ pub(crate) trait Kind: Send + Sync + 'static {
     /// Turns an error reply of this kind's scripts into the crate's error.
     fn map_error(&self, _key: &str, _field: &str, e: Error) -> Error {
         e
+    }
+    /// Whether one acquisition keeps one owner through all its attempts (a fair waiter keeps its
+    /// place in the queue); otherwise a handle without a fixed owner takes a fresh one per attempt.
+    fn stable_owner(&self) -> bool {
+        false
+    }
+    /// What a waiter that stops waiting without the lock (its wait ran out, an error, or it was
+    /// cancelled) must send to leave no trace (the fair lock's queue entry); replies anything.
+    fn give_up(&self, _c: &Ctx<'_>, _a: &AcquireArgs<'_>) -> Option<ScriptInvocation<'static>> {
+        None
     }
 }
 

@@ -106,8 +106,39 @@ impl<K: AcquireKind> LockCore<K> {
             return Err(Error::Shutdown);
         }
         let start = Instant::now();
-        let deadline = wait.map(|w| after(start, w));
+        let plan = Plan {
+            lease,
+            own_ms,
+            deadline: wait.map(|w| after(start, w)),
+            // the fair lock's budget: the caller's wait, else the configured default
+            wait_ms: match wait {
+                Some(w) if !w.is_zero() => w.as_millis().clamp(1, u128::from(crate::config::MAX_MS)) as u64,
+                _ => cfg.fair_lock_wait_timeout.as_millis() as u64,
+            },
+            queued: wait != Some(Duration::ZERO),
+        };
+        // a kind whose waiters leave traces (the fair queue) gives up when the wait ends without
+        // the lock: at once on timeout or error, in the background when the caller is cancelled
+        let stable = self.kind.stable_owner().then(|| self.owner.for_acquire());
+        let mut give_up = stable.and_then(|owner| GiveUp::arm(self, owner, &plan));
+        let result = self.wait_loop(&plan, stable, wait).await;
+        if let Some(g) = give_up.as_mut() {
+            if matches!(result, Ok(Some(_))) {
+                g.disarm();
+            } else {
+                g.now().await;
+            }
+        }
+        result
+    }
 
+    async fn wait_loop(
+        &self,
+        plan: &Plan,
+        stable: Option<OwnerId>,
+        wait: Option<Duration>,
+    ) -> Result<Option<Held<K>>> {
+        let cfg = &self.client.config;
         let mut sub: Option<crate::pubsub::Subscription> = None;
         let mut backoff = match self.wake {
             Wake::Backoff(b) => Some(b.policy()),
@@ -124,16 +155,17 @@ impl<K: AcquireKind> LockCore<K> {
 
             let mut ttl: Option<i64> = None;
             let mut last_error: Option<Error> = None;
-            // an owner chosen per attempt: with fresh owners, an attempt whose outcome is still
-            // being settled in the background never holds up the next one
-            let owner = self.owner.for_acquire();
-            match self.attempt(owner, lease, own_ms, deadline).await {
+            // without a fixed owner, one per attempt: an attempt whose outcome is still being
+            // settled in the background never holds up the next one (unless the kind needs one
+            // owner throughout: a fair waiter's place in the queue)
+            let owner = stable.unwrap_or_else(|| self.owner.for_acquire());
+            match self.attempt(owner, *plan).await {
                 Ok(Attempt::Granted(held)) => {
                     if self.client.holds.is_closed() {
                         drop(held); // granted while the client shut down: give it back
                         return Err(Error::Shutdown);
                     }
-                    tracing::debug!(key = %self.key, field = %held.field(), kind = self.kind.label(), lease_ms = own_ms, watchdog = lease.is_none(), "acquired");
+                    tracing::debug!(key = %self.key, field = %held.field(), kind = self.kind.label(), lease_ms = plan.own_ms, watchdog = plan.lease.is_none(), "acquired");
                     return Ok(Some(held));
                 }
                 Ok(Attempt::Refused(t)) => {
@@ -153,7 +185,7 @@ impl<K: AcquireKind> LockCore<K> {
             }
 
             let now = Instant::now();
-            let remaining = deadline.map(|d| d.saturating_duration_since(now));
+            let remaining = plan.deadline.map(|d| d.saturating_duration_since(now));
             if remaining == Some(Duration::ZERO) {
                 return match last_error {
                     Some(e) => Err(e),
@@ -199,7 +231,7 @@ impl<K: AcquireKind> LockCore<K> {
                     nap
                 }
             };
-            if let Some(d) = deadline {
+            if let Some(d) = plan.deadline {
                 nap = nap.min(d.saturating_duration_since(Instant::now()));
             }
             match notified.as_mut().as_pin_mut() {
@@ -220,20 +252,15 @@ impl<K: AcquireKind> LockCore<K> {
             channel,
             field,
             publish: self.client.publish_cmd,
+            now_ms: epoch_ms(),
         }
     }
 
     /// One attempt, supervised: if the caller's future is dropped while it is in flight, it
     /// finishes in the background, and a hold Redis granted is released at once.
-    async fn attempt(
-        &self,
-        owner: OwnerId,
-        lease: Option<Duration>,
-        own_ms: u64,
-        deadline: Option<Instant>,
-    ) -> Result<Attempt<K>> {
+    async fn attempt(&self, owner: OwnerId, plan: Plan) -> Result<Attempt<K>> {
         let core = self.clone();
-        let request = async move { core.attempt_inner(owner, lease, own_ms, deadline).await };
+        let request = async move { core.attempt_inner(owner, plan).await };
         FinishOnDrop::new(request, move |res: Result<Attempt<K>>| {
             Box::pin(async move {
                 if let Ok(Attempt::Granted(held)) = res {
@@ -245,13 +272,13 @@ impl<K: AcquireKind> LockCore<K> {
         .await
     }
 
-    async fn attempt_inner(
-        &self,
-        owner: OwnerId,
-        lease: Option<Duration>,
-        own_ms: u64,
-        deadline: Option<Instant>,
-    ) -> Result<Attempt<K>> {
+    async fn attempt_inner(&self, owner: OwnerId, plan: Plan) -> Result<Attempt<K>> {
+        let Plan {
+            lease,
+            own_ms,
+            deadline,
+            ..
+        } = plan;
         let cfg = &self.client.config;
         let holds = &self.client.holds;
         let field: Arc<str> = self.field_of(owner).into();
@@ -276,6 +303,8 @@ impl<K: AcquireKind> LockCore<K> {
             ttl_ms: need_ms,
             latch: &latch,
             latch_ms: cfg.retry_window_ms(),
+            wait_ms: plan.wait_ms,
+            queued: plan.queued,
         };
         let inv = self.kind.acquire(&self.ctx(&channel, &field), &args);
         let sent_at = Instant::now();
@@ -401,6 +430,109 @@ impl<K: AcquireKind> LockCore<K> {
             .granted(turn, self.kind, mode, sent_at, need_ms, count);
         Held::new(self.clone(), turn.field().clone(), owner, lease, mode, grant)
     }
+}
+
+/// What one acquisition asks for (the same for each of its attempts).
+#[derive(Clone, Copy)]
+struct Plan {
+    lease: Option<Duration>,
+    own_ms: u64,
+    deadline: Option<Instant>,
+    wait_ms: u64,
+    queued: bool,
+}
+
+/// The give-up step of a kind whose waiters leave traces (the fair queue), armed while an
+/// acquisition waits: run at once when it ends without the lock, or in the background when the
+/// caller's future is dropped.
+struct GiveUp {
+    client: Arc<ClientInner>,
+    key: Arc<str>,
+    field: String,
+    inv: Option<redis::ScriptInvocation<'static>>,
+}
+
+impl GiveUp {
+    fn arm<K: AcquireKind>(core: &LockCore<K>, owner: OwnerId, plan: &Plan) -> Option<GiveUp> {
+        let field = core.field_of(owner);
+        let channel = core.kind.channel(&core.key, &field);
+        let args = AcquireArgs {
+            ttl_ms: plan.own_ms,
+            latch: "",
+            latch_ms: 0,
+            wait_ms: plan.wait_ms,
+            queued: plan.queued,
+        };
+        let inv = core.kind.give_up(&core.ctx(&channel, &field), &args)?;
+        Some(GiveUp {
+            client: core.client.clone(),
+            key: core.key.clone(),
+            field,
+            inv: Some(inv),
+        })
+    }
+
+    fn disarm(&mut self) {
+        self.inv = None;
+    }
+
+    /// Sends the give-up now (bounded by the command timeout; on failure it is retried in the
+    /// background).
+    async fn now(&mut self) {
+        let Some(inv) = self.inv.take() else { return };
+        let cfg = &self.client.config;
+        match script::run::<Value>(&self.client.conn, cfg.command_timeout, &self.key, &inv).await {
+            Ok(_) => tracing::debug!(key = %self.key, field = %self.field, "gave up waiting: left the queue"),
+            Err(e) => {
+                tracing::debug!(key = %self.key, field = %self.field, error = %e, "could not leave the queue yet; retrying in the background");
+                self.inv = Some(inv);
+            }
+        }
+    }
+}
+
+impl Drop for GiveUp {
+    fn drop(&mut self) {
+        let Some(inv) = self.inv.take() else { return };
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            tracing::warn!(key = %self.key, field = %self.field, "a waiter was dropped outside a runtime: its queue entry stays until its deadline");
+            return;
+        };
+        let (client, key, field) = (
+            self.client.clone(),
+            self.key.clone(),
+            std::mem::take(&mut self.field),
+        );
+        rt.spawn(async move {
+            let cfg = &client.config;
+            let window = Duration::from_millis(cfg.retry_window_ms());
+            let started = Instant::now();
+            loop {
+                match script::run::<Value>(&client.conn, cfg.command_timeout, &key, &inv).await {
+                    Ok(_) => {
+                        tracing::debug!(key = %key, field = %field, "a cancelled waiter left the queue");
+                        return;
+                    }
+                    Err(e) if started.elapsed() < window => {
+                        tracing::debug!(key = %key, field = %field, error = %e, "leaving the queue failed; retrying");
+                        tokio::time::sleep(cfg.retry_pause()).await;
+                    }
+                    Err(e) => {
+                        tracing::warn!(key = %key, field = %field, error = %e, "could not leave the queue; the entry stays until its deadline");
+                        return;
+                    }
+                }
+            }
+        });
+    }
+}
+
+/// This client's wall clock in epoch ms (Redisson's `System.currentTimeMillis()`).
+pub(crate) fn epoch_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 /// 16 random bytes, lowercase hex (Redisson's unlock request id; ours for attempts too).

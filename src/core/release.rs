@@ -36,6 +36,7 @@ impl Releaser {
             channel,
             field,
             publish: self.client.publish_cmd,
+            now_ms: crate::core::epoch_ms(),
         }
     }
 

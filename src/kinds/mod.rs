@@ -2,6 +2,7 @@
 //! requests, decodes its replies and states its wake policy (the seam: [`crate::core::kind`]),
 //! with thin, separately documented public types over the generic core.
 
+pub(crate) mod fair;
 pub(crate) mod fenced;
 pub(crate) mod lock;
 pub(crate) mod non_reentrant;
