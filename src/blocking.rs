@@ -33,6 +33,7 @@ use std::time::Duration;
 use crate::core::kind::{AcquireKind, Reentrant};
 use crate::core::{Held, LockCore};
 use crate::error::{Error, Result};
+use crate::kinds::fair::FairKind;
 use crate::kinds::fenced::FencedKind;
 use crate::kinds::lock::ReentrantKind;
 use crate::kinds::non_reentrant::NonReentrantKind;
@@ -205,6 +206,32 @@ impl Client {
     pub fn non_reentrant_lock(&self, name: &str) -> Result<RNonReentrantLock> {
         Ok(RNonReentrantLock(
             self.handle(self.rt.client.non_reentrant_lock(name)?.core),
+        ))
+    }
+
+    /// A handle to the fair lock `name` (see [`crate::Client::fair_lock`]).
+    ///
+    /// ```no_run
+    /// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
+    /// let guard = client.fair_lock("lock:queue")?.lock()?;
+    /// # Ok::<_, redisson_lock::Error>(())
+    /// ```
+    pub fn fair_lock(&self, name: &str) -> Result<RFairLock> {
+        Ok(RFairLock(self.handle(self.rt.client.fair_lock(name)?.core)))
+    }
+
+    /// A handle to the non-reentrant fair lock `name` (see
+    /// [`crate::Client::non_reentrant_fair_lock`]); a second `lock()` on one thread fails with
+    /// [`Error::AlreadyHeld`].
+    ///
+    /// ```no_run
+    /// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
+    /// let guard = client.non_reentrant_fair_lock("lock:queue")?.lock()?;
+    /// # Ok::<_, redisson_lock::Error>(())
+    /// ```
+    pub fn non_reentrant_fair_lock(&self, name: &str) -> Result<RNonReentrantFairLock> {
+        Ok(RNonReentrantFairLock(
+            self.handle(self.rt.client.non_reentrant_fair_lock(name)?.core),
         ))
     }
 
@@ -1443,6 +1470,324 @@ impl WriteGuard {
             rt: self.0.rt.clone(),
             held: Some(read.into_held()),
         }))
+    }
+}
+
+/// The blocking twin of [`crate::RFairLock`]: every method blocks the calling thread (and panics
+/// inside an async runtime, see the [module docs](self)); the default owner is the calling thread.
+///
+/// ```no_run
+/// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
+/// let lock = client.fair_lock("lock:queue")?;
+/// let guard = lock.lock()?;
+/// guard.unlock()?;
+/// # Ok::<_, redisson_lock::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct RFairLock(Handle<FairKind>);
+
+impl RFairLock {
+    /// The lock's Redis key.
+    pub fn key(&self) -> &str {
+        &self.0.core.key
+    }
+
+    /// The same lock acting for a fixed owner id instead of the calling thread.
+    pub fn with_owner(&self, owner: impl Into<OwnerId>) -> RFairLock {
+        RFairLock(self.0.with_owner(owner.into()))
+    }
+
+    /// The owner this handle acts for when called from this thread.
+    pub fn owner(&self) -> OwnerId {
+        self.0.owner()
+    }
+
+    /// The hash field this handle's owner writes, when called from this thread.
+    pub fn field(&self) -> String {
+        self.0.field()
+    }
+
+    /// Blocking [`crate::RFairLock::lock`].
+    pub fn lock(&self) -> Result<FairGuard> {
+        self.0.lock(None).map(FairGuard)
+    }
+
+    /// Blocking [`crate::RFairLock::lock_with_lease`].
+    pub fn lock_with_lease(&self, lease: Duration) -> Result<FairGuard> {
+        self.0.lock(Some(lease)).map(FairGuard)
+    }
+
+    /// Blocking [`crate::RFairLock::try_lock`].
+    pub fn try_lock(&self) -> Result<Option<FairGuard>> {
+        Ok(self.0.try_lock(Duration::ZERO, None)?.map(FairGuard))
+    }
+
+    /// Blocking [`crate::RFairLock::try_lock_for`].
+    pub fn try_lock_for(&self, wait: Duration) -> Result<Option<FairGuard>> {
+        Ok(self.0.try_lock(wait, None)?.map(FairGuard))
+    }
+
+    /// Blocking [`crate::RFairLock::try_lock_with_lease`].
+    pub fn try_lock_with_lease(&self, wait: Duration, lease: Duration) -> Result<Option<FairGuard>> {
+        Ok(self.0.try_lock(wait, Some(lease))?.map(FairGuard))
+    }
+
+    /// Runs `body` while holding the lock and releases it afterwards (also on panic).
+    pub fn run<T>(&self, body: impl FnOnce() -> T) -> Result<T> {
+        self.0.run(body)
+    }
+
+    /// Blocking [`crate::RFairLock::unlock`] (the calling thread's or the pinned owner's hold).
+    pub fn unlock(&self) -> Result<Unlocked> {
+        self.0.unlock()
+    }
+
+    /// Blocking [`crate::RFairLock::force_unlock`].
+    pub fn force_unlock(&self) -> Result<bool> {
+        self.0.force_unlock()
+    }
+
+    /// Blocking [`crate::RFairLock::is_locked`].
+    pub fn is_locked(&self) -> Result<bool> {
+        self.0.exists()
+    }
+
+    /// Whether this handle's owner (the calling thread, or the pinned owner) holds the lock.
+    pub fn is_held(&self) -> Result<bool> {
+        self.0.is_held()
+    }
+
+    /// Whether `owner` of this client holds the lock.
+    pub fn is_held_by(&self, owner: impl Into<OwnerId>) -> Result<bool> {
+        self.0.is_held_by(owner.into())
+    }
+
+    /// How many times this handle's owner holds the lock.
+    pub fn hold_count(&self) -> Result<u64> {
+        self.0.hold_count()
+    }
+
+    /// Blocking [`crate::RFairLock::remain_time_to_live`].
+    pub fn remain_time_to_live(&self) -> Result<Ttl> {
+        self.0.remain_time_to_live()
+    }
+}
+
+/// A blocking hold (see [`crate::FairGuard`]). **On drop** (without `unlock`): outside an async
+/// runtime the release runs synchronously (bounded by the command timeout and retries, errors
+/// logged); inside one it is queued as for the async guard. Never panics.
+#[must_use = "if unused the lock is released at once"]
+#[derive(Debug)]
+pub struct FairGuard(Guard<FairKind>);
+
+impl FairGuard {
+    /// Blocking [`crate::FairGuard::unlock`].
+    pub fn unlock(self) -> Result<Unlocked> {
+        self.0.unlock()
+    }
+
+    /// Blocking [`crate::FairGuard::reenter`]: another hold for this guard's owner.
+    pub fn reenter(&self) -> Result<FairGuard> {
+        self.0.reenter().map(FairGuard)
+    }
+
+    /// Blocks until the hold is lost, or `timeout` passes (`None`).
+    pub fn wait_lost(&self, timeout: Duration) -> Option<LostReason> {
+        self.0.wait_lost(timeout)
+    }
+
+    /// What this process knows about the hold.
+    pub fn state(&self) -> LeaseState {
+        self.0.h().state()
+    }
+
+    /// Whether the hold is trusted as held.
+    pub fn is_held(&self) -> bool {
+        self.0.h().is_held()
+    }
+
+    /// The lock's Redis key.
+    pub fn key(&self) -> &str {
+        self.0.h().key()
+    }
+
+    /// The hash field of this hold.
+    pub fn field(&self) -> &str {
+        self.0.h().field()
+    }
+
+    /// The owner of this hold.
+    pub fn owner(&self) -> OwnerId {
+        self.0.h().owner()
+    }
+
+    /// The explicit lease, or `None` in watchdog mode.
+    pub fn lease(&self) -> Option<Duration> {
+        self.0.h().lease()
+    }
+
+    /// Keeps the hold without a guard.
+    pub fn forget(self) {
+        self.0.forget()
+    }
+}
+
+/// The blocking twin of [`crate::RNonReentrantFairLock`]: every method blocks the calling thread (and panics
+/// inside an async runtime, see the [module docs](self)); the default owner is the calling thread.
+/// A second `lock()` by the same thread fails with [`Error::AlreadyHeld`].
+///
+/// ```no_run
+/// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
+/// let lock = client.non_reentrant_fair_lock("lock:queue")?;
+/// let guard = lock.lock()?;
+/// guard.unlock()?;
+/// # Ok::<_, redisson_lock::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct RNonReentrantFairLock(Handle<FairKind>);
+
+impl RNonReentrantFairLock {
+    /// The lock's Redis key.
+    pub fn key(&self) -> &str {
+        &self.0.core.key
+    }
+
+    /// The same lock acting for a fixed owner id instead of the calling thread.
+    pub fn with_owner(&self, owner: impl Into<OwnerId>) -> RNonReentrantFairLock {
+        RNonReentrantFairLock(self.0.with_owner(owner.into()))
+    }
+
+    /// The owner this handle acts for when called from this thread.
+    pub fn owner(&self) -> OwnerId {
+        self.0.owner()
+    }
+
+    /// The hash field this handle's owner writes, when called from this thread.
+    pub fn field(&self) -> String {
+        self.0.field()
+    }
+
+    /// Blocking [`crate::RNonReentrantFairLock::lock`].
+    pub fn lock(&self) -> Result<NonReentrantFairGuard> {
+        self.0.lock(None).map(NonReentrantFairGuard)
+    }
+
+    /// Blocking [`crate::RNonReentrantFairLock::lock_with_lease`].
+    pub fn lock_with_lease(&self, lease: Duration) -> Result<NonReentrantFairGuard> {
+        self.0.lock(Some(lease)).map(NonReentrantFairGuard)
+    }
+
+    /// Blocking [`crate::RNonReentrantFairLock::try_lock`].
+    pub fn try_lock(&self) -> Result<Option<NonReentrantFairGuard>> {
+        Ok(self.0.try_lock(Duration::ZERO, None)?.map(NonReentrantFairGuard))
+    }
+
+    /// Blocking [`crate::RNonReentrantFairLock::try_lock_for`].
+    pub fn try_lock_for(&self, wait: Duration) -> Result<Option<NonReentrantFairGuard>> {
+        Ok(self.0.try_lock(wait, None)?.map(NonReentrantFairGuard))
+    }
+
+    /// Blocking [`crate::RNonReentrantFairLock::try_lock_with_lease`].
+    pub fn try_lock_with_lease(
+        &self,
+        wait: Duration,
+        lease: Duration,
+    ) -> Result<Option<NonReentrantFairGuard>> {
+        Ok(self.0.try_lock(wait, Some(lease))?.map(NonReentrantFairGuard))
+    }
+
+    /// Runs `body` while holding the lock and releases it afterwards (also on panic).
+    pub fn run<T>(&self, body: impl FnOnce() -> T) -> Result<T> {
+        self.0.run(body)
+    }
+
+    /// Blocking [`crate::RNonReentrantFairLock::unlock`] (the calling thread's or the pinned owner's hold).
+    pub fn unlock(&self) -> Result<Unlocked> {
+        self.0.unlock()
+    }
+
+    /// Blocking [`crate::RNonReentrantFairLock::force_unlock`].
+    pub fn force_unlock(&self) -> Result<bool> {
+        self.0.force_unlock()
+    }
+
+    /// Blocking [`crate::RNonReentrantFairLock::is_locked`].
+    pub fn is_locked(&self) -> Result<bool> {
+        self.0.exists()
+    }
+
+    /// Whether this handle's owner (the calling thread, or the pinned owner) holds the lock.
+    pub fn is_held(&self) -> Result<bool> {
+        self.0.is_held()
+    }
+
+    /// Whether `owner` of this client holds the lock.
+    pub fn is_held_by(&self, owner: impl Into<OwnerId>) -> Result<bool> {
+        self.0.is_held_by(owner.into())
+    }
+
+    /// How many times this handle's owner holds the lock.
+    pub fn hold_count(&self) -> Result<u64> {
+        self.0.hold_count()
+    }
+
+    /// Blocking [`crate::RNonReentrantFairLock::remain_time_to_live`].
+    pub fn remain_time_to_live(&self) -> Result<Ttl> {
+        self.0.remain_time_to_live()
+    }
+}
+
+/// A blocking hold (see [`crate::NonReentrantFairGuard`]). **On drop** (without `unlock`): outside an async
+/// runtime the release runs synchronously (bounded by the command timeout and retries, errors
+/// logged); inside one it is queued as for the async guard. Never panics.
+#[must_use = "if unused the lock is released at once"]
+#[derive(Debug)]
+pub struct NonReentrantFairGuard(Guard<FairKind>);
+
+impl NonReentrantFairGuard {
+    /// Blocking [`crate::NonReentrantFairGuard::unlock`].
+    pub fn unlock(self) -> Result<Unlocked> {
+        self.0.unlock()
+    }
+
+    /// Blocks until the hold is lost, or `timeout` passes (`None`).
+    pub fn wait_lost(&self, timeout: Duration) -> Option<LostReason> {
+        self.0.wait_lost(timeout)
+    }
+
+    /// What this process knows about the hold.
+    pub fn state(&self) -> LeaseState {
+        self.0.h().state()
+    }
+
+    /// Whether the hold is trusted as held.
+    pub fn is_held(&self) -> bool {
+        self.0.h().is_held()
+    }
+
+    /// The lock's Redis key.
+    pub fn key(&self) -> &str {
+        self.0.h().key()
+    }
+
+    /// The hash field of this hold.
+    pub fn field(&self) -> &str {
+        self.0.h().field()
+    }
+
+    /// The owner of this hold.
+    pub fn owner(&self) -> OwnerId {
+        self.0.h().owner()
+    }
+
+    /// The explicit lease, or `None` in watchdog mode.
+    pub fn lease(&self) -> Option<Duration> {
+        self.0.h().lease()
+    }
+
+    /// Keeps the hold without a guard.
+    pub fn forget(self) {
+        self.0.forget()
     }
 }
 

@@ -320,3 +320,26 @@ async fn the_non_reentrant_fair_lock_refuses_its_holder() {
     assert_eq!(count, "1");
     g.unlock().await.unwrap();
 }
+
+/// The blocking facade: the owner is the thread, so one thread's nested lock() re-enters and
+/// another thread queues behind it.
+#[test]
+fn the_blocking_fair_lock_queues_threads() {
+    let s = RedisServer::start();
+    let client = redisson_lock::blocking::Client::connect(&s.url()).unwrap();
+    let lock = client.fair_lock("bfair").unwrap();
+    let g = lock.lock().unwrap();
+    let again = lock.lock().unwrap(); // the same thread re-enters
+    assert_eq!(lock.hold_count().unwrap(), 2);
+    let other = {
+        let lock = lock.clone();
+        std::thread::spawn(move || lock.try_lock_for(Duration::from_millis(300)).map(|g| g.is_some()))
+    };
+    assert!(!other.join().unwrap().unwrap(), "another thread waits in the queue, then gives up");
+    again.unlock().unwrap();
+    g.unlock().unwrap();
+    let nr = client.non_reentrant_fair_lock("bnrf").unwrap();
+    let g = nr.lock().unwrap();
+    assert!(matches!(nr.try_lock(), Err(Error::AlreadyHeld { .. })));
+    g.unlock().unwrap();
+}
