@@ -982,3 +982,46 @@ async fn hold_takes_the_other_kinds() {
     assert_ne!(r.code, Some(0));
     assert!(r.stderr.contains("cannot be used with"), "{}", r.stderr);
 }
+
+#[tokio::test]
+async fn hold_fair_queues_and_leaves_the_queue_on_ctrl_c() {
+    let s = RedisServer::start();
+    let c = client(&s).await;
+    let raw = s.conn().await;
+    let g = c.fair_lock("fq").unwrap().lock().await.unwrap();
+    let mut waiting = Spawned::start(&s, &["--json", "hold", "fq", "--fair"]);
+    eventually(Duration::from_secs(20), "the CLI waiter queued up", || {
+        let mut raw = raw.clone();
+        async move {
+            let q: Vec<String> = raw.lrange("redisson_lock_queue:{fq}", 0, -1).await.unwrap();
+            q.len() == 1
+        }
+    })
+    .await;
+    waiting.signal("-INT");
+    waiting.event(Duration::from_secs(20), "interrupted").await;
+    assert_eq!(waiting.exit_code(Duration::from_secs(20)).await, Some(130));
+    let mut raw = raw;
+    let q: Vec<String> = raw.lrange("redisson_lock_queue:{fq}", 0, -1).await.unwrap();
+    assert!(
+        q.is_empty(),
+        "the interrupted waiter left the queue before exiting: {q:?}"
+    );
+    let z: Vec<String> = raw.zrange("redisson_lock_timeout:{fq}", 0, -1).await.unwrap();
+    assert!(z.is_empty(), "{z:?}");
+    g.unlock().await.unwrap();
+    // served in order: a waiting CLI fair hold gets it when we release
+    let g = c.fair_lock("fq").unwrap().lock().await.unwrap();
+    let mut next = Spawned::start(&s, &["--json", "hold", "fq", "--fair", "--for", "10ms"]);
+    eventually(Duration::from_secs(20), "queued", || {
+        let mut raw = raw.clone();
+        async move { raw.llen::<_, usize>("redisson_lock_queue:{fq}").await.unwrap() == 1 }
+    })
+    .await;
+    g.unlock().await.unwrap();
+    assert_eq!(
+        next.event(Duration::from_secs(20), "acquired").await["side"],
+        "fair"
+    );
+    assert_eq!(next.exit_code(Duration::from_secs(20)).await, Some(0));
+}

@@ -494,36 +494,39 @@ impl GiveUp {
 impl Drop for GiveUp {
     fn drop(&mut self) {
         let Some(inv) = self.inv.take() else { return };
-        let Ok(rt) = tokio::runtime::Handle::try_current() else {
-            tracing::warn!(key = %self.key, field = %self.field, "a waiter was dropped outside a runtime: its queue entry stays until its deadline");
-            return;
-        };
         let (client, key, field) = (
             self.client.clone(),
             self.key.clone(),
             std::mem::take(&mut self.field),
         );
-        rt.spawn(async move {
-            let cfg = &client.config;
-            let window = Duration::from_millis(cfg.retry_window_ms());
-            let started = Instant::now();
-            loop {
-                match script::run::<Value>(&client.conn, cfg.command_timeout, &key, &inv).await {
-                    Ok(_) => {
-                        tracing::debug!(key = %key, field = %field, "a cancelled waiter left the queue");
-                        return;
-                    }
-                    Err(e) if started.elapsed() < window => {
-                        tracing::debug!(key = %key, field = %field, error = %e, "leaving the queue failed; retrying");
-                        tokio::time::sleep(cfg.retry_pause()).await;
-                    }
-                    Err(e) => {
-                        tracing::warn!(key = %key, field = %field, error = %e, "could not leave the queue; the entry stays until its deadline");
-                        return;
+        let queue = client.releases.clone();
+        // through the client's release queue, so that shutdown waits for it
+        let job: crate::release_queue::ReleaseJob = Box::new(move || {
+            Box::pin(async move {
+                let cfg = &client.config;
+                let window = Duration::from_millis(cfg.retry_window_ms());
+                let started = Instant::now();
+                loop {
+                    match script::run::<Value>(&client.conn, cfg.command_timeout, &key, &inv).await {
+                        Ok(_) => {
+                            tracing::debug!(key = %key, field = %field, "a cancelled waiter left the queue");
+                            return;
+                        }
+                        Err(e) if started.elapsed() < window => {
+                            tracing::debug!(key = %key, field = %field, error = %e, "leaving the queue failed; retrying");
+                            tokio::time::sleep(cfg.retry_pause()).await;
+                        }
+                        Err(e) => {
+                            tracing::warn!(key = %key, field = %field, error = %e, "could not leave the queue; the entry stays until its deadline");
+                            return;
+                        }
                     }
                 }
-            }
+            })
         });
+        if !queue.push(job) {
+            tracing::warn!(key = %self.key, "a waiter was dropped after its client stopped: its queue entry stays until its deadline");
+        }
     }
 }
 

@@ -5,8 +5,8 @@ use std::pin::Pin;
 use std::time::Instant;
 
 use redisson_lock::{
-    Client, Error, FencedGuard, LockGuard, LostReason, NonReentrantGuard, ReadGuard, SpinGuard, Unlocked,
-    WriteGuard,
+    Client, Error, FairGuard, FencedGuard, LockGuard, LostReason, NonReentrantFairGuard, NonReentrantGuard,
+    ReadGuard, SpinGuard, Unlocked, WriteGuard,
 };
 use serde_json::json;
 
@@ -20,6 +20,8 @@ enum Guard {
     Fenced(FencedGuard),
     Spin(SpinGuard),
     NonReentrant(NonReentrantGuard),
+    Fair(FairGuard),
+    NonReentrantFair(NonReentrantFairGuard),
 }
 
 impl Guard {
@@ -31,6 +33,8 @@ impl Guard {
             Guard::Fenced(g) => g.field(),
             Guard::Spin(g) => g.field(),
             Guard::NonReentrant(g) => g.field(),
+            Guard::Fair(g) => g.field(),
+            Guard::NonReentrantFair(g) => g.field(),
         }
     }
 
@@ -49,6 +53,8 @@ impl Guard {
             Guard::Fenced(g) => Box::pin(g.lost()),
             Guard::Spin(g) => Box::pin(g.lost()),
             Guard::NonReentrant(g) => Box::pin(g.lost()),
+            Guard::Fair(g) => Box::pin(g.lost()),
+            Guard::NonReentrantFair(g) => Box::pin(g.lost()),
         }
     }
 
@@ -60,6 +66,8 @@ impl Guard {
             Guard::Fenced(g) => g.unlock().await,
             Guard::Spin(g) => g.unlock().await,
             Guard::NonReentrant(g) => g.unlock().await,
+            Guard::Fair(g) => g.unlock().await,
+            Guard::NonReentrantFair(g) => g.unlock().await,
         }
     }
 }
@@ -112,6 +120,10 @@ pub(crate) async fn hold(client: &Client, out: &Out, args: HoldArgs) -> Result<O
         "fenced"
     } else if args.spin {
         "spin"
+    } else if args.fair && args.non_reentrant {
+        "non-reentrant fair"
+    } else if args.fair {
+        "fair"
     } else if args.non_reentrant {
         "non-reentrant"
     } else {
@@ -127,6 +139,10 @@ pub(crate) async fn hold(client: &Client, out: &Out, args: HoldArgs) -> Result<O
             acquire!(client.fenced_lock(&name)?, Fenced, args)
         } else if args.spin {
             acquire!(client.spin_lock(&name)?, Spin, args)
+        } else if args.fair && args.non_reentrant {
+            acquire!(client.non_reentrant_fair_lock(&name)?, NonReentrantFair, args)
+        } else if args.fair {
+            acquire!(client.fair_lock(&name)?, Fair, args)
         } else if args.non_reentrant {
             acquire!(client.non_reentrant_lock(&name)?, NonReentrant, args)
         } else {

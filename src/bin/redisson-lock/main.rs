@@ -99,8 +99,13 @@ struct HoldArgs {
     #[arg(long, group = "kind")]
     spin: bool,
     /// Take a non-reentrant lock (Redisson 4.4+): the same --owner cannot take it twice
-    #[arg(long, group = "kind")]
+    /// (with --fair: the non-reentrant fair lock)
+    #[arg(long, conflicts_with_all = ["read", "write", "fenced", "spin"])]
     non_reentrant: bool,
+    /// Take a fair lock (Redisson's RFairLock): queue up, be served in arrival order, leave the
+    /// queue on Ctrl-C or when --wait runs out
+    #[arg(long, conflicts_with_all = ["read", "write", "fenced", "spin"])]
+    fair: bool,
 }
 
 /// `500ms`, `2s`, `1m`, `1h 30m`... (humantime); a bare number is rejected.
@@ -264,7 +269,13 @@ async fn run(cli: Cli) -> Result<Outcome, Failure> {
         }
         Command::Hold(args) => {
             let client = connect(&cli.url).await?;
-            hold::hold(&client, &out, args).await
+            let outcome = hold::hold(&client, &out, args).await;
+            // before exiting: send what is still queued (a dropped guard's release, a cancelled
+            // fair waiter leaving the queue)
+            if let Err(e) = client.shutdown().await {
+                tracing::warn!(error = %e, "shutdown before exit");
+            }
+            outcome
         }
         Command::ForceUnlock { name, yes } => {
             let client = connect(&cli.url).await?;
