@@ -315,6 +315,24 @@ pub struct Waiter {
     pub deadline_ms: Option<i64>,
 }
 
+impl Waiter {
+    /// How far the deadline is ahead of `now_ms` (negative: past), e.g. of
+    /// [`LockInfo::redis_time_ms`]. A deadline already past by Redis' clock means a dead waiter
+    /// (purged at the next fair-lock call) or a waiter whose client clock is behind; one far
+    /// beyond `position × wait` ahead means a client clock that is ahead.
+    ///
+    /// ```
+    /// # fn demo(w: &redisson_lock::inspect::Waiter, info: &redisson_lock::inspect::LockInfo) {
+    /// if let Some(ms) = w.deadline_from(info.redis_time_ms) {
+    ///     println!("{} ms left by Redis' clock", ms);
+    /// }
+    /// # }
+    /// ```
+    pub fn deadline_from(&self, now_ms: i64) -> Option<i64> {
+        self.deadline_ms.map(|d| d - now_ms)
+    }
+}
+
 /// A snapshot of one lock.
 ///
 /// ```no_run
@@ -342,6 +360,9 @@ pub struct LockInfo {
     pub queue: Vec<Waiter>,
     /// A fenced lock's last token (`redisson_lock_token:{N}`).
     pub token: Option<i64>,
+    /// Redis' clock (`TIME`, epoch ms) when the snapshot was taken: fair-lock deadlines are
+    /// written with the waiters' own clocks, so compare them with this one.
+    pub redis_time_ms: i64,
 }
 
 impl LockInfo {
@@ -430,13 +451,15 @@ pub fn read_timeout_key(key: &str, field: &str, k: u64) -> String {
     )
 }
 
-/// Hash fields, PTTL, fair queue, fair deadlines and fencing token, read in one `MULTI`.
+/// Hash fields, PTTL, fair queue, fair deadlines, fencing token and Redis' clock, read in one
+/// `MULTI`.
 type Snapshot = (
     Vec<(String, String)>,
     i64,
     Vec<String>,
     Vec<(String, f64)>,
     Option<String>,
+    (String, String),
 );
 
 fn ttl_of(pttl: i64) -> Ttl {
@@ -510,7 +533,7 @@ where
         check_sample(conn, key).await?;
     }
 
-    let (fields, pttl, queue, deadlines, token): Snapshot = redis::pipe()
+    let (fields, pttl, queue, deadlines, token, time): Snapshot = redis::pipe()
         .atomic()
         .cmd("HGETALL")
         .arg(key)
@@ -527,9 +550,14 @@ where
         .arg("WITHSCORES")
         .cmd("GET")
         .arg(&token_key)
+        .cmd("TIME")
         .query_async(conn)
         .await
         .map_err(|e| map_err(key, e))?;
+    let redis_time_ms = match (time.0.parse::<i64>(), time.1.parse::<i64>()) {
+        (Ok(secs), Ok(micros)) => secs * 1000 + micros / 1000,
+        _ => return Err(Error::Protocol(format!("TIME replied {time:?}"))),
+    };
 
     // Decide from this snapshot only: the key types read before may be stale by now.
     let has_hash = !fields.is_empty();
@@ -638,6 +666,7 @@ where
         holders,
         queue,
         token,
+        redis_time_ms,
     })
 }
 

@@ -341,8 +341,9 @@ async fn inspect_and_list_report_locks_held_by_another_client() {
 
 #[tokio::test]
 async fn inspect_reports_fair_queue_and_fencing_token() {
-    // The library has no fair or fenced lock yet, so write the state Redisson's RFairLock and
-    // RFencedLock leave (protocol §5.1, §7.2) with plain commands.
+    // Write the state Redisson's RFairLock and RFencedLock leave (protocol §5.1, §7.2) with
+    // plain commands, including a waiter whose deadline already passed (a dead waiter, or a
+    // client whose clock is behind).
     let s = RedisServer::start();
     let mut raw = s.conn().await;
     let holder = "0d7c6a53-8f43-4c5e-9a1c-2b8d1f0e4a11";
@@ -356,11 +357,19 @@ async fn inspect_reports_fair_queue_and_fencing_token() {
     let q = "redisson_lock_queue:{fair}";
     let z = "redisson_lock_timeout:{fair}";
     let _: () = raw
-        .rpush(q, &[format!("{waiter}:7"), format!("{waiter}:8")])
+        .rpush(
+            q,
+            &[
+                format!("{waiter}:7"),
+                format!("{waiter}:8"),
+                format!("{waiter}:9"),
+            ],
+        )
         .await
         .unwrap();
     let _: () = raw.zadd(z, format!("{waiter}:7"), now + 300_000).await.unwrap();
     let _: () = raw.zadd(z, format!("{waiter}:8"), now + 600_000).await.unwrap();
+    let _: () = raw.zadd(z, format!("{waiter}:9"), now - 60_000).await.unwrap();
     let _: () = raw.hset("fenced", format!("{holder}:3"), 1).await.unwrap();
     let _: () = raw.pexpire("fenced", 30_000).await.unwrap();
     let _: () = raw.set("redisson_lock_token:{fenced}", 17).await.unwrap();
@@ -371,14 +380,19 @@ async fn inspect_reports_fair_queue_and_fencing_token() {
     assert_eq!(v["kind"], "fair");
     assert_eq!(v["holders"][0]["owner_id"], 1);
     let queue = v["queue"].as_array().unwrap();
-    assert_eq!(queue.len(), 2);
+    assert_eq!(queue.len(), 3);
     assert_eq!(queue[0]["field"], format!("{waiter}:7"));
     assert_eq!(queue[0]["owner_id"], 7);
     assert_eq!(queue[0]["deadline_ms"], now + 300_000);
     assert_eq!(queue[1]["deadline_ms"], now + 600_000);
+    // measured against Redis' TIME, not this machine's clock
+    let ahead = queue[0]["deadline_from_redis_time_ms"].as_i64().unwrap();
+    assert!((295_000..=300_500).contains(&ahead), "{ahead}");
+    assert!(queue[2]["deadline_from_redis_time_ms"].as_i64().unwrap() < -55_000);
 
     let r = run(&s, &["inspect", "fair"]).await;
-    assert!(r.stdout.contains("queue    2 waiting"), "{}", r.stdout);
+    assert!(r.stdout.contains("queue    3 waiting"), "{}", r.stdout);
+    assert!(r.stdout.contains("by Redis' clock: stale"), "{}", r.stdout);
     assert!(
         r.stdout
             .contains(&format!("1. client {waiter}  owner 7  deadline ")),

@@ -80,6 +80,7 @@ pub(crate) fn info_json(info: &LockInfo) -> Value {
             "client_id": w.parsed.as_ref().map(|p| p.client_id.clone()),
             "owner_id": w.parsed.as_ref().map(|p| p.owner_id),
             "deadline_ms": w.deadline_ms,
+            "deadline_from_redis_time_ms": w.deadline_from(info.redis_time_ms),
         })).collect::<Vec<_>>(),
         "token": info.token,
     })
@@ -108,13 +109,18 @@ pub(crate) fn summary_line(info: &LockInfo) -> String {
     )
 }
 
-fn deadline_str(deadline_ms: i64) -> String {
+/// A waiter's deadline, relative to Redis' clock (fair-lock deadlines are written with each
+/// waiter's own clock; they are compared with the clocks of the clients that purge the queue).
+fn deadline_str(deadline_ms: i64, redis_now_ms: i64) -> String {
     let at = UNIX_EPOCH + Duration::from_millis(deadline_ms.max(0) as u64);
-    let rel = deadline_ms - now_ms() as i64;
+    let rel = deadline_ms - redis_now_ms;
     let rel = if rel >= 0 {
-        format!("in {}", fmt_ms(rel as u64))
+        format!("in {} by Redis' clock", fmt_ms(rel as u64))
     } else {
-        format!("{} ago, stale", fmt_ms((-rel) as u64))
+        format!(
+            "{} ago by Redis' clock: stale (a dead waiter, or its client's clock is behind)",
+            fmt_ms((-rel) as u64)
+        )
     };
     format!("{} ({rel})", humantime::format_rfc3339_millis(at))
 }
@@ -175,9 +181,17 @@ impl Out {
                 };
                 let deadline = w
                     .deadline_ms
-                    .map(deadline_str)
+                    .map(|d| deadline_str(d, info.redis_time_ms))
                     .unwrap_or_else(|| "no deadline".to_owned());
                 println!("  {}. {who}  deadline {deadline}", i + 1);
+            }
+            let skew = now_ms() as i64 - info.redis_time_ms;
+            if skew.abs() > 1_000 {
+                println!(
+                    "clock    this machine's clock is {}{} from Redis' TIME: fair-lock deadlines need clients' clocks in sync",
+                    if skew > 0 { "+" } else { "-" },
+                    fmt_ms(skew.unsigned_abs())
+                );
             }
         }
         if let Some(t) = info.token {
