@@ -302,7 +302,7 @@ impl<K: AcquireKind> LockCore<K> {
         let args = AcquireArgs {
             ttl_ms: need_ms,
             latch: &latch,
-            latch_ms: cfg.retry_window_ms(),
+            latch_ms: SETTLE_WINDOW_MS.max(cfg.retry_window_ms()),
             wait_ms: plan.wait_ms,
             queued: plan.queued,
         };
@@ -363,8 +363,8 @@ impl<K: AcquireKind> LockCore<K> {
         let cfg = &self.client.config;
         let mut inv = script::RESOLVE_ACQUIRE.prepare_invoke();
         // a copy of the request delayed longer than this would still apply (and expire with its
-        // lease): keep the marker for ten minutes, or longer than the retry window
-        inv.key(latch).arg(cfg.retry_window_ms().max(600_000));
+        // lease): keep the marker as long as a grant's record lives
+        inv.key(latch).arg(SETTLE_WINDOW_MS.max(cfg.retry_window_ms()));
         let v: Value = script::run(&self.client.conn, cfg.command_timeout, &self.key, &inv).await?;
         let reply = self.kind.decode(&v)?;
         if matches!(reply, Reply::Granted { .. }) {
@@ -389,7 +389,11 @@ impl<K: AcquireKind> LockCore<K> {
             return;
         };
         rt.spawn(async move {
-            let window = Duration::from_millis(core.client.config.retry_window_ms());
+            // Keep asking as long as the attempt's latch lives: a Redis that was stopped or busy
+            // may run the attempt long after it was sent (its copy waits in the socket), and only
+            // an answer from Redis tells whether it did.
+            let window = Duration::from_millis(SETTLE_WINDOW_MS);
+            let mut pause = core.client.config.retry_pause();
             loop {
                 match core.settle(&latch).await {
                     Ok(Reply::Granted { count, grant }) => {
@@ -402,7 +406,8 @@ impl<K: AcquireKind> LockCore<K> {
                     Ok(_) => return,
                     Err(e) if sent_at.elapsed() < window => {
                         tracing::debug!(key = %core.key, error = %e, "cannot settle an ambiguous acquire yet; retrying");
-                        tokio::time::sleep(core.client.config.retry_pause()).await;
+                        tokio::time::sleep(pause).await;
+                        pause = (pause * 2).min(Duration::from_secs(2));
                     }
                     Err(e) => {
                         tracing::warn!(key = %core.key, error = %e, "could not learn whether an acquire whose reply was lost took effect; if it did, it expires with its lease");
@@ -431,6 +436,11 @@ impl<K: AcquireKind> LockCore<K> {
         Held::new(self.clone(), turn.field().clone(), owner, lease, mode, grant)
     }
 }
+
+/// How long an acquire attempt's record (its latch, or the marker that cancels it) lives, and so
+/// how long an attempt whose reply was lost can still be settled: 10 minutes. The latch of an
+/// attempt whose reply arrived is deleted at once (batched), so only lost replies keep one.
+const SETTLE_WINDOW_MS: u64 = 600_000;
 
 /// What one acquisition asks for (the same for each of its attempts).
 #[derive(Clone, Copy)]
