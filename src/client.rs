@@ -230,6 +230,30 @@ impl Client {
         ))
     }
 
+    /// A multi-lock over the reentrant locks `names` of this client, taken together (Redisson's
+    /// `getMultiLock(getLock(a), getLock(b), ...)`). Members of other kinds or other clients (a
+    /// RedLock over several Redis servers): [`RMultiLock::new`](crate::RMultiLock::new),
+    /// [`RMultiLock::red_lock`](crate::RMultiLock::red_lock).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for an empty list or an empty name.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let both = client.multi_lock(&["account:1", "account:2"])?;
+    /// let guard = both.lock().await?;
+    /// guard.unlock().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn multi_lock(&self, names: &[&str]) -> Result<crate::RMultiLock> {
+        let members = names
+            .iter()
+            .map(|n| self.lock(n).map(|l| crate::Member::from(&l)))
+            .collect::<Result<Vec<_>>>()?;
+        crate::RMultiLock::new(members)
+    }
+
     fn key(&self, name: &str) -> Result<String> {
         crate::name::lock_key(&self.inner.config.name_mapper, name)
     }
