@@ -31,6 +31,10 @@
 //! * [`RFencedLock`]: every acquisition takes a fencing token ([`FencedGuard::token`]) for the
 //!   protected resource to check; [`RSpinLock`]: waiters poll with a [`BackOff`] instead of
 //!   pub/sub; [`RNonReentrantLock`]: an owner's second acquisition is [`Error::AlreadyHeld`].
+//! * [`RFairLock`]: first come, first served, Java and Rust waiters in one queue; a waiter that
+//!   gives up or is cancelled leaves the queue at once.
+//! * [`RMultiLock`]: several locks of any kinds taken together, or a RedLock over independent
+//!   Redis servers ([`RMultiLock::red_lock`]).
 //! * A blocking facade in [`blocking`].
 //!
 //! # Leases and the watchdog
