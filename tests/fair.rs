@@ -335,7 +335,10 @@ fn the_blocking_fair_lock_queues_threads() {
         let lock = lock.clone();
         std::thread::spawn(move || lock.try_lock_for(Duration::from_millis(300)).map(|g| g.is_some()))
     };
-    assert!(!other.join().unwrap().unwrap(), "another thread waits in the queue, then gives up");
+    assert!(
+        !other.join().unwrap().unwrap(),
+        "another thread waits in the queue, then gives up"
+    );
     again.unlock().unwrap();
     g.unlock().unwrap();
     let nr = client.non_reentrant_fair_lock("bnrf").unwrap();
