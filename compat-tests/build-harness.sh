@@ -75,7 +75,7 @@ for kind in $(sed -n 's/^kinds=//p' "$KINDS_FILE"); do
     fi
 done
 
-echo "build-harness: building Redisson $VERSION harness, kinds: lock readWrite ${KINDS_ON[*]} (maven repo: $M2_REPO)" >&2
+echo "build-harness: building Redisson $VERSION harness, kinds: lock readWrite fair ${KINDS_ON[*]} (maven repo: $M2_REPO)" >&2
 start=$(date +%s)
 if ! (cd "$HERE" && mvn -B -q \
         -Dstyle.color=never \

@@ -6,11 +6,15 @@
 # Starts redis-server on a random free loopback port (never 6379), drives the
 # harness through the basic lock scenario, checks the responses and the Redis
 # state (HGETALL / PTTL of the lock hash), and stops redis-server afterwards.
-# Then the optional lock kinds (src/main/resources/kinds.properties): the jar must
-# list exactly the kinds its Redisson version has; spin, fenced and non-reentrant
-# commands are checked where supported (hash layout, tokens, no publish on a spin
-# unlock, the non-reentrant re-acquire error, the per-kind counters) and must
-# answer "unsupported: <kind> needs Redisson <since>+" where not.
+# Then the fair lock (every version: the queue and deadlines of a waiter, a refused
+# tryLock() queues nothing, a timed-out tryLock(wait) leaves, the unlock wakes only
+# the head on its own channel, the fair counter), and the optional lock kinds
+# (src/main/resources/kinds.properties): the jar must list exactly the kinds its
+# Redisson version has; spin, fenced, non-reentrant and non-reentrant fair commands
+# are checked where supported (hash layout, tokens, no publish on a spin unlock, the
+# non-reentrant re-acquire error, nothing queued by a refused non-reentrant fair
+# re-acquire, the per-kind counters) and must answer "unsupported: <kind> needs
+# Redisson <since>+" where not.
 # Needs: java, mvn (for the build), redis-server, redis-cli, python3.
 set -euo pipefail
 
@@ -28,6 +32,7 @@ HARNESS_PID=""
 cleanup() {
     if [ -n "$HARNESS_PID" ]; then kill "$HARNESS_PID" 2>/dev/null || true; fi
     if [ -n "${SUB_PID:-}" ]; then kill "$SUB_PID" 2>/dev/null || true; fi
+    if [ -n "${FSUB_PID:-}" ]; then kill "$FSUB_PID" 2>/dev/null || true; fi
     if [ -n "$REDIS_PID" ]; then kill "$REDIS_PID" 2>/dev/null || true; wait "$REDIS_PID" 2>/dev/null || true; fi
     rm -rf "$WORK"
 }
@@ -60,6 +65,14 @@ for _ in $(seq 1 100); do
     sleep 0.05
 done
 
+# --- a pattern subscriber on every channel of the fair lock FL (the per-waiter ones included)
+"${RCLI[@]}" PSUBSCRIBE 'redisson_lock__channel:{FL}*' >"$WORK/fsub" 2>&1 &
+FSUB_PID=$!
+for _ in $(seq 1 100); do
+    [ "$("${RCLI[@]}" PUBSUB NUMPAT | tail -n1)" = 1 ] && break
+    sleep 0.05
+done
+
 # --- harness, driven through a FIFO so we can interleave redis-cli checks
 mkfifo "$WORK/in"
 T0=$(date +%s%3N)
@@ -81,6 +94,15 @@ wait_lines() { # wait until $WORK/out has >= $1 lines (timeout 60s)
 wait_lines 1
 READY_MS=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["ts_ms"])' "$WORK/out")
 echo "smoke-test: ready after $(( READY_MS - T0 )) ms (java start -> ready line)" >&2
+
+wait_llen() { # wait until list $1 has length $2 (timeout 10s)
+    for _ in $(seq 1 200); do
+        [ "$("${RCLI[@]}" LLEN "$1")" = "$2" ] && return 0
+        sleep 0.05
+    done
+    echo "smoke-test: timeout waiting until LLEN $1 = $2" >&2
+    return 1
+}
 
 N=1  # lines expected so far (ready line)
 send() { echo "$*" >&4; N=$((N + 1)); }
@@ -157,7 +179,50 @@ wait_lines "$N"
 send 57 w1 nonReentrantCounter NC nctr 10 0
 step 58 w2 nonReentrantCounter NC nctr 10 0
 wait_lines "$N"
-send 59 w1 exit
+# --- fair lock (every version)
+FQ='redisson_lock_queue:{FL}'
+FZ='redisson_lock_timeout:{FL}'
+step 59 w3 hello
+step 60 w1 fairLock FL
+step 61 w1 fairLock FL
+"${RCLI[@]}" HGETALL FL >"$WORK/fair_hgetall"
+step 62 w2 fairTryLock FL
+"${RCLI[@]}" EXISTS "$FQ" "$FZ" >"$WORK/fair_q0"
+send 63 w2 fairTryLock FL 1000
+wait_llen "$FQ" 1
+"${RCLI[@]}" LRANGE "$FQ" 0 -1 >"$WORK/fair_q1"
+"${RCLI[@]}" ZRANGE "$FZ" 0 -1 WITHSCORES >"$WORK/fair_z1"
+date +%s%3N >"$WORK/fair_now1"
+"${RCLI[@]}" PTTL FL >"$WORK/fair_pttl1"
+wait_lines "$N"
+"${RCLI[@]}" EXISTS "$FQ" "$FZ" >"$WORK/fair_q2"
+send 64 w3 fairLock FL
+wait_llen "$FQ" 1
+"${RCLI[@]}" LRANGE "$FQ" 0 -1 >"$WORK/fair_q3"
+for _ in $(seq 1 100); do   # w3 listens on its own channel before the unlock
+    [ "$("${RCLI[@]}" PUBSUB NUMSUB "redisson_lock__channel:{FL}:$(cat "$WORK/fair_q3")" | tail -n1)" = 1 ] && break
+    sleep 0.05
+done
+send 65 w1 fairUnlock FL     # w3's lock (64) is still waiting: one line fewer
+wait_lines $((N - 1))
+step 66 w1 fairUnlock FL     # releases: w3 gets in (64 answers)
+step 67 w3 fairHoldCount FL
+step 68 w3 fairUnlock FL
+step 69 w3 fairUnlock FL
+step 70 w2 fairIsLocked FL
+"${RCLI[@]}" EXISTS "$FQ" "$FZ" FL >"$WORK/fair_q4"
+send 71 w1 fairCounter FCL fairctr 10 0
+step 72 w2 fairCounter FCL fairctr 10 0
+wait_lines "$N"
+# --- non-reentrant fair lock (4.4.0+)
+step 73 w1 nonReentrantFairLock NF
+step 74 w1 nonReentrantFairLock NF
+step 75 w1 nonReentrantFairTryLock NF 100
+"${RCLI[@]}" HGETALL NF >"$WORK/nrf_hgetall"
+"${RCLI[@]}" EXISTS 'redisson_lock_queue:{NF}' 'redisson_lock_timeout:{NF}' >"$WORK/nrf_q"
+step 76 w2 nonReentrantFairTryLock NF
+step 77 w1 nonReentrantFairUnlock NF
+send 78 w1 exit
 exec 4>&-
 wait "$HARNESS_PID" && rc=0 || rc=$?
 HARNESS_PID=""
@@ -166,7 +231,7 @@ HARNESS_PID=""
 "${RCLI[@]}" LRANGE ctr:intervals 0 -1 >"$WORK/ctr_intervals"
 "${RCLI[@]}" GET rwc >"$WORK/rwc"
 "${RCLI[@]}" LRANGE rwc:intervals 0 -1 >"$WORK/rwc_intervals"
-for k in sctr fctr nctr; do
+for k in sctr fctr nctr fairctr; do
     "${RCLI[@]}" GET "$k" >"$WORK/$k"
     "${RCLI[@]}" LRANGE "$k:intervals" 0 -1 >"$WORK/${k}_intervals"
 done
@@ -174,6 +239,9 @@ sleep 0.2
 kill "$SUB_PID" 2>/dev/null || true
 wait "$SUB_PID" 2>/dev/null || true
 SUB_PID=""
+kill "$FSUB_PID" 2>/dev/null || true
+wait "$FSUB_PID" 2>/dev/null || true
+FSUB_PID=""
 
 echo "--- harness stdout" >&2; cat "$WORK/out" >&2
 if [ -s "$WORK/err" ]; then echo "--- harness stderr" >&2; cat "$WORK/err" >&2; fi
@@ -191,7 +259,7 @@ check(rc == 0, f"exit code {rc}")
 check(ready.get("event") == "ready", "ready event")
 check(ready.get("version") == version, f"version {ready.get('version')} != {version}")
 cid = ready["clientId"]
-check(sorted(resp) == list(range(1, 60)), f"one response per command: {sorted(resp)}")
+check(sorted(resp) == list(range(1, 79)), f"one response per command: {sorted(resp)}")
 for k in ("seq", "worker", "cmd", "ok", "result", "error", "errorClass", "threadId", "ts_ms", "start_ms"):
     check(all(k in r for r in resp.values()), f"field {k} in every response")
 h1, h2 = resp[1]["result"], resp[2]["result"]
@@ -236,14 +304,14 @@ for (a, b) in ws:
         if (c, d) != (a, b):
             check(d <= a or c >= b, f"write interval {a}-{b} overlaps {k} {c}-{d}")
 check(not resp[23]["ok"] and resp[23]["errorClass"] == "java.lang.IllegalArgumentException", "unknown command")
-check(resp[59]["ok"] and resp[59]["cmd"] == "exit", "exit")
+check(resp[78]["ok"] and resp[78]["cmd"] == "exit", "exit")
 
 # --- optional kinds
 props = dict(l.strip().split("=", 1) for l in open(kinds_file) if "=" in l and not l.lstrip().startswith("#"))
 def vt(v):
     return [int(x) for x in v.split("-")[0].split(".")]
 optional = props["kinds"].split()
-expected = ["lock", "readWrite"] + [k for k in optional if vt(version) >= vt(props[k + ".since"])]
+expected = ["lock", "readWrite", "fair"] + [k for k in optional if vt(version) >= vt(props[k + ".since"])]
 check(ready.get("kinds") == expected, f"ready kinds {ready.get('kinds')} != {expected}")
 check(h1.get("kinds") == expected, f"hello kinds {h1.get('kinds')}")
 caps = resp[24]["result"]
@@ -308,6 +376,40 @@ if fiv is not None:
     check(all(p[0] == "java" and p[2].startswith("t") for (_, _, p) in fiv), "fenced records java:<w>:t<token>:…")
     check(toks == list(range(1, 21)), f"fenced tokens in section order: {toks}")
 counter("nonReentrant", 57, 58, "nctr")
+# --- fair lock (core: every version)
+h3 = resp[59]["result"]
+rd = lambda f: open(f"{work}/{f}").read().split()
+check(resp[60]["ok"] and resp[61]["ok"] and rd("fair_hgetall") == [h1["field"], "2"], f"fair re-entry: HGETALL FL {rd('fair_hgetall')}")
+check(resp[62]["result"] is False and rd("fair_q0") == ["0"], f"a refused fair tryLock() queues nothing: {rd('fair_q0')}")
+check(rd("fair_q1") == [h2["field"]], f"fair tryLock(1000) queued w2: {rd('fair_q1')}")
+z1 = rd("fair_z1")
+if len(z1) == 2:
+    ahead = float(z1[1]) - int(rd("fair_now1")[0])
+    pttl1 = int(rd("fair_pttl1")[0])
+    # deadline = now + PTTL + wait (1000): seen a little later, so at most that, and not much less
+    check(z1[0] == h2["field"] and pttl1 + 1000 - 300 <= ahead <= 30000 + 1000, f"fair deadline now+{ahead} (PTTL {pttl1})")
+else:
+    check(False, f"fair deadlines {z1}")
+check(resp[63]["ok"] and resp[63]["result"] is False, f"fair tryLock(1000) times out: {resp[63]}")
+check(rd("fair_q2") == ["0"], f"a timed-out fair tryLock leaves queue and deadlines: EXISTS = {rd('fair_q2')}")
+check(rd("fair_q3") == [h3["field"]], f"fair lock() queued w3: {rd('fair_q3')}")
+check(resp[64]["ok"] and resp[64]["start_ms"] <= resp[66]["start_ms"], f"w3 waited in fairLock: {resp[64]}")
+check(resp[65]["ok"] and resp[66]["ok"] and resp[67]["result"] == 1, "fair unlock x2 hands over; w3 holdCount 1")
+check(resp[68]["ok"] and resp[69]["ok"], f"fair 2nd unlock of a free lock succeeds in Redisson: {resp[69]}")
+check(resp[70]["result"] is False and rd("fair_q4") == ["0"], f"fair lock, queue and deadlines gone: {rd('fair_q4')}")
+counter("fair", 71, 72, "fairctr")
+fs = open(work + "/fsub").read().split("\n")
+fmsgs = [(fs[i + 2], fs[i + 3]) for i in range(len(fs) - 3) if fs[i] == "pmessage"]
+check(fmsgs == [("redisson_lock__channel:{FL}:" + h3["field"], "0")],
+      f"fair messages: exactly one `0`, on the head w3's own channel: {fmsgs}")
+notes.append(f"fair messages={len(fmsgs)} on the head's channel")
+if group("nonReentrantFair", range(73, 78)):
+    check(resp[73]["ok"], "nonReentrantFairLock")
+    for q in (74, 75):
+        check(imse(resp[q], "Lock 'NF' is non-reentrant and is already held by thread "), f"non-reentrant fair re-acquire: {resp[q]}")
+    check(rd("nrf_hgetall") == [h1["field"], "1"] and rd("nrf_q") == ["0"],
+          f"non-reentrant fair: HGETALL {rd('nrf_hgetall')}, queue/deadlines EXISTS {rd('nrf_q')}")
+    check(resp[76]["result"] is False and resp[77]["ok"], "non-reentrant fair tryLock/unlock")
 # published messages: L (the control) got its unlock messages, SP nothing; N one per release
 sub = open(work + "/sub").read().split("\n")
 msgs = [(sub[i + 1], sub[i + 2]) for i in range(len(sub) - 2) if sub[i] == "message"]

@@ -1,7 +1,8 @@
 //! Typed calls for every lock kind of the harness, and which Redisson version has which kind.
 //!
 //! The harness names its commands `<prefix><Op>`: `lock`/`tryLock` for `getLock`, `readLock`,
-//! `writeUnlock` for `getReadWriteLock`, and `spinLock`, `fencedGetToken`, `nonReentrantTryLock`
+//! `writeUnlock` for `getReadWriteLock`, `fairTryLock` for `getFairLock` (all three in every
+//! version), and `spinLock`, `fencedGetToken`, `nonReentrantTryLock`, `nonReentrantFairLock`
 //! for the optional kinds of `src/main/resources/kinds.properties` (compiled into a jar only when its
 //! Redisson version has them; otherwise they answer `java.lang.UnsupportedOperationException`
 //! `unsupported: fenced lock needs Redisson 3.19.0+ ...`). [`JavaLock`] wraps one lock of one kind
@@ -38,18 +39,28 @@ pub enum JavaKind {
     Fenced,
     /// `getNonReentrantLock` (optional: `nonReentrant`).
     NonReentrant,
+    /// `getFairLock` (every version).
+    Fair,
+    /// `getNonReentrantFairLock` (optional: `nonReentrantFair`).
+    NonReentrantFair,
 }
 
 impl JavaKind {
     /// Every kind, core first.
-    pub const ALL: [JavaKind; 6] = [
+    pub const ALL: [JavaKind; 8] = [
         JavaKind::Lock,
         JavaKind::Read,
         JavaKind::Write,
+        JavaKind::Fair,
         JavaKind::Spin,
         JavaKind::Fenced,
         JavaKind::NonReentrant,
+        JavaKind::NonReentrantFair,
     ];
+
+    /// The capability ids every harness lists first (`getLock`, `getReadWriteLock`,
+    /// `getFairLock`: API of every Redisson version of the matrix).
+    pub const CORE: [&'static str; 3] = ["lock", "readWrite", "fair"];
 
     /// The capability id the harness lists in `ready`, `hello` and `capabilities` (`kinds`).
     pub fn capability(self) -> &'static str {
@@ -59,6 +70,8 @@ impl JavaKind {
             JavaKind::Spin => "spin",
             JavaKind::Fenced => "fenced",
             JavaKind::NonReentrant => "nonReentrant",
+            JavaKind::Fair => "fair",
+            JavaKind::NonReentrantFair => "nonReentrantFair",
         }
     }
 
@@ -71,6 +84,8 @@ impl JavaKind {
             JavaKind::Spin => "spin",
             JavaKind::Fenced => "fenced",
             JavaKind::NonReentrant => "nonReentrant",
+            JavaKind::Fair => "fair",
+            JavaKind::NonReentrantFair => "nonReentrantFair",
         }
     }
 
@@ -152,10 +167,10 @@ fn parse_kind_table(text: &str) -> Vec<OptionalKind> {
         .unwrap_or_default()
 }
 
-/// The capability ids a harness for Redisson `version` must list: `lock`, `readWrite`, then every
-/// optional kind whose `since` is at most `version`.
+/// The capability ids a harness for Redisson `version` must list: `lock`, `readWrite`, `fair`,
+/// then every optional kind whose `since` is at most `version`.
 pub fn expected_kinds(version: &str) -> Vec<String> {
-    let mut kinds = vec!["lock".to_owned(), "readWrite".to_owned()];
+    let mut kinds: Vec<String> = JavaKind::CORE.iter().map(|k| (*k).to_owned()).collect();
     kinds.extend(
         kind_table()
             .into_iter()
@@ -637,6 +652,14 @@ mod tests {
             "fencedLockAndGetToken"
         );
         assert_eq!(JavaKind::NonReentrant.command("unlock"), "nonReentrantUnlock");
+        assert_eq!(JavaKind::Fair.command("tryLock"), "fairTryLock");
+        assert_eq!(JavaKind::NonReentrantFair.command("lock"), "nonReentrantFairLock");
+        assert_eq!(
+            JavaKind::NonReentrantFair.counter_command().as_deref(),
+            Some("nonReentrantFairCounter")
+        );
+        assert_eq!(JavaKind::Fair.since(), None);
+        assert_eq!(JavaKind::NonReentrantFair.since().as_deref(), Some("4.4.0"));
         assert_eq!(JavaKind::Lock.counter_command().as_deref(), Some("counter"));
         assert_eq!(
             JavaKind::Fenced.counter_command().as_deref(),
@@ -672,15 +695,28 @@ mod tests {
             [
                 ("spin", "3.15.0"),
                 ("fenced", "3.19.0"),
-                ("nonReentrant", "4.4.0")
+                ("nonReentrant", "4.4.0"),
+                ("nonReentrantFair", "4.4.0")
             ]
         );
         assert_eq!(t[1].title, "fenced lock");
-        assert_eq!(expected_kinds("3.17.7"), ["lock", "readWrite", "spin"]);
-        assert_eq!(expected_kinds("3.24.3"), ["lock", "readWrite", "spin", "fenced"]);
+        assert_eq!(t[3].title, "non-reentrant fair lock");
+        assert_eq!(expected_kinds("3.17.7"), ["lock", "readWrite", "fair", "spin"]);
+        assert_eq!(
+            expected_kinds("3.24.3"),
+            ["lock", "readWrite", "fair", "spin", "fenced"]
+        );
         assert_eq!(
             expected_kinds("4.7.0"),
-            ["lock", "readWrite", "spin", "fenced", "nonReentrant"]
+            [
+                "lock",
+                "readWrite",
+                "fair",
+                "spin",
+                "fenced",
+                "nonReentrant",
+                "nonReentrantFair"
+            ]
         );
         assert_eq!(JavaKind::Fenced.since().as_deref(), Some("3.19.0"));
         assert_eq!(JavaKind::Lock.since(), None);

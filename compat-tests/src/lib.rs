@@ -5,8 +5,8 @@
 //! first stdout line is `{"event":"ready",...}`, after which every `SEQ WORKER CMD ARGS` line
 //! written to its stdin gets exactly one JSON response line, in completion order.
 //!
-//! [`kinds`] adds typed calls per lock kind ([`JavaLock`]: the plain, read, write, spin, fenced and
-//! non-reentrant locks) and which Redisson version has which kind.
+//! [`kinds`] adds typed calls per lock kind ([`JavaLock`]: the plain, read, write, fair, spin,
+//! fenced, non-reentrant and non-reentrant fair locks) and which Redisson version has which kind.
 
 pub mod kinds;
 

@@ -17,7 +17,9 @@
 //! | [`fenced`] | fenced lock scenarios 16–19 (tokens across languages) |
 //! | [`spin`] | spin lock scenarios 20–23 (hand-over by polling, nothing published) |
 //! | [`non_reentrant`] | non-reentrant lock scenarios 24–26 (re-acquire refused in both languages) |
-//! | [`counter`] | the mixed-language counter of scenarios 19, 23 and 26 |
+//! | [`fair`] | fair lock scenarios 27–30 (FIFO across languages, leaving the queue, head-only wake-up) and the queue helpers |
+//! | [`non_reentrant_fair`] | non-reentrant fair lock scenarios 31–34 (re-acquire refused, nothing queued; 27, 29, 30 on this kind) |
+//! | [`counter`] | the mixed-language counter of scenarios 19, 23, 26, 30 and 34 |
 //! | [`party`] | one side of a scenario: a Java worker or a Rust owner, every kind's operations |
 //! | [`env`] | the per-version environment (harnesses, clients, raw Redis) and party naming |
 //! | [`support`] | raw Redis access, polling, shared constants |
@@ -43,12 +45,16 @@ macro_rules! ensure {
 mod counter;
 #[path = "matrix/env.rs"]
 mod env;
+#[path = "matrix/fair.rs"]
+mod fair;
 #[path = "matrix/fenced.rs"]
 mod fenced;
 #[path = "matrix/kinds.rs"]
 mod kinds;
 #[path = "matrix/non_reentrant.rs"]
 mod non_reentrant;
+#[path = "matrix/non_reentrant_fair.rs"]
+mod non_reentrant_fair;
 #[path = "matrix/party.rs"]
 mod party;
 #[path = "matrix/report.rs"]
@@ -65,8 +71,9 @@ mod spin;
 mod support;
 
 /// The old fixed run order, kept as a check of [`kinds::run_order`].
-const RUN_ORDER: [usize; 26] = [
-    1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 9,
+const RUN_ORDER: [usize; 34] = [
+    1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29,
+    30, 31, 32, 33, 34, 9,
 ];
 
 fn self_check() -> Result<(), String> {

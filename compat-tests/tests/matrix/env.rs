@@ -1,5 +1,5 @@
-//! The per-version environment: one redis-server, two harness JVMs (30 s and 1 s watchdog), two
-//! Rust clients (the same two watchdogs), raw Redis access, and the lock names used (for
+//! The per-version environment: one redis-server, two harness JVMs (30 s and 1 s watchdog), three
+//! Rust clients (the same two watchdogs, and a 30 s one that polls only every 10 s), raw Redis access, and the lock names used (for
 //! scenario 9). Parties are made here so worker names and owner ids follow one scheme.
 
 use std::path::{Path, PathBuf};
@@ -13,7 +13,7 @@ use redisson_lock_compat_tests::{expected_kinds, Harness, Result};
 use crate::common;
 use crate::kinds::Dir;
 use crate::party::Party;
-use crate::support::{channel_of, until, Raw, FAST_WATCHDOG_MS};
+use crate::support::{channel_of, until, Raw, FAST_WATCHDOG_MS, QUIET_POLL};
 
 pub struct Env {
     pub version: String,
@@ -23,6 +23,9 @@ pub struct Env {
     pub java_fast: Harness,
     pub rust: Client,
     pub rust_fast: Client,
+    /// 30 s watchdog, `poll_interval` [`QUIET_POLL`] (10 s): its waiters get in quickly only when an
+    /// unlock message wakes them (the fair scenarios).
+    pub rust_quiet: Client,
     pub jar: PathBuf,
     pub names: Mutex<Vec<String>>,
 }
@@ -33,6 +36,10 @@ pub enum Speed {
     Normal,
     /// [`FAST_WATCHDOG_MS`] watchdog.
     Fast,
+    /// 30 s watchdog; Rust waiters re-poll only every [`QUIET_POLL`] (10 s), so a quick hand-over
+    /// proves the unlock message reached them (Java: the normal harness, whose fair waiters wait
+    /// their whole expected time unless messaged).
+    QuietPoll,
 }
 
 impl Env {
@@ -67,6 +74,12 @@ impl Env {
             .build()
             .await
             .map_err(|e| format!("rust connect: {e}"))?;
+        let rust_quiet = Client::builder()
+            .url(url.as_str())
+            .config(Config::default().poll_interval(QUIET_POLL))
+            .build()
+            .await
+            .map_err(|e| format!("rust connect: {e}"))?;
         let raw = Raw(redis::Client::open(url.as_str())
             .map_err(|e| e.to_string())?
             .get_multiplexed_async_connection()
@@ -80,6 +93,7 @@ impl Env {
             java_fast,
             rust,
             rust_fast,
+            rust_quiet,
             jar: jar.to_owned(),
             names: Mutex::new(Vec::new()),
         })
@@ -96,7 +110,7 @@ impl Env {
 
     pub fn java_party(&self, speed: Speed, worker: String) -> Party<'_> {
         let h = match speed {
-            Speed::Normal => &self.java,
+            Speed::Normal | Speed::QuietPoll => &self.java,
             Speed::Fast => &self.java_fast,
         };
         Party::java(h, worker)
@@ -106,6 +120,7 @@ impl Env {
         let c = match speed {
             Speed::Normal => &self.rust,
             Speed::Fast => &self.rust_fast,
+            Speed::QuietPoll => &self.rust_quiet,
         };
         Party::rust(c, owner)
     }

@@ -1,13 +1,14 @@
 //! What the matrix runs: the lock kinds, their scenarios, the directions.
 //!
 //! Every kind has a scenario module (`rlock.rs`: 1–9, `rwlock.rs`: 10–15, `fenced.rs`: 16–19,
-//! `spin.rs`: 20–23, `non_reentrant.rs`: 24–26) with a `SCENARIOS`
+//! `spin.rs`: 20–23, `non_reentrant.rs`: 24–26, `fair.rs`: 27–30, `non_reentrant_fair.rs`: 31–34)
+//! with a `SCENARIOS`
 //! table and a `run` function; [`Kind::ALL`] fixes the order of the run and of the report.
 //! A kind whose Redisson version lacks it (the harness jar does not list it, see
 //! `kinds.properties`) gets "n/a" rows, which are neither passed nor failed.
 //!
-//! **Adding a kind's scenarios** (fair and multi later):
-//! 1. `tests/matrix/<kind>.rs` with `pub const SCENARIOS: &[Scenario]` (numbers from 27 on) and
+//! **Adding a kind's scenarios** (multi later):
+//! 1. `tests/matrix/<kind>.rs` with `pub const SCENARIOS: &[Scenario]` (numbers from 35 on) and
 //!    `pub async fn run(env, no, dir) -> Result<Outcome>`; declare it in `tests/matrix.rs`;
 //! 2. return them from [`Kind::scenarios`] and dispatch in [`Kind::run`];
 //! 3. give the Rust side a handle in `party.rs` (`RustLock`, `Guard`); the Java side already has
@@ -15,19 +16,20 @@
 //!    counter is `counter::mixed_counter` (needs the harness' `<kind>Counter`);
 //! 4. scenario 9 (runs last) checks every name of every kind: teach it the keys a kind leaves by
 //!    design (it already allows the fenced lock's token counter `redisson_lock_token:{N}`, which
-//!    has no TTL and which Redisson never deletes).
+//!    has no TTL and which Redisson never deletes; a fair lock's queue and deadlines must be gone).
 //!
-//! A kind the harness does not have yet (fair, multi) also needs its Java side: a `JavaKind`
+//! A kind the harness does not have yet (multi) also needs its Java side: a `JavaKind`
 //! variant (`compat-tests/src/kinds.rs`) and harness commands, either in `Harness.java` (API of
-//! every matrix version) or as an optional kind (`kinds.properties`, `src/main/kinds/<kind>/`, a pom
-//! profile), which makes its rows "n/a" on older versions by itself.
+//! every matrix version, like `fair<Op>`; add its id to `JavaKind::CORE` and `CORE_KINDS`) or as an
+//! optional kind (`kinds.properties`, `src/main/kinds/<kind>/`, a pom profile), which makes its rows
+//! "n/a" on older versions by itself.
 
 use std::time::Duration;
 
 use redisson_lock_compat_tests::{JavaKind, Result};
 
 use crate::env::Env;
-use crate::{fenced, non_reentrant, rlock, rwlock, spin};
+use crate::{fair, fenced, non_reentrant, non_reentrant_fair, rlock, rwlock, spin};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dir {
@@ -101,16 +103,20 @@ pub enum Kind {
     Fenced,
     Spin,
     NonReentrant,
+    Fair,
+    NonReentrantFair,
 }
 
 impl Kind {
     /// The order of the run and of the report.
-    pub const ALL: [Kind; 5] = [
+    pub const ALL: [Kind; 7] = [
         Kind::RLock,
         Kind::RwLock,
         Kind::Fenced,
         Kind::Spin,
         Kind::NonReentrant,
+        Kind::Fair,
+        Kind::NonReentrantFair,
     ];
 
     /// The heading of its rows in RESULTS.md.
@@ -121,6 +127,10 @@ impl Kind {
             Kind::Fenced => "Fenced lock (`getFencedLock` / `Client::fenced_lock`)",
             Kind::Spin => "Spin lock (`getSpinLock` / `Client::spin_lock`)",
             Kind::NonReentrant => "Non-reentrant lock (`getNonReentrantLock` / `Client::non_reentrant_lock`)",
+            Kind::Fair => "Fair lock (`getFairLock` / `Client::fair_lock`)",
+            Kind::NonReentrantFair => {
+                "Non-reentrant fair lock (`getNonReentrantFairLock` / `Client::non_reentrant_fair_lock`)"
+            }
         }
     }
 
@@ -136,6 +146,10 @@ impl Kind {
                 "Spin hand-over by polling per version (ms; scenario 21 = after A's unlock, 22 = after B's force unlock; no pub/sub, bound 500 ms)",
             ),
             Kind::NonReentrant => Some("Non-reentrant wake-up latency per version (ms; scenario 25, bound 200 ms)"),
+            Kind::Fair => Some(
+                "Fair wake-up latency per version (ms; scenario 29: B, the head, woken on its own channel by A's unlock; Rust poll_interval 10 s; bound 200 ms)",
+            ),
+            Kind::NonReentrantFair => Some("Non-reentrant fair wake-up latency per version (ms; scenario 33, as 29)"),
         }
     }
 
@@ -147,6 +161,8 @@ impl Kind {
             Kind::Fenced => JavaKind::Fenced,
             Kind::Spin => JavaKind::Spin,
             Kind::NonReentrant => JavaKind::NonReentrant,
+            Kind::Fair => JavaKind::Fair,
+            Kind::NonReentrantFair => JavaKind::NonReentrantFair,
         }
     }
 
@@ -157,6 +173,8 @@ impl Kind {
             Kind::Fenced => fenced::SCENARIOS,
             Kind::Spin => spin::SCENARIOS,
             Kind::NonReentrant => non_reentrant::SCENARIOS,
+            Kind::Fair => fair::SCENARIOS,
+            Kind::NonReentrantFair => non_reentrant_fair::SCENARIOS,
         }
     }
 
@@ -167,6 +185,8 @@ impl Kind {
             Kind::Fenced => fenced::run(env, no, dir).await,
             Kind::Spin => spin::run(env, no, dir).await,
             Kind::NonReentrant => non_reentrant::run(env, no, dir).await,
+            Kind::Fair => fair::run(env, no, dir).await,
+            Kind::NonReentrantFair => non_reentrant_fair::run(env, no, dir).await,
         }
     }
 }
@@ -180,7 +200,7 @@ pub fn scenario(no: usize) -> Option<(Kind, &'static Scenario)> {
 }
 
 /// Every scenario number in run order: each kind's in [`Kind::ALL`] order, the `last` ones at
-/// the end (1–8, 10–15, 9).
+/// the end (1–8, 10–34, 9).
 pub fn run_order() -> Vec<usize> {
     let all = || Kind::ALL.into_iter().flat_map(|k| k.scenarios().iter());
     all()

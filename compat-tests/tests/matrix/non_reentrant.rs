@@ -6,12 +6,12 @@
 use std::time::Duration;
 
 use redisson_lock::Error as LockError;
-use redisson_lock_compat_tests::Result;
+use redisson_lock_compat_tests::{JavaKind, Result};
 
 use crate::counter::mixed_counter;
 use crate::env::{Env, Speed};
 use crate::kinds::{Dir, Outcome, Scenario, BOTH_WAYS};
-use crate::party::{Party, RustLock, NON_REENTRANT};
+use crate::party::{Party, RustLock, NON_REENTRANT, NON_REENTRANT_FAIR};
 use crate::support::{channel_of, one_field, short, Watch, WAKE_BOUND_MS};
 
 /// Scenario 26: tasks per language and rounds per task.
@@ -51,9 +51,31 @@ fn java_reacquire_prefix(name: &str) -> String {
     format!("Lock '{name}' is non-reentrant and is already held by thread ")
 }
 
-/// The holder `p` tries to take `name` again in five ways; each must fail at once with its
-/// language's error and leave the hash at `{field: 1}`. Returns a sample of the error.
-async fn reacquire_fails(env: &Env, p: &Party<'_>, name: &str, field: &str) -> Result<String> {
+/// The five ways of a Rust re-acquire (`lock`, `lock+lease`, `try_lock`, `try_lock_for`,
+/// `try_lock+lease`) on a non-reentrant handle of either kind; the guard is dropped.
+macro_rules! rust_reacquire {
+    ($l:expr, $way:expr, $wait:expr, $lease:expr) => {
+        match $way {
+            "lock" => $l.lock().await.map(drop),
+            "lock+lease" => $l.lock_with_lease($lease).await.map(drop),
+            "try_lock" => $l.try_lock().await.map(drop),
+            "try_lock_for" => $l.try_lock_for($wait).await.map(drop),
+            _ => $l.try_lock_with_lease($wait, $lease).await.map(drop),
+        }
+    };
+}
+
+/// The holder `p` tries to take `name` (of `kind`: the non-reentrant lock, or the non-reentrant
+/// fair lock) again in five ways; each must fail at once with its language's error and leave the
+/// hash at `{field: 1}` (and, for the fair lock, nothing queued: no queue, no deadline). Returns a
+/// sample of the error.
+pub async fn reacquire_fails(
+    env: &Env,
+    p: &Party<'_>,
+    kind: JavaKind,
+    name: &str,
+    field: &str,
+) -> Result<String> {
     let who = p.desc();
     let mut sample = String::new();
     // Java: the thread ids named in the messages, and the caller's (the worker's) thread id.
@@ -61,7 +83,7 @@ async fn reacquire_fails(env: &Env, p: &Party<'_>, name: &str, field: &str) -> R
     let ways = ["lock", "lock+lease", "try_lock", "try_lock_for", "try_lock+lease"];
     for way in ways {
         let t0 = std::time::Instant::now();
-        if let Some(j) = p.java_lock(NON_REENTRANT, name) {
+        if let Some(j) = p.java_lock(kind, name) {
             let r = match way {
                 "lock" => j.lock_response(None).await?,
                 "lock+lease" => j.lock_response(Some(5000)).await?,
@@ -88,21 +110,17 @@ async fn reacquire_fails(env: &Env, p: &Party<'_>, name: &str, field: &str) -> R
             tids.push(tid);
             sample = format!("IllegalMonitorStateException `{prefix}<T>`");
         } else {
-            let RustLock::NonReentrant(l) = p.rust_lock(NON_REENTRANT, name)? else {
-                return Err("not a non-reentrant handle".into());
-            };
+            let handle = p.rust_lock(kind, name)?;
             let (wait, lease) = (Duration::from_millis(2000), Duration::from_millis(5000));
             let r = tokio::time::timeout(Duration::from_secs(5), async {
-                match way {
-                    "lock" => l.lock().await.map(drop),
-                    "lock+lease" => l.lock_with_lease(lease).await.map(drop),
-                    "try_lock" => l.try_lock().await.map(drop),
-                    "try_lock_for" => l.try_lock_for(wait).await.map(drop),
-                    _ => l.try_lock_with_lease(wait, lease).await.map(drop),
+                match &handle {
+                    RustLock::NonReentrant(l) => Ok(rust_reacquire!(l, way, wait, lease)),
+                    RustLock::NonReentrantFair(l) => Ok(rust_reacquire!(l, way, wait, lease)),
+                    _ => Err(format!("{kind:?} is not a non-reentrant kind")),
                 }
             })
             .await
-            .map_err(|_| format!("{who}: Rust re-acquire by {way} did not return within 5 s"))?;
+            .map_err(|_| format!("{who}: Rust re-acquire by {way} did not return within 5 s"))??;
             match &r {
                 Err(e @ LockError::AlreadyHeld { key, field: f }) => {
                     ensure!(
@@ -128,12 +146,12 @@ async fn reacquire_fails(env: &Env, p: &Party<'_>, name: &str, field: &str) -> R
             h == one_field(field, "1"),
             "{who}: after the re-acquire by {way} the hash is {h:?}, expected {{{field}: 1}}"
         );
-        let hc = p.hold_count(NON_REENTRANT, name).await?;
+        let hc = p.hold_count(kind, name).await?;
         ensure!(hc == 1, "{who}: hold count {hc} after the re-acquire by {way}");
-        ensure!(
-            p.is_held(NON_REENTRANT, name).await?,
-            "{who} lost its hold after {way}"
-        );
+        ensure!(p.is_held(kind, name).await?, "{who} lost its hold after {way}");
+        if kind == NON_REENTRANT_FAIR {
+            crate::fair::expect_no_queue(env, name, &format!("{who}: after the re-acquire by {way}")).await?;
+        }
     }
     if !tids.is_empty() {
         tids.dedup();
@@ -156,7 +174,7 @@ async fn s24(env: &Env, dir: Dir) -> Result<Outcome> {
     a.lock(NON_REENTRANT, &name, None).await?;
     let ttl = env.raw.pttl(&name).await?;
     ensure!(ttl > 20_000, "PTTL {ttl} after A's lock (watchdog mode, 30 s)");
-    let ea = reacquire_fails(env, &a, &name, &fa).await?;
+    let ea = reacquire_fails(env, &a, NON_REENTRANT, &name, &fa).await?;
     ensure!(
         !b.try_lock(NON_REENTRANT, &name).await?,
         "B's try_lock acquired while A holds"
@@ -175,7 +193,7 @@ async fn s24(env: &Env, dir: Dir) -> Result<Outcome> {
     };
     // The other language's holder refuses its own 2nd acquisition too.
     b.lock(NON_REENTRANT, &name, None).await?;
-    let eb = reacquire_fails(env, &b, &name, &fb).await?;
+    let eb = reacquire_fails(env, &b, NON_REENTRANT, &name, &fb).await?;
     ensure!(
         !a.try_lock(NON_REENTRANT, &name).await?,
         "A's try_lock acquired while B holds"

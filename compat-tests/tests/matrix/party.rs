@@ -17,8 +17,9 @@
 use std::time::Duration;
 
 use redisson_lock::{
-    Client, Error as LockError, FencedGuard, LockGuard, NonReentrantGuard, RFencedLock, RLock,
-    RNonReentrantLock, RReadLock, RSpinLock, RWriteLock, ReadGuard, SpinGuard, Unlocked, WriteGuard,
+    Client, Error as LockError, FairGuard, FencedGuard, LockGuard, NonReentrantFairGuard, NonReentrantGuard,
+    RFairLock, RFencedLock, RLock, RNonReentrantFairLock, RNonReentrantLock, RReadLock, RSpinLock,
+    RWriteLock, ReadGuard, SpinGuard, Unlocked, WriteGuard,
 };
 use redisson_lock_compat_tests::{now_ms, Harness, JavaKind, JavaLock, JavaUnlock, Pending, Result};
 
@@ -34,6 +35,10 @@ pub const FENCED: JavaKind = JavaKind::Fenced;
 pub const SPIN: JavaKind = JavaKind::Spin;
 /// The non-reentrant lock (`getNonReentrantLock` / `Client::non_reentrant_lock`).
 pub const NON_REENTRANT: JavaKind = JavaKind::NonReentrant;
+/// The fair lock (`getFairLock` / `Client::fair_lock`).
+pub const FAIR: JavaKind = JavaKind::Fair;
+/// The non-reentrant fair lock (`getNonReentrantFairLock` / `Client::non_reentrant_fair_lock`).
+pub const NON_REENTRANT_FAIR: JavaKind = JavaKind::NonReentrantFair;
 
 /// The kind in messages: `rust lock(N)`, `rust read lock(N)`, `rust write unlock(N)`.
 pub fn word(kind: JavaKind) -> &'static str {
@@ -44,6 +49,8 @@ pub fn word(kind: JavaKind) -> &'static str {
         JavaKind::Spin => "spin ",
         JavaKind::Fenced => "fenced ",
         JavaKind::NonReentrant => "non-reentrant ",
+        JavaKind::Fair => "fair ",
+        JavaKind::NonReentrantFair => "non-reentrant fair ",
     }
 }
 
@@ -63,6 +70,8 @@ pub enum Guard {
     Fenced(FencedGuard),
     Spin(SpinGuard),
     NonReentrant(NonReentrantGuard),
+    Fair(FairGuard),
+    NonReentrantFair(NonReentrantFairGuard),
 }
 
 impl Guard {
@@ -74,6 +83,8 @@ impl Guard {
             Guard::Fenced(g) => g.unlock().await,
             Guard::Spin(g) => g.unlock().await,
             Guard::NonReentrant(g) => g.unlock().await,
+            Guard::Fair(g) => g.unlock().await,
+            Guard::NonReentrantFair(g) => g.unlock().await,
         }
     }
 
@@ -94,6 +105,8 @@ pub enum RustLock {
     Fenced(RFencedLock),
     Spin(RSpinLock),
     NonReentrant(RNonReentrantLock),
+    Fair(RFairLock),
+    NonReentrantFair(RNonReentrantFairLock),
 }
 
 /// Runs the same expression on the handle of whichever kind.
@@ -106,6 +119,8 @@ macro_rules! each {
             RustLock::Fenced($l) => $e,
             RustLock::Spin($l) => $e,
             RustLock::NonReentrant($l) => $e,
+            RustLock::Fair($l) => $e,
+            RustLock::NonReentrantFair($l) => $e,
         }
     };
 }
@@ -141,6 +156,16 @@ impl RustLock {
                     .map_err(|e| format!("client.non_reentrant_lock({name}): {e}"))?
                     .with_owner(owner),
             )),
+            JavaKind::Fair => Ok(RustLock::Fair(
+                c.fair_lock(name)
+                    .map_err(|e| format!("client.fair_lock({name}): {e}"))?
+                    .with_owner(owner),
+            )),
+            JavaKind::NonReentrantFair => Ok(RustLock::NonReentrantFair(
+                c.non_reentrant_fair_lock(name)
+                    .map_err(|e| format!("client.non_reentrant_fair_lock({name}): {e}"))?
+                    .with_owner(owner),
+            )),
         }
     }
 
@@ -164,6 +189,12 @@ impl RustLock {
             (RustLock::Spin(l), Some(d)) => l.lock_with_lease(d).await.map(Guard::Spin),
             (RustLock::NonReentrant(l), None) => l.lock().await.map(Guard::NonReentrant),
             (RustLock::NonReentrant(l), Some(d)) => l.lock_with_lease(d).await.map(Guard::NonReentrant),
+            (RustLock::Fair(l), None) => l.lock().await.map(Guard::Fair),
+            (RustLock::Fair(l), Some(d)) => l.lock_with_lease(d).await.map(Guard::Fair),
+            (RustLock::NonReentrantFair(l), None) => l.lock().await.map(Guard::NonReentrantFair),
+            (RustLock::NonReentrantFair(l), Some(d)) => {
+                l.lock_with_lease(d).await.map(Guard::NonReentrantFair)
+            }
         }
     }
 
@@ -175,6 +206,8 @@ impl RustLock {
             RustLock::Fenced(l) => l.try_lock().await?.map(Guard::Fenced),
             RustLock::Spin(l) => l.try_lock().await?.map(Guard::Spin),
             RustLock::NonReentrant(l) => l.try_lock().await?.map(Guard::NonReentrant),
+            RustLock::Fair(l) => l.try_lock().await?.map(Guard::Fair),
+            RustLock::NonReentrantFair(l) => l.try_lock().await?.map(Guard::NonReentrantFair),
         })
     }
 
@@ -186,6 +219,8 @@ impl RustLock {
             RustLock::Fenced(l) => l.try_lock_for(wait).await?.map(Guard::Fenced),
             RustLock::Spin(l) => l.try_lock_for(wait).await?.map(Guard::Spin),
             RustLock::NonReentrant(l) => l.try_lock_for(wait).await?.map(Guard::NonReentrant),
+            RustLock::Fair(l) => l.try_lock_for(wait).await?.map(Guard::Fair),
+            RustLock::NonReentrantFair(l) => l.try_lock_for(wait).await?.map(Guard::NonReentrantFair),
         })
     }
 

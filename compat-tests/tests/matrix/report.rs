@@ -12,6 +12,7 @@ use crate::counter::MIN_HANDOVERS;
 use crate::kinds::{Dir, Kind};
 use crate::rwlock::RW_WAKE_BOUND_MS;
 use crate::spin::SPIN_WAKE_BOUND_MS;
+use crate::support::WAKE_BOUND_MS;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
@@ -194,14 +195,23 @@ pub fn render(rows: &[Row], info: &RunInfo) -> String {
     let _ = writeln!(md, "Java's `getToken()` answers 0 before the first grant where Rust's `get_token()` answers `None`. 20–23: spin lock; its");
     let _ = writeln!(md, "waiters poll with a back-off (capped at 128 ms in both libraries) and its unlocks publish nothing, so its hand-over");
     let _ = writeln!(md, "bound is {SPIN_WAKE_BOUND_MS} ms and a `PSUBSCRIBE *{{N}}*` must see no message. 24–26: non-reentrant lock (4.4.0+).");
-    let _ = writeln!(md, "19, 23, 26: J→R = the Java counter workers start first, R→J the Rust tasks; the lock must pass between the languages");
+    let _ = writeln!(md, "27–30: fair lock (every version), 31–34: non-reentrant fair lock (4.4.0+); waiters queue in `redisson_lock_queue:{{N}}`");
+    let _ = writeln!(md, "with deadlines in `redisson_lock_timeout:{{N}}`, and only the head is woken, on `redisson_lock__channel:{{N}}:<its field>`;");
+    let _ = writeln!(md, "their Rust parties use a client with `poll_interval` 10 s, so a hand-over within {WAKE_BOUND_MS} ms was a message. In 27 and 32");
+    let _ = writeln!(md, "the 4 waiters alternate languages, B's first; in 28 the leavers are J→R: Java `tryLock(2 s)` then a Rust `lock()`");
+    let _ = writeln!(md, "that is cancelled, R→J the other way round.");
+    let _ = writeln!(md, "19, 23, 26, 30, 34: J→R = the Java counter workers start first, R→J the Rust tasks; the lock must pass between the languages");
     let _ = writeln!(md, "at least {MIN_HANDOVERS} times each way (a kind whose unlock wakes no waiter of the other language manages 0–3).\n");
     let _ = writeln!(
         md,
         "Rows are grouped by lock kind. A kind's heading row says whether the version's harness jar has it"
     );
     let _ = writeln!(md, "(`compat-tests/src/main/resources/kinds.properties`: spin lock since 3.15.0, fenced lock since 3.19.0,");
-    let _ = writeln!(md, "non-reentrant lock since 4.4.0). **n/a** = the Redisson version has no such lock kind; n/a is neither");
+    let _ = writeln!(md, "non-reentrant and non-reentrant fair lock since 4.4.0; the plain, read-write and fair locks are in every");
+    let _ = writeln!(
+        md,
+        "version). **n/a** = the Redisson version has no such lock kind; n/a is neither"
+    );
     let _ = writeln!(md, "passed nor failed.\n");
     let _ = writeln!(md, "## Matrix\n");
     let _ = write!(md, "| # | scenario |");

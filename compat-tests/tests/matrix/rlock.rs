@@ -9,10 +9,13 @@ use redisson_lock_compat_tests::{find_overlap, now_micros, now_ms, Harness, Inte
 use tokio::io::AsyncBufReadExt;
 
 use crate::env::{Env, Speed};
-use crate::kinds::{Dir, Outcome, Scenario, BOTH_WAYS, TOGETHER};
+use crate::kinds::{scenario, Dir, Kind, Outcome, Scenario, BOTH_WAYS, TOGETHER};
 use crate::party::{Guard, LOCK};
 use crate::rwlock::rw_channel;
-use crate::support::{channel_of, one_field, short, token_key, until, CMD, FAST_WATCHDOG_MS, WAKE_BOUND_MS};
+use crate::support::{
+    channel_of, fair_deadlines, fair_queue, one_field, short, token_key, until, CMD, FAST_WATCHDOG_MS,
+    WAKE_BOUND_MS,
+};
 
 /// Lease of scenario 4.
 const LEASE_MS: u64 = 1500;
@@ -45,7 +48,7 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         dirs: TOGETHER,
         last: true,
-        ..sc(9, "Afterwards (runs last, after 26): no channel subscribed, no lock keys left (incl. rwlock_timeout keys, redisson_rwlock channels); only the fenced token counters (no TTL, never deleted) stay")
+        ..sc(9, "Afterwards (runs last, after 34): no channel subscribed, no lock keys left (incl. rwlock_timeout keys, redisson_rwlock channels, the fair locks' redisson_lock_queue / redisson_lock_timeout keys and per-waiter channels); only the fenced token counters (no TTL, never deleted) stay")
     },
 ];
 
@@ -556,8 +559,43 @@ async fn s9(env: &Env) -> Result<Outcome> {
         }
         let timeouts = env.raw.keys_like(&format!("{{{n}}}:*:rwlock_timeout:*")).await?;
         ensure!(timeouts.is_empty(), "read-hold timeout keys left: {timeouts:?}");
+        // a fair lock's waiter channels (`redisson_lock__channel:{N}:<field>`)
+        let waiters: Vec<String> = env
+            .raw
+            .q(redis::cmd("PUBSUB")
+                .arg("CHANNELS")
+                .arg(format!("{}:*", channel_of(n))))
+            .await?;
+        ensure!(
+            waiters.is_empty(),
+            "fair waiter channels still subscribed: {waiters:?}"
+        );
     }
-    for (label, c) in [("rust", &env.rust), ("rust-fast", &env.rust_fast)] {
+    // every fair lock name: no queue, no deadlines (nobody waits any more)
+    let mut fair_names = 0;
+    for n in &names {
+        let (q, d) = (fair_queue(n), fair_deadlines(n));
+        let left = env.raw.exists(&[&q, &d]).await?;
+        if left != 0 {
+            return Err(format!(
+                "fair lock {n}: {q} = {:?}, {d} = {:?} left behind",
+                env.raw.lrange(&q).await?,
+                env.raw.zrange_scores(&d).await?
+            ));
+        }
+        let no = n
+            .rsplit(':')
+            .nth(1)
+            .and_then(|s| s.strip_prefix('s')?.parse().ok());
+        if let Some((Kind::Fair | Kind::NonReentrantFair, _)) = no.and_then(scenario) {
+            fair_names += 1;
+        }
+    }
+    for (label, c) in [
+        ("rust", &env.rust),
+        ("rust-fast", &env.rust_fast),
+        ("rust-quiet", &env.rust_quiet),
+    ] {
         let r = until(Duration::from_secs(5), "the Rust client is idle", || async {
             let s = c.stats();
             Ok(s.channels == 0 && s.renewing == 0)
@@ -599,7 +637,7 @@ async fn s9(env: &Env) -> Result<Outcome> {
     Ok(Outcome {
         latency_ms: None,
         note: format!(
-            "{} lock names checked; 0 channels; {} fenced token counter(s) kept (no TTL); {} unlock latch key(s) with TTL still expiring",
+            "{} lock names checked ({fair_names} of fair locks: no queue, no deadlines); 0 channels; {} fenced token counter(s) kept (no TTL); {} unlock latch key(s) with TTL still expiring",
             names.len(),
             tokens.len(),
             latches.len()

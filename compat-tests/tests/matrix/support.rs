@@ -15,6 +15,9 @@ pub const CMD: Duration = Duration::from_secs(10);
 pub const WAKE_BOUND_MS: f64 = 200.0;
 /// Watchdog timeout of the "fast" sides (scenarios 5, 6, 7, 14).
 pub const FAST_WATCHDOG_MS: u64 = 1000;
+/// `poll_interval` of the quiet Rust client (the fair scenarios): far above [`WAKE_BOUND_MS`], so a
+/// Rust waiter that gets in within the bound was woken by a message, not by its own re-poll.
+pub const QUIET_POLL: Duration = Duration::from_secs(10);
 
 /// Raw Redis access for assertions (one multiplexed connection, cloned per call).
 #[derive(Clone)]
@@ -47,6 +50,15 @@ impl Raw {
     pub async fn lrange(&self, key: &str) -> Result<Vec<String>> {
         self.q(redis::cmd("LRANGE").arg(key).arg(0).arg(-1)).await
     }
+    /// A sorted set, lowest score first: (member, score).
+    pub async fn zrange_scores(&self, key: &str) -> Result<Vec<(String, f64)>> {
+        self.q(redis::cmd("ZRANGE").arg(key).arg(0).arg(-1).arg("WITHSCORES"))
+            .await
+    }
+    /// How many of `keys` exist.
+    pub async fn exists(&self, keys: &[&str]) -> Result<i64> {
+        self.q(redis::cmd("EXISTS").arg(keys)).await
+    }
     pub async fn del(&self, keys: &[&str]) -> Result<i64> {
         self.q(redis::cmd("DEL").arg(keys)).await
     }
@@ -68,6 +80,22 @@ pub fn channel_of(name: &str) -> String {
 /// never deleted by Redisson).
 pub fn token_key(name: &str) -> String {
     format!("redisson_lock_token:{{{name}}}")
+}
+
+/// The fair lock's queue of waiting owner fields (`redisson_lock_queue:{N}`, a list, head first).
+pub fn fair_queue(name: &str) -> String {
+    format!("redisson_lock_queue:{{{name}}}")
+}
+
+/// The fair lock's waiter deadlines (`redisson_lock_timeout:{N}`, a zset: field -> epoch ms).
+pub fn fair_deadlines(name: &str) -> String {
+    format!("redisson_lock_timeout:{{{name}}}")
+}
+
+/// A fair waiter's own channel (`redisson_lock__channel:{N}:<field>`): only the head of the queue
+/// is woken, there.
+pub fn fair_channel(name: &str, field: &str) -> String {
+    format!("{}:{field}", channel_of(name))
 }
 
 /// One message a [`Watch`] saw: (epoch ms when it arrived, channel, payload).

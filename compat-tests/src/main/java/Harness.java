@@ -41,8 +41,9 @@ import org.redisson.config.Config;
  * stdout: one JSON object per line (a "ready" event, then exactly one response per command).
  * See README.md in this directory for the full contract.
  *
- * This file only uses Redisson API that exists in 3.17.x .. 4.x. The lock kinds that need a newer
- * Redisson (spin, fenced, non-reentrant: see {@code kinds.properties}) live in
+ * This file only uses Redisson API that exists in 3.17.x .. 4.x ({@code getLock},
+ * {@code getReadWriteLock}, {@code getFairLock}). The lock kinds that need a newer Redisson (spin,
+ * fenced, non-reentrant, non-reentrant fair: see {@code kinds.properties}) live in
  * {@code src/main/kinds/<kind>/<Kind>Commands.java}; build-harness.sh compiles them only for versions
  * that have them, and {@link #loadKinds()} finds them with {@code Class.forName}.
  */
@@ -63,8 +64,8 @@ public final class Harness {
     /** Only touched by the stdin reader (main) thread. */
     private static final Map<String, Worker> WORKERS = new LinkedHashMap<>();
 
-    /** The kinds every harness has ({@code getLock}, {@code getReadWriteLock}). */
-    private static final List<String> CORE_KINDS = List.of("lock", "readWrite");
+    /** The kinds every harness has ({@code getLock}, {@code getReadWriteLock}, {@code getFairLock}). */
+    private static final List<String> CORE_KINDS = List.of("lock", "readWrite", "fair");
     /** Optional kinds compiled into this jar: kind id (= command prefix) -> its commands. */
     private static final Map<String, KindCommands> KINDS = new LinkedHashMap<>();
     /** Optional kinds not compiled into this jar: kind id -> the error their commands answer. */
@@ -358,17 +359,34 @@ public final class Harness {
             default:
                 break;
         }
-        // ---- optional kinds: <kind><Op> (spinLock, fencedGetToken, nonReentrantTryLock, ...)
-        for (String kind : kindIds()) {
-            if (cmd.length() > kind.length() && cmd.startsWith(kind)
-                    && Character.isUpperCase(cmd.charAt(kind.length()))) {
-                KindCommands commands = KINDS.get(kind);
-                if (commands == null) {
-                    throw new UnsupportedOperationException(UNSUPPORTED.get(kind));
-                }
-                String op = cmd.substring(kind.length());
-                return commands.execute(w, cmd, Character.toLowerCase(op.charAt(0)) + op.substring(1), a);
+        // ---- fair lock (every version): fair<Op> on getFairLock(NAME)
+        String fairOp = opOf(cmd, "fair");
+        if (fairOp != null) {
+            requireName(cmd, a);
+            RLock fair = redisson.getFairLock(a[0]);
+            if (fairOp.equals("counter")) {
+                argc(cmd, a, 4, 5);
+                return counter(w, a[1], num(a[2]), num(a[3]), gapMs(a), () -> {
+                    fair.lock();
+                    return null;
+                }, fair::unlock);
             }
+            return lockOp(cmd, fairOp, fair, a);
+        }
+        // ---- optional kinds: <kind><Op> (spinLock, fencedGetToken, nonReentrantTryLock, ...); the
+        // longest kind id wins, so nonReentrantFairLock goes to nonReentrantFair, not nonReentrant
+        String kind = null;
+        for (String k : kindIds()) {
+            if (opOf(cmd, k) != null && (kind == null || k.length() > kind.length())) {
+                kind = k;
+            }
+        }
+        if (kind != null) {
+            KindCommands commands = KINDS.get(kind);
+            if (commands == null) {
+                throw new UnsupportedOperationException(UNSUPPORTED.get(kind));
+            }
+            return commands.execute(w, cmd, opOf(cmd, kind), a);
         }
         // ---- read/write lock: readX / writeX
         String sub = null;
@@ -852,6 +870,20 @@ public final class Harness {
     /** The client (for the kind command classes). */
     static RedissonClient redisson() {
         return redisson;
+    }
+
+    /**
+     * The operation of {@code cmd} under kind prefix {@code prefix}, first letter lower case
+     * ({@code opOf("fairTryLock", "fair")} = {@code tryLock}), or null when {@code cmd} is not
+     * {@code <prefix><Upper...>}.
+     */
+    static String opOf(String cmd, String prefix) {
+        if (cmd.length() > prefix.length() && cmd.startsWith(prefix)
+                && Character.isUpperCase(cmd.charAt(prefix.length()))) {
+            String op = cmd.substring(prefix.length());
+            return Character.toLowerCase(op.charAt(0)) + op.substring(1);
+        }
+        return null;
     }
 
     static void requireName(String cmd, String[] a) {
