@@ -18,6 +18,7 @@ trait MemberLock: Send + Sync {
     fn key(&self) -> &str;
     fn label(&self) -> &'static str;
     fn for_owner(&self, owner: OwnerId) -> Box<dyn MemberLock>;
+    fn clone_box(&self) -> Box<dyn MemberLock>;
     fn try_acquire(
         &self,
         wait: Duration,
@@ -44,6 +45,10 @@ impl<K: AcquireKind> MemberLock for LockCore<K> {
 
     fn for_owner(&self, owner: OwnerId) -> Box<dyn MemberLock> {
         Box::new(self.with_owner(owner))
+    }
+
+    fn clone_box(&self) -> Box<dyn MemberLock> {
+        Box::new(self.clone())
     }
 
     fn try_acquire(
@@ -176,6 +181,17 @@ pub struct RMultiLock {
     members: Vec<Box<dyn MemberLock>>,
     quorum: usize,
     owner: OwnerSel,
+}
+
+/// A handle on the same members with the same owner choice (cheap: each member is a handle).
+impl Clone for RMultiLock {
+    fn clone(&self) -> RMultiLock {
+        RMultiLock {
+            members: self.members.iter().map(|m| m.clone_box()).collect(),
+            quorum: self.quorum,
+            owner: self.owner,
+        }
+    }
 }
 
 impl std::fmt::Debug for RMultiLock {

@@ -19,7 +19,8 @@
 //! | [`non_reentrant`] | non-reentrant lock scenarios 24–26 (re-acquire refused in both languages) |
 //! | [`fair`] | fair lock scenarios 27–30 (FIFO across languages, leaving the queue, head-only wake-up) and the queue helpers |
 //! | [`non_reentrant_fair`] | non-reentrant fair lock scenarios 31–34 (re-acquire refused, nothing queued; 27, 29, 30 on this kind) |
-//! | [`counter`] | the mixed-language counter of scenarios 19, 23, 26, 30 and 34 |
+//! | [`multi`] | multi-lock scenarios 35–37 (`RedissonMultiLock` vs `Client::multi_lock` over the same three names) |
+//! | [`counter`] | the mixed-language counter of scenarios 19, 23, 26, 30, 34 and 37 |
 //! | [`party`] | one side of a scenario: a Java worker or a Rust owner, every kind's operations |
 //! | [`env`] | the per-version environment (harnesses, clients, raw Redis) and party naming |
 //! | [`support`] | raw Redis access, polling, shared constants |
@@ -51,6 +52,8 @@ mod fair;
 mod fenced;
 #[path = "matrix/kinds.rs"]
 mod kinds;
+#[path = "matrix/multi.rs"]
+mod multi;
 #[path = "matrix/non_reentrant.rs"]
 mod non_reentrant;
 #[path = "matrix/non_reentrant_fair.rs"]
@@ -71,9 +74,9 @@ mod spin;
 mod support;
 
 /// The old fixed run order, kept as a check of [`kinds::run_order`].
-const RUN_ORDER: [usize; 34] = [
+const RUN_ORDER: [usize; 37] = [
     1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29,
-    30, 31, 32, 33, 34, 9,
+    30, 31, 32, 33, 34, 35, 36, 37, 9,
 ];
 
 fn self_check() -> Result<(), String> {

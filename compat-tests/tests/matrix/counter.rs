@@ -1,7 +1,8 @@
 //! The mixed-language counter of the fenced, spin and non-reentrant scenarios: Java
 //! `<kind>Counter` workers and Rust tasks increment one key under the same lock (GET, SET n+1,
 //! RPUSH an interval record, all inside the critical section). The RLock's scenario 8 and the
-//! read-write lock's 15 have their own versions.
+//! read-write lock's 15 have their own versions. The multi-lock's (scenario 37) runs Java
+//! `multiCounter` workers (`RedissonMultiLock`) against Rust `client.multi_lock` tasks.
 
 use std::time::{Duration, Instant};
 
@@ -9,8 +10,9 @@ use redisson_lock_compat_tests::{find_overlap, now_micros, Interval, JavaKind, R
 
 use crate::env::Env;
 use crate::kinds::Dir;
-use crate::party::{word, RustLock};
+use crate::party::{word, Guard, RustLock};
 use crate::support::until;
+use redisson_lock::{MultiGuard, RMultiLock};
 
 /// The fewest hand-overs each way (Java → Rust and Rust → Java) a run must show. Healthy runs show
 /// about 30–115 each way; a kind whose unlock does not wake the other language's waiters (no message,
@@ -49,23 +51,111 @@ impl Counted {
     }
 }
 
-/// Runs `java_tasks` harness workers (`<kind>Counter`, no sleep inside) and `rust_tasks` Rust
-/// owners, `rounds` rounds each, on lock `name` of `kind`, the first language alone until its
-/// first increment (J→R: Java first). Both sides pause `gap_ms` outside the lock between rounds
-/// (0: none; a spin lock needs a gap, or the holder re-takes it before any polling waiter looks). Rust records are `rust:<task>[:t<token>]:<start>:<end>` (the
-/// token for a fenced lock, as Java's `fencedCounter`). Checks the counter, the number of records
-/// per language, that no two sections overlap, and that the lock passed at least
-/// [`MIN_HANDOVERS`] times each way between the languages; the caller checks the rest.
+/// What a counter run contends on.
+#[derive(Clone, Copy)]
+pub enum Target<'n> {
+    /// Lock `name` of a kind: Java `<kind>Counter NAME …`, Rust that kind's handle.
+    Kind(JavaKind, &'n str),
+    /// A multi-lock over the plain locks `names` (in that order): Java `multiCounter n1,n2,… …`
+    /// (`RedissonMultiLock`), Rust `client.multi_lock(names)`. The counter key is named after the
+    /// first member.
+    Multi(&'n [String]),
+}
+
+impl Target<'_> {
+    fn key_base(self) -> String {
+        match self {
+            Target::Kind(_, name) => name.to_owned(),
+            Target::Multi(names) => names.first().cloned().unwrap_or_default(),
+        }
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            Target::Kind(kind, _) => word(kind),
+            Target::Multi(_) => "multi-",
+        }
+    }
+}
+
+/// The Rust side of one counter task.
+enum RustCounterLock {
+    One(RustLock),
+    Multi(RMultiLock),
+}
+
+impl RustCounterLock {
+    fn new(env: &Env, owner: u64, target: Target<'_>) -> Result<RustCounterLock> {
+        Ok(match target {
+            Target::Kind(kind, name) => RustCounterLock::One(RustLock::new(&env.rust, owner, kind, name)?),
+            Target::Multi(names) => {
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                RustCounterLock::Multi(
+                    env.rust
+                        .multi_lock(&names)
+                        .map_err(|e| format!("client.multi_lock({names:?}): {e}"))?
+                        .with_owner(owner),
+                )
+            }
+        })
+    }
+
+    /// Takes the lock; returns the release and the record's tag (`:t<token>` for a fenced lock).
+    async fn hold(&self) -> redisson_lock::Result<(RustCounterGuard, String)> {
+        Ok(match self {
+            RustCounterLock::One(l) => {
+                let g = l.lock(None).await?;
+                let tag = g.token().map(|t| format!(":t{t}")).unwrap_or_default();
+                (RustCounterGuard::One(g), tag)
+            }
+            RustCounterLock::Multi(m) => (RustCounterGuard::Multi(m.lock().await?), String::new()),
+        })
+    }
+}
+
+enum RustCounterGuard {
+    One(Guard),
+    Multi(MultiGuard),
+}
+
+impl RustCounterGuard {
+    async fn unlock(self) -> redisson_lock::Result<()> {
+        match self {
+            RustCounterGuard::One(g) => g.unlock().await.map(|_| ()),
+            RustCounterGuard::Multi(g) => g.unlock().await,
+        }
+    }
+}
+
+/// [`mixed_counter_on`] lock `name` of `kind`.
 pub async fn mixed_counter(
     env: &Env,
     no: usize,
     dir: Dir,
     kind: JavaKind,
     name: &str,
+    tasks: (usize, usize, usize),
+    gap_ms: u64,
+) -> Result<Counted> {
+    mixed_counter_on(env, no, dir, Target::Kind(kind, name), tasks, gap_ms).await
+}
+
+/// Runs `java_tasks` harness workers (`<kind>Counter`, no sleep inside) and `rust_tasks` Rust
+/// owners, `rounds` rounds each, on `target`, the first language alone until its
+/// first increment (J→R: Java first). Both sides pause `gap_ms` outside the lock between rounds
+/// (0: none; a spin lock needs a gap, or the holder re-takes it before any polling waiter looks). Rust records are `rust:<task>[:t<token>]:<start>:<end>` (the
+/// token for a fenced lock, as Java's `fencedCounter`). Checks the counter, the number of records
+/// per language, that no two sections overlap, and that the lock passed at least
+/// [`MIN_HANDOVERS`] times each way between the languages; the caller checks the rest.
+pub async fn mixed_counter_on(
+    env: &Env,
+    no: usize,
+    dir: Dir,
+    target: Target<'_>,
     (java_tasks, rust_tasks, rounds): (usize, usize, usize),
     gap_ms: u64,
 ) -> Result<Counted> {
-    let key = format!("{name}:counter");
+    let key = format!("{}:counter", target.key_base());
     let ikey = format!("{key}:intervals");
     env.raw.del(&[&key, &ikey]).await?;
     let t0 = Instant::now();
@@ -75,21 +165,29 @@ pub async fn mixed_counter(
         if (phase == 0) == java_first {
             for i in 0..java_tasks {
                 let worker = format!("s{no}{}w{i}", dir.tag());
-                java.push(
-                    env.java
-                        .counter_with_gap(kind, &worker, name, &key, rounds as u64, 0, gap_ms)
-                        .await?,
-                );
+                java.push(match target {
+                    Target::Kind(kind, name) => {
+                        env.java
+                            .counter_with_gap(kind, &worker, name, &key, rounds as u64, 0, gap_ms)
+                            .await?
+                    }
+                    Target::Multi(names) => {
+                        let (names, rounds, gap) = (names.join(","), rounds.to_string(), gap_ms.to_string());
+                        env.java
+                            .send(&worker, "multiCounter", &[&names, &key, &rounds, "0", &gap])
+                            .await?
+                    }
+                });
             }
         } else {
             for i in 0..rust_tasks {
-                let lock = RustLock::new(&env.rust, (no as u64) * 100_000 + 80_000 + i as u64, kind, name)?;
+                let lock = RustCounterLock::new(env, (no as u64) * 100_000 + 80_000 + i as u64, target)?;
                 let raw = env.raw.clone();
                 let (key, ikey) = (key.clone(), ikey.clone());
-                let w = word(kind);
+                let w = target.what();
                 rust.push(tokio::spawn(async move {
                     for _ in 0..rounds {
-                        let g = lock.lock(None).await.map_err(|e| format!("rust {w}lock: {e}"))?;
+                        let (g, tok) = lock.hold().await.map_err(|e| format!("rust {w}lock: {e}"))?;
                         let start = now_micros();
                         let n: i64 = raw
                             .get(&key)
@@ -99,7 +197,6 @@ pub async fn mixed_counter(
                             .unwrap_or(0);
                         raw.q::<()>(redis::cmd("SET").arg(&key).arg(n + 1)).await?;
                         let end = now_micros();
-                        let tok = g.token().map(|t| format!(":t{t}")).unwrap_or_default();
                         raw.q::<i64>(
                             redis::cmd("RPUSH")
                                 .arg(&ikey)

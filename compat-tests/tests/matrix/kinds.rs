@@ -1,14 +1,15 @@
 //! What the matrix runs: the lock kinds, their scenarios, the directions.
 //!
 //! Every kind has a scenario module (`rlock.rs`: 1–9, `rwlock.rs`: 10–15, `fenced.rs`: 16–19,
-//! `spin.rs`: 20–23, `non_reentrant.rs`: 24–26, `fair.rs`: 27–30, `non_reentrant_fair.rs`: 31–34)
+//! `spin.rs`: 20–23, `non_reentrant.rs`: 24–26, `fair.rs`: 27–30, `non_reentrant_fair.rs`: 31–34,
+//! `multi.rs`: 35–37)
 //! with a `SCENARIOS`
 //! table and a `run` function; [`Kind::ALL`] fixes the order of the run and of the report.
 //! A kind whose Redisson version lacks it (the harness jar does not list it, see
 //! `kinds.properties`) gets "n/a" rows, which are neither passed nor failed.
 //!
-//! **Adding a kind's scenarios** (multi later):
-//! 1. `tests/matrix/<kind>.rs` with `pub const SCENARIOS: &[Scenario]` (numbers from 35 on) and
+//! **Adding a kind's scenarios**:
+//! 1. `tests/matrix/<kind>.rs` with `pub const SCENARIOS: &[Scenario]` (numbers from 38 on) and
 //!    `pub async fn run(env, no, dir) -> Result<Outcome>`; declare it in `tests/matrix.rs`;
 //! 2. return them from [`Kind::scenarios`] and dispatch in [`Kind::run`];
 //! 3. give the Rust side a handle in `party.rs` (`RustLock`, `Guard`); the Java side already has
@@ -18,7 +19,7 @@
 //!    design (it already allows the fenced lock's token counter `redisson_lock_token:{N}`, which
 //!    has no TTL and which Redisson never deletes; a fair lock's queue and deadlines must be gone).
 //!
-//! A kind the harness does not have yet (multi) also needs its Java side: a `JavaKind`
+//! A kind the harness does not have yet also needs its Java side: a `JavaKind`
 //! variant (`compat-tests/src/kinds.rs`) and harness commands, either in `Harness.java` (API of
 //! every matrix version, like `fair<Op>`; add its id to `JavaKind::CORE` and `CORE_KINDS`) or as an
 //! optional kind (`kinds.properties`, `src/main/kinds/<kind>/`, a pom profile), which makes its rows
@@ -29,7 +30,7 @@ use std::time::Duration;
 use redisson_lock_compat_tests::{JavaKind, Result};
 
 use crate::env::Env;
-use crate::{fair, fenced, non_reentrant, non_reentrant_fair, rlock, rwlock, spin};
+use crate::{fair, fenced, multi, non_reentrant, non_reentrant_fair, rlock, rwlock, spin};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dir {
@@ -105,11 +106,14 @@ pub enum Kind {
     NonReentrant,
     Fair,
     NonReentrantFair,
+    /// `RedissonMultiLock` over plain locks: no harness kind of its own (every version has it;
+    /// the harness' `multi<Op>` commands are core).
+    Multi,
 }
 
 impl Kind {
     /// The order of the run and of the report.
-    pub const ALL: [Kind; 7] = [
+    pub const ALL: [Kind; 8] = [
         Kind::RLock,
         Kind::RwLock,
         Kind::Fenced,
@@ -117,6 +121,7 @@ impl Kind {
         Kind::NonReentrant,
         Kind::Fair,
         Kind::NonReentrantFair,
+        Kind::Multi,
     ];
 
     /// The heading of its rows in RESULTS.md.
@@ -131,6 +136,7 @@ impl Kind {
             Kind::NonReentrantFair => {
                 "Non-reentrant fair lock (`getNonReentrantFairLock` / `Client::non_reentrant_fair_lock`)"
             }
+            Kind::Multi => "MultiLock (`new RedissonMultiLock(getLock(..), ..)` / `Client::multi_lock`)",
         }
     }
 
@@ -150,6 +156,9 @@ impl Kind {
                 "Fair wake-up latency per version (ms; scenario 29: B, the head, woken on its own channel by A's unlock; Rust poll_interval 10 s; bound 200 ms)",
             ),
             Kind::NonReentrantFair => Some("Non-reentrant fair wake-up latency per version (ms; scenario 33, as 29)"),
+            Kind::Multi => Some(
+                "Multi-lock wake-up per version (ms; scenario 36: A's multi lock(), holding the first two members, gets the last one after B's unlock of it; bound 1000 ms)",
+            ),
         }
     }
 
@@ -163,6 +172,7 @@ impl Kind {
             Kind::NonReentrant => JavaKind::NonReentrant,
             Kind::Fair => JavaKind::Fair,
             Kind::NonReentrantFair => JavaKind::NonReentrantFair,
+            Kind::Multi => JavaKind::Lock,
         }
     }
 
@@ -175,6 +185,7 @@ impl Kind {
             Kind::NonReentrant => non_reentrant::SCENARIOS,
             Kind::Fair => fair::SCENARIOS,
             Kind::NonReentrantFair => non_reentrant_fair::SCENARIOS,
+            Kind::Multi => multi::SCENARIOS,
         }
     }
 
@@ -187,6 +198,7 @@ impl Kind {
             Kind::NonReentrant => non_reentrant::run(env, no, dir).await,
             Kind::Fair => fair::run(env, no, dir).await,
             Kind::NonReentrantFair => non_reentrant_fair::run(env, no, dir).await,
+            Kind::Multi => multi::run(env, no, dir).await,
         }
     }
 }
@@ -200,7 +212,7 @@ pub fn scenario(no: usize) -> Option<(Kind, &'static Scenario)> {
 }
 
 /// Every scenario number in run order: each kind's in [`Kind::ALL`] order, the `last` ones at
-/// the end (1–8, 10–34, 9).
+/// the end (1–8, 10–37, 9).
 pub fn run_order() -> Vec<usize> {
     let all = || Kind::ALL.into_iter().flat_map(|k| k.scenarios().iter());
     all()

@@ -200,7 +200,9 @@ pub fn render(rows: &[Row], info: &RunInfo) -> String {
     let _ = writeln!(md, "their Rust parties use a client with `poll_interval` 10 s, so a hand-over within {WAKE_BOUND_MS} ms was a message. In 27 and 32");
     let _ = writeln!(md, "the 4 waiters alternate languages, B's first; in 28 the leavers are J→R: Java `tryLock(2 s)` then a Rust `lock()`");
     let _ = writeln!(md, "that is cancelled, R→J the other way round.");
-    let _ = writeln!(md, "19, 23, 26, 30, 34: J→R = the Java counter workers start first, R→J the Rust tasks; the lock must pass between the languages");
+    let _ = writeln!(md, "35–37: multi-lock over three plain locks (every version): Java `RedissonMultiLock`, Rust `Client::multi_lock`; the members'");
+    let _ = writeln!(md, "hashes are checked one by one (one owner field on each), and refused or timed-out attempts must leave no member held.");
+    let _ = writeln!(md, "19, 23, 26, 30, 34, 37: J→R = the Java counter workers start first, R→J the Rust tasks; the lock must pass between the languages");
     let _ = writeln!(md, "at least {MIN_HANDOVERS} times each way (a kind whose unlock wakes no waiter of the other language manages 0–3).\n");
     let _ = writeln!(
         md,

@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 import org.redisson.Redisson;
+import org.redisson.RedissonMultiLock;
 import org.redisson.api.RBucket;
 import org.redisson.api.RList;
 import org.redisson.api.RLock;
@@ -372,6 +373,29 @@ public final class Harness {
                 }, fair::unlock);
             }
             return lockOp(cmd, fairOp, fair, a);
+        }
+        // ---- MultiLock (every version): multi<Op> on new RedissonMultiLock(getLock(n1), getLock(n2), ...)
+        // for NAMES = "n1,n2,..." (members in that order); lock, tryLock, unlock and counter only: the
+        // other RLock calls are unsupported by RedissonMultiLock itself
+        String multiOp = opOf(cmd, "multi");
+        if (multiOp != null) {
+            requireName(cmd, a);
+            RLock multi = multiLock(a[0]);
+            switch (multiOp) {
+                case "counter":
+                    argc(cmd, a, 4, 5);
+                    return counter(w, a[1], num(a[2]), num(a[3]), gapMs(a), () -> {
+                        multi.lock();
+                        return null;
+                    }, multi::unlock);
+                case "lock":
+                case "tryLock":
+                case "unlock":
+                    return lockOp(cmd, multiOp, multi, a);
+                default:
+                    throw new IllegalArgumentException("unknown command: " + cmd
+                            + " (a multi-lock has multiLock, multiTryLock, multiUnlock, multiCounter)");
+            }
         }
         // ---- optional kinds: <kind><Op> (spinLock, fencedGetToken, nonReentrantTryLock, ...); the
         // longest kind id wins, so nonReentrantFairLock goes to nonReentrantFair, not nonReentrant
@@ -877,6 +901,19 @@ public final class Harness {
      * ({@code opOf("fairTryLock", "fair")} = {@code tryLock}), or null when {@code cmd} is not
      * {@code <prefix><Upper...>}.
      */
+    /** A RedissonMultiLock over the plain locks named in the comma-separated NAMES, in that order. */
+    static RLock multiLock(String names) {
+        String[] each = names.split(",");
+        RLock[] locks = new RLock[each.length];
+        for (int i = 0; i < each.length; i++) {
+            if (each[i].isEmpty()) {
+                throw new IllegalArgumentException("empty member name in " + names);
+            }
+            locks[i] = redisson.getLock(each[i]);
+        }
+        return new RedissonMultiLock(locks);
+    }
+
     static String opOf(String cmd, String prefix) {
         if (cmd.length() > prefix.length() && cmd.startsWith(prefix)
                 && Character.isUpperCase(cmd.charAt(prefix.length()))) {
