@@ -368,6 +368,7 @@ enum Source {
     Redis(redis::Client),
     Connection(Connection),
     Cluster(Vec<String>),
+    Sentinel(crate::sentinel::SentinelSpec),
 }
 
 /// Builds a [`Client`] from a URL, a `redis::Client`, an existing connection or cluster nodes.
@@ -441,6 +442,61 @@ impl ClientBuilder {
         self
     }
 
+    /// Connect to the master of the Sentinel-monitored service `master_name`, found through
+    /// these sentinels (redis URLs; a `user:password@` in them is the sentinels' own login). The
+    /// client follows failovers by itself (see [`Connection::Sentinel`]); the master's own login
+    /// is [`sentinel_master_auth`](Self::sentinel_master_auth). Redisson: `useSentinelServers()`
+    /// with `sentinelAddresses` and `masterName`.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> redisson_lock::Result<()> {
+    /// let client = redisson_lock::Client::builder()
+    ///     .sentinel(["redis://10.0.0.1:26379", "redis://10.0.0.2:26379"], "mymaster")
+    ///     .sentinel_master_auth(None, Some("master-secret".into()))
+    ///     .build()
+    ///     .await?;
+    /// # let _ = client; Ok(()) }
+    /// ```
+    pub fn sentinel<I, S>(mut self, sentinels: I, master_name: impl Into<String>) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let (username, password, db) = match &self.source {
+            Source::Sentinel(s) => (s.username.clone(), s.password.clone(), s.db),
+            _ => (None, None, 0),
+        };
+        self.source = Source::Sentinel(crate::sentinel::SentinelSpec {
+            nodes: sentinels.into_iter().map(Into::into).collect(),
+            master_name: master_name.into(),
+            username,
+            password,
+            db,
+        });
+        self
+    }
+
+    /// With [`sentinel`](Self::sentinel): the login (ACL user and password, or only a password)
+    /// and database for the master and its replicas (Redisson: `username`, `password`, `database`
+    /// of the sentinel config). Call after `sentinel`.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> redisson_lock::Result<()> {
+    /// let client = redisson_lock::Client::builder()
+    ///     .sentinel(["redis://127.0.0.1:26379"], "mymaster")
+    ///     .sentinel_master_auth(Some("locks".into()), Some("s3cret".into()))
+    ///     .build()
+    ///     .await?;
+    /// # let _ = client; Ok(()) }
+    /// ```
+    pub fn sentinel_master_auth(mut self, username: Option<String>, password: Option<String>) -> Self {
+        if let Source::Sentinel(s) = &mut self.source {
+            s.username = username;
+            s.password = password;
+        }
+        self
+    }
+
     /// Use this configuration.
     pub fn config(mut self, config: Config) -> Self {
         self.config = config;
@@ -490,6 +546,13 @@ impl ClientBuilder {
                 let conn = cc.get_async_connection().await?;
                 (Connection::Cluster(conn.clone()), Some(PubSubConn::Cluster(conn)))
             }
+            Source::Sentinel(spec) => {
+                let link = crate::sentinel::SentinelLink::connect(spec, &config, channels.clone()).await?;
+                (
+                    Connection::Sentinel(crate::sentinel::SentinelConnection(link.clone())),
+                    Some(PubSubConn::Sentinel(link)),
+                )
+            }
         };
 
         let sharded = match config.publish_mode {
@@ -532,7 +595,7 @@ impl ClientBuilder {
     }
 }
 
-fn manager_config(config: &Config) -> ConnectionManagerConfig {
+pub(crate) fn manager_config(config: &Config) -> ConnectionManagerConfig {
     ConnectionManagerConfig::new()
         .set_response_timeout(Some(config.command_timeout))
         .set_connection_timeout(Some(config.connect_timeout))

@@ -48,6 +48,7 @@ pub struct Config {
     pub(crate) retry_attempts: u32,
     pub(crate) retry_interval: Duration,
     pub(crate) fair_lock_wait_timeout: Duration,
+    pub(crate) sentinel_scan_interval: Duration,
 }
 
 /// The longest duration the crate sends to Redis or accepts in its configuration:
@@ -75,6 +76,7 @@ impl Default for Config {
             retry_attempts: 4,
             retry_interval: Duration::from_millis(1_500),
             fair_lock_wait_timeout: Duration::from_millis(300_000),
+            sentinel_scan_interval: Duration::from_millis(1_000),
         }
     }
 }
@@ -168,6 +170,21 @@ impl Config {
         self
     }
 
+    /// Redisson's `scanInterval` of the sentinel config (default 1 s): how often a client built
+    /// with [`ClientBuilder::sentinel`](crate::ClientBuilder::sentinel) asks the sentinels which
+    /// node is the master, so that an idle client, and its pub/sub connection, follow a failover.
+    /// (Commands that meet `READONLY`, `MASTERDOWN`, `LOADING` or a broken connection ask at once.)
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let config = redisson_lock::Config::default().sentinel_scan_interval(Duration::from_millis(500));
+    /// # let _ = config;
+    /// ```
+    pub fn sentinel_scan_interval(mut self, interval: Duration) -> Self {
+        self.sentinel_scan_interval = interval;
+        self
+    }
+
     /// Redisson's `retryInterval` (default 1.5 s): the pause before a retry. Each pause is
     /// drawn between half and all of it (jitter), and never runs past a caller's wait.
     pub fn retry_interval(mut self, interval: Duration) -> Self {
@@ -189,6 +206,7 @@ impl Config {
         positive("poll_interval", self.poll_interval)?;
         positive("retry_interval", self.retry_interval)?;
         positive("fair_lock_wait_timeout", self.fair_lock_wait_timeout)?;
+        positive("sentinel_scan_interval", self.sentinel_scan_interval)?;
         if self.retry_attempts > MAX_RETRY_ATTEMPTS {
             return Err(Error::InvalidArgument(format!(
                 "retry_attempts must be at most {MAX_RETRY_ATTEMPTS}, got {}",

@@ -30,6 +30,9 @@ pub enum Connection {
     Multiplexed(MultiplexedConnection),
     /// A Redis Cluster connection.
     Cluster(ClusterConnection),
+    /// The master of a Sentinel-monitored service, followed across failovers (built by
+    /// [`ClientBuilder::sentinel`](crate::ClientBuilder::sentinel)).
+    Sentinel(crate::sentinel::SentinelConnection),
 }
 
 impl Connection {
@@ -44,6 +47,7 @@ impl std::fmt::Debug for Connection {
             Connection::Manager(_) => "Connection::Manager",
             Connection::Multiplexed(_) => "Connection::Multiplexed",
             Connection::Cluster(_) => "Connection::Cluster",
+            Connection::Sentinel(_) => "Connection::Sentinel",
         })
     }
 }
@@ -72,6 +76,7 @@ impl ConnectionLike for Connection {
             Connection::Manager(c) => c.req_packed_command(cmd),
             Connection::Multiplexed(c) => c.req_packed_command(cmd),
             Connection::Cluster(c) => c.req_packed_command(cmd),
+            Connection::Sentinel(c) => c.req_packed_command(cmd),
         }
     }
 
@@ -85,6 +90,7 @@ impl ConnectionLike for Connection {
             Connection::Manager(c) => c.req_packed_commands(pipeline, offset, count),
             Connection::Multiplexed(c) => c.req_packed_commands(pipeline, offset, count),
             Connection::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
+            Connection::Sentinel(c) => c.req_packed_commands(pipeline, offset, count),
         }
     }
 
@@ -93,6 +99,7 @@ impl ConnectionLike for Connection {
             Connection::Manager(c) => c.get_db(),
             Connection::Multiplexed(c) => c.get_db(),
             Connection::Cluster(c) => c.get_db(),
+            Connection::Sentinel(c) => c.get_db(),
         }
     }
 }

@@ -94,6 +94,7 @@ mod owner;
 mod pubsub;
 mod release_queue;
 mod script;
+mod sentinel;
 mod watchdog;
 
 pub use crate::backoff::{BackOff, BackOffPolicy};
@@ -113,3 +114,4 @@ pub use crate::lease::{LeaseState, LostReason};
 pub use crate::multi::{Member, MultiGuard, RMultiLock};
 pub use crate::name::NameMapper;
 pub use crate::owner::OwnerId;
+pub use crate::sentinel::SentinelConnection;

@@ -64,6 +64,8 @@ const UNSUBSCRIBE_RETRIES: u32 = 5;
 pub(crate) enum PubSubConn {
     Manager(ConnectionManager),
     Cluster(ClusterConnection),
+    /// The current master of a Sentinel service (moves with it).
+    Sentinel(Arc<crate::sentinel::SentinelLink>),
 }
 
 pub(crate) type ChannelsHandle = Arc<Mutex<HashMap<String, Arc<Channel>>>>;
@@ -484,6 +486,8 @@ impl Hub {
                 (PubSubConn::Cluster(mut c), Step::Unsubscribe) if sharded => c.sunsubscribe(name).await,
                 (PubSubConn::Cluster(mut c), Step::Subscribe) => c.subscribe(name).await,
                 (PubSubConn::Cluster(mut c), Step::Unsubscribe) => c.unsubscribe(name).await,
+                (PubSubConn::Sentinel(link), Step::Subscribe) => link.subscribe(name).await,
+                (PubSubConn::Sentinel(link), Step::Unsubscribe) => link.unsubscribe(name).await,
             }
         };
         match tokio::time::timeout(COMMAND_CAP, fut).await {

@@ -17,6 +17,8 @@ pub struct RedisServer {
     dir: PathBuf,
     /// The extra arguments it was started with (kept across restarts).
     extra: Vec<String>,
+    /// A config file given first (sentinels need one they can rewrite).
+    conf: Option<PathBuf>,
 }
 
 fn redis_server_bin() -> String {
@@ -45,6 +47,7 @@ impl RedisServer {
                 child: None,
                 dir,
                 extra: extra.iter().map(|a| a.to_string()).collect(),
+                conf: None,
             };
             if s.spawn(extra) {
                 return s;
@@ -56,6 +59,7 @@ impl RedisServer {
     fn spawn(&mut self, extra: &[&str]) -> bool {
         let bin = redis_server_bin();
         let child = Command::new(&bin)
+            .args(self.conf.iter())
             .args([
                 "--port",
                 &self.port.to_string(),
@@ -103,6 +107,40 @@ impl RedisServer {
         let _ = child.kill();
         let _ = child.wait();
         false
+    }
+
+    /// Starts a Redis Sentinel (`redis-server <conf> --sentinel`) on a free loopback port that
+    /// monitors the master on `master_port` as `name` with this `quorum`; it declares the master
+    /// down after 1 s and may fail over again after 5 s.
+    pub fn start_sentinel(master_port: u16, name: &str, quorum: u32) -> RedisServer {
+        for _ in 0..20 {
+            let port = free_port();
+            let dir =
+                std::env::temp_dir().join(format!("redisson-lock-sentinel-{}-{port}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let conf = dir.join("sentinel.conf");
+            std::fs::write(
+                &conf,
+                format!(
+                    "sentinel monitor {name} 127.0.0.1 {master_port} {quorum}\n\
+                     sentinel down-after-milliseconds {name} 1000\n\
+                     sentinel failover-timeout {name} 5000\n\
+                     sentinel parallel-syncs {name} 2\n"
+                ),
+            )
+            .unwrap();
+            let mut s = RedisServer {
+                port,
+                child: None,
+                dir,
+                extra: vec!["--sentinel".into()],
+                conf: Some(conf),
+            };
+            if s.spawn(&["--sentinel"]) {
+                return s;
+            }
+        }
+        panic!("could not start a sentinel on a free port after 20 tries");
     }
 
     pub fn url(&self) -> String {

@@ -1,0 +1,361 @@
+//! Redis Sentinel: the master of a named service, followed across failovers.
+//!
+//! A [`SentinelLink`] asks the sentinels for the master of the service, keeps one reconnecting
+//! command connection and one RESP3 pub/sub connection to it, and moves both to the new master
+//! when the topology changes. It learns of a change in three ways:
+//!
+//! * a reply that says the node is no longer a usable master: `READONLY` (a demoted master or a
+//!   replica), `MASTERDOWN` (a replica that lost its master) or `LOADING` (a restarted node still
+//!   reading its data). None of these ran the command, so after moving to the new master the
+//!   command is sent once more (safe: nothing happened the first time);
+//! * a connection error (refused, reset, timed out): the link asks the sentinels in the
+//!   background; the command's own error goes back to the caller, because it may or may not have
+//!   run (the lock core settles such ambiguous attempts itself);
+//! * a background check every [`Config::sentinel_scan_interval`](crate::Config::sentinel_scan_interval)
+//!   (Redisson's `scanInterval`, 1 s), so even an idle client, and the pub/sub connection, which
+//!   sends no commands of its own, follow a failover.
+//!
+//! When the master moves, every channel the hub has subscribed is subscribed again on the new
+//! master before the old connection is dropped, and every local waiter is woken to re-try (an
+//! unlock published during the move may have been missed).
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use redis::aio::{ConnectionLike, ConnectionManager};
+use redis::sentinel::{SentinelClient, SentinelNodeConnectionInfo, SentinelServerType};
+use redis::{Cmd, Pipeline, ProtocolVersion, RedisFuture, RedisResult, Value};
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::pubsub::ChannelsHandle;
+
+/// What the user told us about the sentinels and the master.
+#[derive(Clone)]
+pub(crate) struct SentinelSpec {
+    /// Sentinel URLs (`redis://[user:password@]host:port`; credentials are the sentinels' own).
+    pub(crate) nodes: Vec<String>,
+    /// The monitored service (`sentinel monitor <name> ...`).
+    pub(crate) master_name: String,
+    /// Credentials for the master (and replicas), not for the sentinels.
+    pub(crate) username: Option<String>,
+    pub(crate) password: Option<String>,
+    pub(crate) db: i64,
+}
+
+impl std::fmt::Debug for SentinelSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SentinelSpec")
+            .field("nodes", &self.nodes.len())
+            .field("master_name", &self.master_name)
+            .field("username", &self.username)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The current master's connections.
+#[derive(Clone)]
+struct Bound {
+    generation: u64,
+    addr: String,
+    commands: ConnectionManager,
+    pubsub: Option<ConnectionManager>,
+}
+
+pub(crate) struct SentinelLink {
+    spec: SentinelSpec,
+    sentinels: tokio::sync::Mutex<SentinelClient>,
+    /// Serialises moves (one at a time; later callers see the new generation and return).
+    moving: tokio::sync::Mutex<()>,
+    bound: Mutex<Bound>,
+    generation: AtomicU64,
+    config: Config,
+    channels: ChannelsHandle,
+    /// Channels the hub has subscribed through us (re-subscribed on the new master).
+    subscribed: Mutex<HashSet<String>>,
+}
+
+impl SentinelLink {
+    /// Finds the master through the sentinels and connects to it.
+    pub(crate) async fn connect(
+        spec: SentinelSpec,
+        config: &Config,
+        channels: ChannelsHandle,
+    ) -> Result<Arc<Self>> {
+        if spec.nodes.is_empty() {
+            return Err(Error::InvalidArgument("no sentinel addresses given".into()));
+        }
+        if spec.master_name.is_empty() {
+            return Err(Error::InvalidArgument("the sentinel master name is empty".into()));
+        }
+        let mut info = redis::RedisConnectionInfo::default().set_db(spec.db);
+        if let Some(u) = &spec.username {
+            info = info.set_username(u);
+        }
+        if let Some(p) = &spec.password {
+            info = info.set_password(p);
+        }
+        let node_info = SentinelNodeConnectionInfo::default().set_redis_connection_info(info);
+        let mut sentinels = SentinelClient::build(
+            spec.nodes.clone(),
+            spec.master_name.clone(),
+            Some(node_info),
+            SentinelServerType::Master,
+        )
+        .map_err(|e| Error::InvalidArgument(format!("bad sentinel configuration: {e}")))?;
+        let master = tokio::time::timeout(config.connect_timeout, sentinels.async_get_client())
+            .await
+            .map_err(|_| Error::CommandTimeout(config.connect_timeout))??;
+        let bound = bind(&master, config, &channels, 0).await?;
+        tracing::info!(master = %bound.addr, service = %spec.master_name, "sentinel: connected to the master");
+        let link = Arc::new(SentinelLink {
+            spec,
+            sentinels: tokio::sync::Mutex::new(sentinels),
+            moving: tokio::sync::Mutex::new(()),
+            bound: Mutex::new(bound),
+            generation: AtomicU64::new(0),
+            config: config.clone(),
+            channels,
+            subscribed: Mutex::new(HashSet::new()),
+        });
+        spawn_scanner(Arc::downgrade(&link), config.sentinel_scan_interval);
+        Ok(link)
+    }
+
+    fn current(&self) -> Bound {
+        self.bound.lock().clone()
+    }
+
+    /// The address of the master in use (for diagnostics and tests).
+    pub(crate) fn master_addr(&self) -> String {
+        self.bound.lock().addr.clone()
+    }
+
+    /// Asks the sentinels for the master and moves there if it changed since `seen`. Returns
+    /// whether the link is now on another generation than `seen`.
+    async fn follow(self: &Arc<Self>, seen: u64) -> bool {
+        let _one = self.moving.lock().await;
+        if self.generation.load(Ordering::SeqCst) != seen {
+            return true;
+        }
+        let client = {
+            let mut s = self.sentinels.lock().await;
+            match tokio::time::timeout(self.config.connect_timeout, s.async_get_client()).await {
+                Ok(Ok(c)) => c,
+                Ok(Err(e)) => {
+                    tracing::debug!(error = %e, service = %self.spec.master_name, "sentinel: no master known");
+                    return false;
+                }
+                Err(_) => {
+                    tracing::debug!(service = %self.spec.master_name, "sentinel: asking for the master timed out");
+                    return false;
+                }
+            }
+        };
+        let addr = client.get_connection_info().addr().to_string();
+        let old = self.current();
+        if addr == old.addr {
+            return false;
+        }
+        let next = seen + 1;
+        let bound = match bind(&client, &self.config, &self.channels, next).await {
+            Ok(b) => b,
+            Err(e) => {
+                tracing::warn!(error = %e, master = %addr, "sentinel: cannot connect to the new master yet");
+                return false;
+            }
+        };
+        // subscribe everything again on the new master before anyone uses it
+        if let Some(ps) = &bound.pubsub {
+            let names: Vec<String> = self.subscribed.lock().iter().cloned().collect();
+            for name in names {
+                let mut c = ps.clone();
+                if let Err(e) = c.subscribe(&name).await {
+                    tracing::debug!(channel = %name, error = %e, "sentinel: re-subscribe on the new master failed");
+                }
+            }
+        }
+        tracing::warn!(from = %old.addr, to = %addr, service = %self.spec.master_name, "sentinel: the master moved; following it");
+        *self.bound.lock() = bound;
+        self.generation.store(next, Ordering::SeqCst);
+        // an unlock may have been published while we moved: every waiter re-tries
+        for ch in self.channels.lock().values() {
+            ch.notify.notify_waiters();
+            ch.notify.notify_one();
+        }
+        true
+    }
+
+    /// SUBSCRIBE on the current master's pub/sub connection.
+    pub(crate) async fn subscribe(self: &Arc<Self>, name: &str) -> RedisResult<()> {
+        self.subscribed.lock().insert(name.to_owned());
+        let Some(mut ps) = self.current().pubsub else {
+            return Err(no_pubsub());
+        };
+        ps.subscribe(name).await
+    }
+
+    /// UNSUBSCRIBE on the current master's pub/sub connection.
+    pub(crate) async fn unsubscribe(self: &Arc<Self>, name: &str) -> RedisResult<()> {
+        self.subscribed.lock().remove(name);
+        let Some(mut ps) = self.current().pubsub else {
+            return Err(no_pubsub());
+        };
+        ps.unsubscribe(name).await
+    }
+
+    /// After a command failed with `e` on generation `seen`: whether to send it once more on
+    /// the new master (only when nothing ran and the link moved). Connection errors start a
+    /// check in the background and are returned as they are (the command may have run).
+    async fn retry_after(self: &Arc<Self>, seen: u64, e: &redis::RedisError) -> bool {
+        if moved(e) {
+            return self.follow(seen).await;
+        }
+        if e.is_io_error() || e.is_timeout() || e.is_connection_dropped() || e.is_connection_refusal() {
+            let link = self.clone();
+            tokio::spawn(async move {
+                link.follow(seen).await;
+            });
+        }
+        false
+    }
+
+    async fn request_one(self: &Arc<Self>, cmd: &Cmd) -> RedisResult<Value> {
+        let bound = self.current();
+        let mut c = bound.commands;
+        match c.req_packed_command(cmd).await {
+            Err(e) if self.retry_after(bound.generation, &e).await => {
+                let mut c = self.current().commands;
+                c.req_packed_command(cmd).await
+            }
+            res => res,
+        }
+    }
+
+    async fn request_many(
+        self: &Arc<Self>,
+        pipeline: &Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisResult<Vec<Value>> {
+        let bound = self.current();
+        let mut c = bound.commands;
+        match c.req_packed_commands(pipeline, offset, count).await {
+            Err(e) if self.retry_after(bound.generation, &e).await => {
+                let mut c = self.current().commands;
+                c.req_packed_commands(pipeline, offset, count).await
+            }
+            res => res,
+        }
+    }
+}
+
+/// A reply that means "not a writable master", and that the command did not run.
+fn moved(e: &redis::RedisError) -> bool {
+    matches!(e.code(), Some("READONLY" | "MASTERDOWN" | "LOADING"))
+}
+
+fn no_pubsub() -> redis::RedisError {
+    redis::RedisError::from((
+        redis::ErrorKind::Io,
+        "no pub/sub connection to the sentinel master",
+    ))
+}
+
+async fn bind(
+    client: &redis::Client,
+    config: &Config,
+    channels: &ChannelsHandle,
+    generation: u64,
+) -> Result<Bound> {
+    let addr = client.get_connection_info().addr().to_string();
+    let cfg = crate::client::manager_config(config);
+    let commands = tokio::time::timeout(
+        config.connect_timeout,
+        client.get_connection_manager_with_config(cfg.clone()),
+    )
+    .await
+    .map_err(|_| Error::CommandTimeout(config.connect_timeout))??;
+    let info = client.get_connection_info().clone();
+    let settings = info.redis_settings().clone().set_protocol(ProtocolVersion::RESP3);
+    let resp3 = redis::Client::open(info.set_redis_settings(settings))?;
+    let pcfg = cfg
+        .set_push_sender(crate::pubsub::push_handler(channels.clone()))
+        .set_automatic_resubscription();
+    let pubsub = match tokio::time::timeout(
+        config.connect_timeout,
+        resp3.get_connection_manager_with_config(pcfg),
+    )
+    .await
+    {
+        Ok(Ok(p)) => Some(p),
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "no RESP3 pub/sub connection to the master: waiters will poll");
+            None
+        }
+        Err(_) => None,
+    };
+    Ok(Bound {
+        generation,
+        addr,
+        commands,
+        pubsub,
+    })
+}
+
+fn spawn_scanner(link: Weak<SentinelLink>, every: Duration) {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tick.tick().await;
+        loop {
+            tick.tick().await;
+            let Some(link) = link.upgrade() else { return };
+            let seen = link.generation.load(Ordering::SeqCst);
+            link.follow(seen).await;
+        }
+    });
+}
+
+/// The command connection of a sentinel-built client (see [`Connection::Sentinel`](crate::Connection)).
+#[derive(Clone)]
+pub struct SentinelConnection(pub(crate) Arc<SentinelLink>);
+
+impl SentinelConnection {
+    /// `host:port` of the master this connection currently sends to.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) {
+    /// if let redisson_lock::Connection::Sentinel(s) = client.connection() {
+    ///     println!("master: {}", s.master_addr());
+    /// }
+    /// # }
+    /// ```
+    pub fn master_addr(&self) -> String {
+        self.0.master_addr()
+    }
+}
+
+impl ConnectionLike for SentinelConnection {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        let link = self.0.clone();
+        Box::pin(async move { link.request_one(cmd).await })
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        let link = self.0.clone();
+        Box::pin(async move { link.request_many(pipeline, offset, count).await })
+    }
+
+    fn get_db(&self) -> i64 {
+        self.0.spec.db
+    }
+}
