@@ -574,8 +574,24 @@ impl ClientBuilder {
             );
         }
 
+        let sync_mode = match config.replica_sync {
+            crate::ReplicaSync::Auto if matches!(conn, Connection::Sentinel(_)) => {
+                crate::ReplicaSync::Required
+            }
+            crate::ReplicaSync::Auto => crate::ReplicaSync::Off,
+            other => other,
+        };
+        if sync_mode != crate::ReplicaSync::Off && conn.is_cluster() {
+            return Err(Error::InvalidArgument(
+                "ReplicaSync::BestEffort/Required is not supported on cluster connections yet".into(),
+            ));
+        }
+        let sync = Arc::new(crate::sync::ReplicaSyncer::new(
+            sync_mode,
+            config.replica_sync_timeout,
+        ));
         let holds = Arc::new(Holds::new(&config));
-        crate::watchdog::start(&holds, conn.clone(), &config);
+        crate::watchdog::start(&holds, conn.clone(), sync.clone(), &config);
         let latches = LatchJanitor::start(conn.clone(), config.command_timeout);
         let releases = ReleaseQueue::start();
         let id = uuid::Uuid::new_v4().to_string();
@@ -590,6 +606,7 @@ impl ClientBuilder {
                 releases,
                 publish_cmd: if sharded { "SPUBLISH" } else { "PUBLISH" },
                 latches,
+                sync,
             }),
         })
     }

@@ -22,6 +22,40 @@ pub enum PublishMode {
     Sharded,
 }
 
+/// Whether lock writes wait for replicas (`WAIT`), Redisson's `checkLockSyncedSlaves`.
+///
+/// Redis replicates asynchronously: a lock granted by a master that fails over before its
+/// replicas have the write is gone on the new master, and a second holder gets in. Waiting for
+/// a replica narrows that window (it does not close it: a replica that acknowledged can still lose
+/// the race to be promoted). See the crate README, "Deployments".
+///
+/// ```
+/// use redisson_lock::{Config, ReplicaSync};
+/// let config = Config::default().replica_sync(ReplicaSync::Required);
+/// # let _ = config;
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ReplicaSync {
+    /// What Redisson does by default: [`Required`](Self::Required) on a client built with
+    /// [`ClientBuilder::sentinel`](crate::ClientBuilder::sentinel) (Redisson checks synced
+    /// replicas in every mode but single-server), [`Off`](Self::Off) otherwise.
+    #[default]
+    Auto,
+    /// Never send `WAIT`.
+    Off,
+    /// Send `WAIT <connected replicas> <replica_sync_timeout>` after every lock write and log a
+    /// warning when no replica confirmed; the operation's result is kept.
+    BestEffort,
+    /// As `BestEffort`, but an acquisition no replica confirmed is undone at once (released,
+    /// which also wakes waiters) and retried like a failed attempt (`retry_attempts`,
+    /// `retry_interval`); when retries run out the caller gets
+    /// [`Error::ReplicasNotSynced`](crate::Error::ReplicasNotSynced). Unlocks, renewals and force
+    /// unlocks that no replica confirmed are kept and logged (they already took effect on the
+    /// master; undoing them would be worse). Without connected replicas nothing is waited for.
+    Required,
+}
+
 /// Settings of a [`Client`](crate::Client). Every setting has Redisson's name and default.
 ///
 /// # Examples
@@ -49,6 +83,8 @@ pub struct Config {
     pub(crate) retry_interval: Duration,
     pub(crate) fair_lock_wait_timeout: Duration,
     pub(crate) sentinel_scan_interval: Duration,
+    pub(crate) replica_sync: ReplicaSync,
+    pub(crate) replica_sync_timeout: Duration,
 }
 
 /// The longest duration the crate sends to Redis or accepts in its configuration:
@@ -77,6 +113,8 @@ impl Default for Config {
             retry_interval: Duration::from_millis(1_500),
             fair_lock_wait_timeout: Duration::from_millis(300_000),
             sentinel_scan_interval: Duration::from_millis(1_000),
+            replica_sync: ReplicaSync::Auto,
+            replica_sync_timeout: Duration::from_millis(1_000),
         }
     }
 }
@@ -185,6 +223,31 @@ impl Config {
         self
     }
 
+    /// Whether lock writes wait for replicas (Redisson's `checkLockSyncedSlaves`); default
+    /// [`ReplicaSync::Auto`].
+    ///
+    /// ```
+    /// let config = redisson_lock::Config::default().replica_sync(redisson_lock::ReplicaSync::BestEffort);
+    /// # let _ = config;
+    /// ```
+    pub fn replica_sync(mut self, mode: ReplicaSync) -> Self {
+        self.replica_sync = mode;
+        self
+    }
+
+    /// Redisson's `slavesSyncTimeout` (default 1 s): how long a `WAIT` after a lock write waits
+    /// for replicas.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let config = redisson_lock::Config::default().replica_sync_timeout(Duration::from_millis(200));
+    /// # let _ = config;
+    /// ```
+    pub fn replica_sync_timeout(mut self, timeout: Duration) -> Self {
+        self.replica_sync_timeout = timeout;
+        self
+    }
+
     /// Redisson's `retryInterval` (default 1.5 s): the pause before a retry. Each pause is
     /// drawn between half and all of it (jitter), and never runs past a caller's wait.
     pub fn retry_interval(mut self, interval: Duration) -> Self {
@@ -207,6 +270,7 @@ impl Config {
         positive("retry_interval", self.retry_interval)?;
         positive("fair_lock_wait_timeout", self.fair_lock_wait_timeout)?;
         positive("sentinel_scan_interval", self.sentinel_scan_interval)?;
+        positive("replica_sync_timeout", self.replica_sync_timeout)?;
         if self.retry_attempts > MAX_RETRY_ATTEMPTS {
             return Err(Error::InvalidArgument(format!(
                 "retry_attempts must be at most {MAX_RETRY_ATTEMPTS}, got {}",

@@ -91,6 +91,16 @@ pub enum Error {
         field: String,
     },
 
+    /// No replica confirmed an acquisition within `replica_sync_timeout`
+    /// ([`ReplicaSync::Required`](crate::ReplicaSync::Required)); the acquisition was undone.
+    #[error("no replica of {wanted} confirmed the acquisition of lock `{key}` (WAIT); it was undone")]
+    ReplicasNotSynced {
+        /// The lock's Redis key.
+        key: String,
+        /// How many replicas were connected.
+        wanted: u32,
+    },
+
     /// A Redis command got no reply within the configured command timeout.
     #[error("redis command timed out after {0:?}")]
     CommandTimeout(Duration),
@@ -121,7 +131,7 @@ impl Error {
     /// ```
     pub fn is_transient(&self) -> bool {
         match self {
-            Error::CommandTimeout(_) => true,
+            Error::CommandTimeout(_) | Error::ReplicasNotSynced { .. } => true,
             Error::Redis(e) => {
                 e.is_io_error()
                     || e.is_timeout()

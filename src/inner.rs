@@ -21,4 +21,5 @@ pub(crate) struct ClientInner {
     pub releases: Arc<ReleaseQueue>,
     pub publish_cmd: &'static str,
     pub latches: LatchJanitor,
+    pub sync: Arc<crate::sync::ReplicaSyncer>,
 }

@@ -95,11 +95,12 @@ mod pubsub;
 mod release_queue;
 mod script;
 mod sentinel;
+mod sync;
 mod watchdog;
 
 pub use crate::backoff::{BackOff, BackOffPolicy};
 pub use crate::client::{Client, ClientBuilder, ClientStats};
-pub use crate::config::{Config, PublishMode, MAX_DURATION};
+pub use crate::config::{Config, PublishMode, ReplicaSync, MAX_DURATION};
 pub use crate::conn::Connection;
 pub use crate::core::handle::Ttl;
 pub use crate::core::Unlocked;

@@ -22,10 +22,16 @@ use crate::script;
 
 /// Starts the watchdog task on the current runtime. It ends when the hold table is dropped or
 /// closed (shutdown).
-pub(crate) fn start(holds: &Arc<Holds>, conn: Connection, config: &Config) {
+pub(crate) fn start(
+    holds: &Arc<Holds>,
+    conn: Connection,
+    sync: Arc<crate::sync::ReplicaSyncer>,
+    config: &Config,
+) {
     let task = Task {
         holds: holds.downgrade(),
         conn,
+        sync,
         period: config.lock_watchdog_timeout / 3,
         batch: config.watchdog_batch_size,
         command_timeout: config.command_timeout,
@@ -37,6 +43,8 @@ pub(crate) fn start(holds: &Arc<Holds>, conn: Connection, config: &Config) {
 struct Task {
     holds: Weak<Holds>,
     conn: Connection,
+    /// `WAIT` after renewals (logged when unconfirmed; the renewal is kept).
+    sync: Arc<crate::sync::ReplicaSyncer>,
     period: Duration,
     batch: usize,
     command_timeout: Duration,
@@ -166,7 +174,11 @@ impl Task {
         refs: Vec<&'a RenewalItem>,
     ) -> (Vec<&'a RenewalItem>, Instant, crate::Result<Vec<i64>>) {
         let sent_at = Instant::now();
-        let res = script::run(&self.conn, self.command_timeout, &refs[0].key, inv).await;
+        let res = self
+            .sync
+            .run(&self.conn, self.command_timeout, &refs[0].key, inv)
+            .await
+            .map(|(v, _)| v);
         (refs, sent_at, res)
     }
 }

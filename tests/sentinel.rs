@@ -208,6 +208,24 @@ async fn a_replicated_hold_survives_a_failover_and_the_client_follows() {
         "B is refused while A holds"
     );
 
+    // the new master's replicas are back in sync (the default ReplicaSync::Auto is Required on a
+    // sentinel client: its acquisitions wait for a replica)
+    eventually(
+        Duration::from_secs(30),
+        "the new master has 2 replicas online",
+        || {
+            let mut raw = raw.clone();
+            async move {
+                let info: String = redis::cmd("INFO")
+                    .arg("replication")
+                    .query_async(&mut raw)
+                    .await
+                    .unwrap();
+                info.contains("connected_slaves:2") && info.matches("state=online").count() == 2
+            }
+        },
+    )
+    .await;
     // B waits; A's unlock on the new master wakes it through the new master's pub/sub
     let waiter = tokio::spawn(async move {
         let got = other.lock().await;

@@ -19,6 +19,7 @@ use crate::holds::{Mode, Turn};
 use crate::inner::ClientInner;
 use crate::lease::after;
 use crate::owner::{self, OwnerId, OwnerSel};
+use crate::sync::Synced;
 use crate::{name, script};
 
 pub(crate) use held::Held;
@@ -315,9 +316,19 @@ impl<K: AcquireKind> LockCore<K> {
                 until: after(sent_at, Duration::from_millis(own_ms)),
             },
         };
-        let reply = match script::run::<Value>(&self.client.conn, cfg.command_timeout, &self.key, &inv).await
+        // replicas known to lag: a required acquisition fails before anything is sent
+        self.client.sync.refuse_now(&self.key)?;
+        let mut synced = Synced::NotAsked;
+        let reply = match self
+            .client
+            .sync
+            .run::<Value>(&self.client.conn, cfg.command_timeout, &self.key, &inv)
+            .await
         {
-            Ok(v) => self.kind.decode(&v)?,
+            Ok((v, s)) => {
+                synced = s;
+                self.kind.decode(&v)?
+            }
             Err(e) if e.is_ambiguous() => {
                 // The request may or may not have run. Never re-send it: ask Redis. Now, if the
                 // caller's wait allows one more request; else in the background.
@@ -346,9 +357,28 @@ impl<K: AcquireKind> LockCore<K> {
         match reply {
             Reply::Granted { count, grant } => {
                 self.client.latches.discard(latch);
-                Ok(Attempt::Granted(self.record_grant(
-                    &turn, owner, mode, sent_at, need_ms, count, grant,
-                )))
+                let held = self.record_grant(&turn, owner, mode, sent_at, need_ms, count, grant);
+                if let Synced::Unconfirmed { wanted } = synced {
+                    if self.client.sync.required() {
+                        // Redisson's checkLockSyncedSlaves: undo the grant at once (its release
+                        // also wakes waiters), then the caller's loop retries like any failure
+                        drop(turn);
+                        let field = held.field().to_owned();
+                        match held.unlock().await {
+                            Ok(_) => {
+                                tracing::warn!(key = %self.key, field = %field, wanted, "no replica confirmed the acquisition: undone")
+                            }
+                            Err(e) => {
+                                tracing::warn!(key = %self.key, field = %field, error = %e, "no replica confirmed the acquisition; undoing it failed (it expires with its lease)")
+                            }
+                        }
+                        return Err(Error::ReplicasNotSynced {
+                            key: self.key.to_string(),
+                            wanted,
+                        });
+                    }
+                }
+                Ok(Attempt::Granted(held))
             }
             Reply::Refused { pttl } => Ok(Attempt::Refused(pttl)),
             Reply::Cancelled => Err(Error::Protocol(

@@ -12,7 +12,7 @@ use crate::finish::FinishOnDrop;
 use crate::holds::{Mode, ReleasePlan, Released, Turn};
 use crate::inner::ClientInner;
 use crate::lease::{Lease, LostReason};
-use crate::{name, script, Unlocked};
+use crate::{name, Unlocked};
 
 /// What a release needs: the client, the lock's key and its kind (no owner choice, no grant).
 pub(crate) struct Releaser {
@@ -100,8 +100,13 @@ impl Releaser {
         let sent_at = Instant::now();
         let mut tries = 0;
         let reply = loop {
-            match script::run::<Option<i64>>(&self.client.conn, cfg.command_timeout, &self.key, &inv).await {
-                Ok(r) => break r,
+            match self
+                .client
+                .sync
+                .run::<Option<i64>>(&self.client.conn, cfg.command_timeout, &self.key, &inv)
+                .await
+            {
+                Ok((r, _)) => break r,
                 Err(e) if e.is_transient() && tries < cfg.retry_attempts => {
                     tries += 1;
                     tracing::debug!(key = %self.key, field = %field, error = %e, tries, "unlock failed; retrying with the same request id");
@@ -137,7 +142,10 @@ impl Releaser {
         let channel = self.kind.channel(&self.key, "");
         let inv = self.kind.force_release(&self.ctx(&channel, ""));
         let timeout = self.client.config.command_timeout;
-        let r: i64 = script::run(&self.client.conn, timeout, &self.key, &inv)
+        let (r, _): (i64, _) = self
+            .client
+            .sync
+            .run(&self.client.conn, timeout, &self.key, &inv)
             .await
             .map_err(|e| self.kind.map_error(&self.key, "", e))?;
         if r == 1 {

@@ -1,0 +1,204 @@
+//! Replica synchronisation: `WAIT` after the lock scripts (Redisson's `checkLockSyncedSlaves`).
+//!
+//! With [`ReplicaSync::BestEffort`] or [`ReplicaSync::Required`] every script that changes a
+//! lock (acquire, unlock, renewal, force unlock) is sent in one pipeline with
+//! `WAIT <replicas> <timeout>`, where `<replicas>` is the number of replicas connected to the
+//! master (`INFO replication`, re-read at most once a second). Sending both in one write on one
+//! connection makes the `WAIT` cover exactly this script's write.
+//!
+//! `WAIT` blocks the connection it runs on, and every lock command of the client shares that
+//! connection. So once a `WAIT` times out unconfirmed, replicas count as lagging for a backoff
+//! (100 ms doubling to 5 s): meanwhile best-effort scripts run without `WAIT`, and a required
+//! acquisition fails at once with [`Error::ReplicasNotSynced`] before anything is sent. At most
+//! one `WAIT` per backoff period stalls the connection.
+
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use redis::{FromRedisValue, ScriptInvocation, Value};
+
+use crate::config::ReplicaSync;
+use crate::conn::Connection;
+use crate::error::{Error, Result};
+
+/// How long a replica count read from `INFO replication` is used.
+const REPLICAS_FRESH: Duration = Duration::from_secs(1);
+const BACKOFF_MIN: Duration = Duration::from_millis(100);
+const BACKOFF_MAX: Duration = Duration::from_secs(5);
+
+/// What the `WAIT` after a script said.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Synced {
+    /// No `WAIT` was sent (off, no replicas, or lagging replicas in best-effort mode).
+    NotAsked,
+    /// `acked` of `wanted` replicas confirmed the write (`acked >= 1`).
+    Confirmed { acked: u32, wanted: u32 },
+    /// No replica confirmed within the timeout.
+    Unconfirmed { wanted: u32 },
+}
+
+#[derive(Default)]
+struct State {
+    replicas: Option<(u32, Instant)>,
+    failures: u32,
+    lagging_until: Option<Instant>,
+}
+
+pub(crate) struct ReplicaSyncer {
+    mode: ReplicaSync,
+    timeout: Duration,
+    state: Mutex<State>,
+}
+
+impl ReplicaSyncer {
+    /// `mode` already resolved (never `Auto`).
+    pub(crate) fn new(mode: ReplicaSync, timeout: Duration) -> ReplicaSyncer {
+        ReplicaSyncer {
+            mode,
+            timeout,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    pub(crate) fn required(&self) -> bool {
+        self.mode == ReplicaSync::Required
+    }
+
+    /// Whether a required acquisition must fail before it is sent (replicas lag).
+    pub(crate) fn refuse_now(&self, key: &str) -> Result<()> {
+        if !self.required() {
+            return Ok(());
+        }
+        let st = self.state.lock();
+        match st.lagging_until {
+            Some(t) if Instant::now() < t => Err(Error::ReplicasNotSynced {
+                key: key.to_owned(),
+                wanted: st.replicas.map_or(0, |r| r.0),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    async fn replicas(&self, conn: &Connection, timeout: Duration) -> u32 {
+        if let Some((n, at)) = self.state.lock().replicas {
+            if at.elapsed() < REPLICAS_FRESH {
+                return n;
+            }
+        }
+        let mut c = conn.clone();
+        let mut cmd = redis::cmd("INFO");
+        cmd.arg("replication");
+        let n = match tokio::time::timeout(timeout, cmd.query_async::<String>(&mut c)).await {
+            Ok(Ok(info)) => info
+                .lines()
+                .find_map(|l| l.strip_prefix("connected_slaves:"))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0),
+            // cannot tell: keep the last count (or none)
+            _ => return self.state.lock().replicas.map_or(0, |r| r.0),
+        };
+        self.state.lock().replicas = Some((n, Instant::now()));
+        n
+    }
+
+    fn lagging(&self) -> bool {
+        self.state
+            .lock()
+            .lagging_until
+            .is_some_and(|t| Instant::now() < t)
+    }
+
+    fn record(&self, synced: Synced) {
+        let mut st = self.state.lock();
+        match synced {
+            Synced::Unconfirmed { .. } => {
+                st.failures = st.failures.saturating_add(1);
+                let backoff = BACKOFF_MIN
+                    .saturating_mul(1 << st.failures.min(16).saturating_sub(1))
+                    .min(BACKOFF_MAX);
+                st.lagging_until = Some(Instant::now() + backoff);
+            }
+            Synced::Confirmed { .. } => {
+                st.failures = 0;
+                st.lagging_until = None;
+            }
+            Synced::NotAsked => {}
+        }
+    }
+
+    /// Runs a script that changes a lock, followed by `WAIT` when the mode asks for it.
+    pub(crate) async fn run<T: FromRedisValue>(
+        &self,
+        conn: &Connection,
+        timeout: Duration,
+        key: &str,
+        inv: &ScriptInvocation<'_>,
+    ) -> Result<(T, Synced)> {
+        if self.mode == ReplicaSync::Off || conn.is_cluster() {
+            return Ok((
+                crate::script::run(conn, timeout, key, inv).await?,
+                Synced::NotAsked,
+            ));
+        }
+        let wanted = self.replicas(conn, timeout).await;
+        if wanted == 0 || (self.mode == ReplicaSync::BestEffort && self.lagging()) {
+            return Ok((
+                crate::script::run(conn, timeout, key, inv).await?,
+                Synced::NotAsked,
+            ));
+        }
+        let wait_ms = u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX);
+        let mut pipe = redis::pipe();
+        pipe.ignore_errors()
+            .invoke_script(inv)
+            .cmd("WAIT")
+            .arg(wanted)
+            .arg(wait_ms);
+        // the connection's own timeout plus the WAIT's
+        let budget = timeout.saturating_add(self.timeout);
+        let mut loaded = false;
+        loop {
+            let mut c = conn.clone();
+            let replies: Vec<Value> = match tokio::time::timeout(budget, pipe.query_async(&mut c)).await {
+                Ok(Ok(v)) => v,
+                Ok(Err(e)) => return Err(Error::from_redis(key, e)),
+                Err(_) => return Err(Error::CommandTimeout(budget)),
+            };
+            let mut it = replies.into_iter();
+            let (Some(reply), Some(acked)) = (it.next(), it.next()) else {
+                return Err(Error::Protocol("script + WAIT pipeline: too few replies".into()));
+            };
+            let reply = match reply.extract_error() {
+                Ok(v) => v,
+                Err(e)
+                    if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) && !loaded =>
+                {
+                    // nothing ran: load the script and send both again
+                    let mut c = conn.clone();
+                    inv.load_async(&mut c)
+                        .await
+                        .map_err(|e| Error::from_redis(key, e))?;
+                    loaded = true;
+                    continue;
+                }
+                Err(e) => return Err(Error::from_redis(key, e)),
+            };
+            let value =
+                T::from_redis_value(reply).map_err(|e| Error::Protocol(format!("script reply: {e}")))?;
+            let acked: u32 = match acked.extract_error().ok().map(i64::from_redis_value) {
+                Some(Ok(n)) => u32::try_from(n).unwrap_or(0),
+                _ => 0,
+            };
+            let synced = if acked >= 1 {
+                Synced::Confirmed { acked, wanted }
+            } else {
+                Synced::Unconfirmed { wanted }
+            };
+            self.record(synced);
+            if let Synced::Unconfirmed { .. } = synced {
+                tracing::warn!(key, wanted, timeout = ?self.timeout, "no replica confirmed a lock write (WAIT)");
+            }
+            return Ok((value, synced));
+        }
+    }
+}

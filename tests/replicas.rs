@@ -1,0 +1,229 @@
+//! A master with a replica and `ReplicaSync` (Redisson's `checkLockSyncedSlaves`): lock writes
+//! are followed by `WAIT`; with `Required` an acquisition no replica confirmed is undone.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::faults::{pid, Stopped};
+use common::{eventually, RedisServer};
+use redisson_lock::{Client, Config, Error, ReplicaSync};
+
+/// A master and one replica that has finished its first sync.
+async fn pair() -> (RedisServer, RedisServer) {
+    let master = RedisServer::start();
+    let replica = RedisServer::start_with(&["--replicaof", "127.0.0.1", &master.port.to_string()]);
+    let mut m = master.conn().await;
+    eventually(
+        Duration::from_secs(20),
+        "the replica is connected and in sync",
+        || {
+            let mut m = m.clone();
+            async move {
+                let info: String = redis::cmd("INFO")
+                    .arg("replication")
+                    .query_async(&mut m)
+                    .await
+                    .unwrap();
+                info.contains("connected_slaves:1") && info.contains("state=online")
+            }
+        },
+    )
+    .await;
+    let _: String = redis::cmd("PING").query_async(&mut m).await.unwrap();
+    (master, replica)
+}
+
+async fn client(master: &RedisServer, mode: ReplicaSync) -> Client {
+    master
+        .client(
+            Config::default()
+                .replica_sync(mode)
+                .replica_sync_timeout(Duration::from_millis(300))
+                .retry_attempts(2)
+                .retry_interval(Duration::from_millis(100)),
+        )
+        .await
+}
+
+/// How many `WAIT`s the server has run (`INFO commandstats`).
+async fn waits(s: &RedisServer) -> u64 {
+    let mut c = s.conn().await;
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("cmdstat_wait:calls="))
+        .and_then(|r| r.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+async fn exists(s: &RedisServer, key: &str) -> bool {
+    let mut c = s.conn().await;
+    common::key_exists(&mut c, key).await
+}
+
+/// `Required` with a healthy replica: every acquisition is on the replica when `lock()` returns
+/// (the WAIT confirmed it), and the unlock's delete is too.
+#[tokio::test]
+async fn required_acquisitions_are_on_the_replica_when_lock_returns() {
+    let (master, replica) = pair().await;
+    let c = client(&master, ReplicaSync::Required).await;
+    let lock = c.lock("sync:a").unwrap();
+    let before = waits(&master).await;
+    for _ in 0..20 {
+        let g = lock.lock().await.unwrap();
+        assert!(
+            exists(&replica, "sync:a").await,
+            "the replica has the hold when lock() returns"
+        );
+        g.unlock().await.unwrap();
+        assert!(
+            !exists(&replica, "sync:a").await,
+            "the replica has the release when unlock() returns"
+        );
+    }
+    let sent = waits(&master).await - before;
+    assert!(
+        sent >= 40,
+        "a WAIT after every acquire and every release ({sent} for 20 pairs)"
+    );
+    c.shutdown().await.unwrap();
+}
+
+/// `Required` with a stopped replica: the acquisition is undone and, after the retries, the caller
+/// gets `ReplicasNotSynced`; nothing is left held on the master. While replicas count as lagging
+/// the next acquisition fails before anything is sent. Once the replica is back it works again.
+#[tokio::test]
+async fn required_undoes_an_unconfirmed_acquisition() {
+    let (master, replica) = pair().await;
+    let c = client(&master, ReplicaSync::Required).await;
+    let lock = c.lock("sync:b").unwrap();
+    let stopped = Stopped::new(pid(&replica.url()).await.unwrap()).unwrap();
+    let t = Instant::now();
+    let err = lock.lock().await.unwrap_err();
+    assert!(matches!(err, Error::ReplicasNotSynced { wanted: 1, .. }), "{err}");
+    assert!(
+        !exists(&master, "sync:b").await,
+        "the unconfirmed hold was undone on the master"
+    );
+    assert_eq!(c.stats().holds, 0, "no hold is left in the client");
+    // at least one WAIT ran its 300 ms
+    assert!(t.elapsed() >= Duration::from_millis(300), "{:?}", t.elapsed());
+    // try_lock does not retry: one more (or a fast refusal while replicas lag)
+    let err = lock.try_lock().await.unwrap_err();
+    assert!(matches!(err, Error::ReplicasNotSynced { .. }), "{err}");
+    assert!(!exists(&master, "sync:b").await);
+    drop(stopped);
+    // back in sync: works again (after the lagging backoff, at most 5 s)
+    eventually(
+        Duration::from_secs(20),
+        "a required acquisition succeeds again",
+        || async {
+            match lock.try_lock().await {
+                Ok(Some(g)) => {
+                    g.unlock().await.unwrap();
+                    true
+                }
+                _ => false,
+            }
+        },
+    )
+    .await;
+    c.shutdown().await.unwrap();
+}
+
+/// `BestEffort` keeps an acquisition no replica confirmed; `Off` never waits.
+#[tokio::test]
+async fn best_effort_keeps_the_hold_and_off_never_waits() {
+    let (master, replica) = pair().await;
+    let best = client(&master, ReplicaSync::BestEffort).await;
+    let off = client(&master, ReplicaSync::Off).await;
+    let stopped = Stopped::new(pid(&replica.url()).await.unwrap()).unwrap();
+    let t = Instant::now();
+    let g = best.lock("sync:c").unwrap().lock().await.unwrap();
+    let waited = t.elapsed();
+    assert!(
+        waited >= Duration::from_millis(300),
+        "the WAIT ran its timeout ({waited:?})"
+    );
+    assert!(exists(&master, "sync:c").await, "best effort keeps the hold");
+    g.unlock().await.unwrap();
+    // while replicas lag, best effort does not wait again (one stalled WAIT per backoff)
+    let t = Instant::now();
+    let g = best.lock("sync:c").unwrap().lock().await.unwrap();
+    assert!(
+        t.elapsed() < Duration::from_millis(300),
+        "no second WAIT while lagging: {:?}",
+        t.elapsed()
+    );
+    g.unlock().await.unwrap();
+    // off: never waits
+    let t = Instant::now();
+    for _ in 0..5 {
+        off.lock("sync:d")
+            .unwrap()
+            .lock()
+            .await
+            .unwrap()
+            .unlock()
+            .await
+            .unwrap();
+    }
+    assert!(
+        t.elapsed() < Duration::from_millis(300),
+        "Off sent no WAIT: {:?}",
+        t.elapsed()
+    );
+    let before = waits(&master).await;
+    off.lock("sync:d")
+        .unwrap()
+        .lock()
+        .await
+        .unwrap()
+        .unlock()
+        .await
+        .unwrap();
+    assert_eq!(waits(&master).await, before, "Off sends no WAIT");
+    drop(stopped);
+    best.shutdown().await.unwrap();
+    off.shutdown().await.unwrap();
+}
+
+/// Without replicas nothing is waited for, even when required; the cost of `WAIT` with a healthy
+/// replica is printed (acquire + release pairs, Off vs Required, same run).
+#[tokio::test]
+async fn no_replicas_no_wait_and_the_cost_of_wait() {
+    let alone = RedisServer::start();
+    let c = client(&alone, ReplicaSync::Required).await;
+    let g = c.lock("sync:e").unwrap().lock().await.unwrap();
+    g.unlock().await.unwrap();
+    assert_eq!(waits(&alone).await, 0, "no replicas: no WAIT");
+    c.shutdown().await.unwrap();
+
+    let (master, _replica) = pair().await;
+    let mut per = Vec::new();
+    for mode in [ReplicaSync::Off, ReplicaSync::Required] {
+        let c = client(&master, mode).await;
+        let lock = c.lock("sync:f").unwrap();
+        for _ in 0..100 {
+            lock.lock().await.unwrap().unlock().await.unwrap();
+        }
+        let n = 500;
+        let t = Instant::now();
+        for _ in 0..n {
+            lock.lock().await.unwrap().unlock().await.unwrap();
+        }
+        per.push(t.elapsed() / n);
+        c.shutdown().await.unwrap();
+    }
+    eprintln!(
+        "lock+unlock: Off {:?}, Required (WAIT 1 replica) {:?} per pair: {:.2}x",
+        per[0],
+        per[1],
+        per[1].as_secs_f64() / per[0].as_secs_f64()
+    );
+}
