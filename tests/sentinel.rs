@@ -8,110 +8,7 @@ use std::time::{Duration, Instant};
 use common::{eventually, RedisServer};
 use redisson_lock::{Client, Config, Connection, Error, LeaseState, Unlocked};
 
-const MASTER: &str = "locks";
-
-/// A master, two replicas and three sentinels (quorum 2) that know both replicas.
-struct Topology {
-    nodes: Vec<RedisServer>,
-    sentinels: Vec<RedisServer>,
-}
-
-impl Topology {
-    async fn start() -> Topology {
-        let master = RedisServer::start();
-        let port = master.port.to_string();
-        let mut nodes = vec![master];
-        for _ in 0..2 {
-            nodes.push(RedisServer::start_with(&["--replicaof", "127.0.0.1", &port]));
-        }
-        let sentinels: Vec<RedisServer> = (0..3)
-            .map(|_| RedisServer::start_sentinel(nodes[0].port, MASTER, 2))
-            .collect();
-        let t = Topology { nodes, sentinels };
-        // a failover needs sentinels that see each other and both replicas online
-        for s in &t.sentinels {
-            let mut c = s.conn().await;
-            eventually(
-                Duration::from_secs(30),
-                "every sentinel knows 2 replicas and 2 other sentinels",
-                || {
-                    let mut c = c.clone();
-                    async move {
-                        let replicas: Vec<redis::Value> = redis::cmd("SENTINEL")
-                            .arg("REPLICAS")
-                            .arg(MASTER)
-                            .query_async(&mut c)
-                            .await
-                            .unwrap_or_default();
-                        let peers: Vec<redis::Value> = redis::cmd("SENTINEL")
-                            .arg("SENTINELS")
-                            .arg(MASTER)
-                            .query_async(&mut c)
-                            .await
-                            .unwrap_or_default();
-                        replicas.len() == 2 && peers.len() == 2
-                    }
-                },
-            )
-            .await;
-            let _: String = redis::cmd("PING").query_async(&mut c).await.unwrap();
-        }
-        t
-    }
-
-    fn sentinel_urls(&self) -> Vec<String> {
-        self.sentinels.iter().map(|s| s.url()).collect()
-    }
-
-    async fn client(&self, config: Config) -> Client {
-        Client::builder()
-            .sentinel(self.sentinel_urls(), MASTER)
-            .config(config)
-            .build()
-            .await
-            .expect("sentinel client")
-    }
-
-    /// The node whose `ROLE` is master now.
-    async fn master(&self) -> Option<&RedisServer> {
-        for n in &self.nodes {
-            let mut c = n.conn().await;
-            let role: Vec<redis::Value> = redis::cmd("ROLE").query_async(&mut c).await.ok()?;
-            if matches!(role.first(), Some(redis::Value::BulkString(b)) if b == b"master") {
-                return Some(n);
-            }
-        }
-        None
-    }
-
-    /// `SENTINEL FAILOVER` through the first sentinel; waits until another node is master.
-    async fn failover(&self) -> &RedisServer {
-        let old = self.master().await.expect("a master").port;
-        let mut s = self.sentinels[0].conn().await;
-        let _: String = redis::cmd("SENTINEL")
-            .arg("FAILOVER")
-            .arg(MASTER)
-            .query_async(&mut s)
-            .await
-            .expect("SENTINEL FAILOVER");
-        let asked = Instant::now();
-        let deadline = asked + Duration::from_secs(30);
-        loop {
-            if let Some(m) = self.master().await {
-                if m.port != old {
-                    eprintln!(
-                        "SENTINEL FAILOVER: port {} is master after {:?}",
-                        m.port,
-                        asked.elapsed()
-                    );
-                    return m;
-                }
-            }
-            assert!(Instant::now() < deadline, "no new master within 30 s");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-}
+use common::topology::{Topology, MASTER};
 
 fn master_port(client: &Client) -> u16 {
     match client.connection() {
@@ -167,15 +64,18 @@ async fn a_replicated_hold_survives_a_failover_and_the_client_follows() {
     let g = lock.lock().await.unwrap();
     replicate(t.master().await.unwrap()).await;
 
-    let started = Instant::now();
-    let new_master = t.failover().await.port;
+    let (promoted, took) = t.failover().await;
+    let new_master = promoted.port;
+    let seen = Instant::now();
     eventually(
         Duration::from_secs(15),
         "both clients moved to the new master",
         || async { master_port(&a) == new_master && master_port(&b) == new_master },
     )
     .await;
-    let followed = started.elapsed();
+    let followed = seen.elapsed();
+    t.wait_demoted(first).await;
+    let demoted = seen.elapsed();
 
     // the hold is on the new master, and the watchdog renews it there: its TTL goes up again
     let node = t.nodes.iter().find(|n| n.port == new_master).unwrap();
@@ -250,7 +150,10 @@ async fn a_replicated_hold_survives_a_failover_and_the_client_follows() {
         "B woken by the unlock message, not by polling ({wake:?})"
     );
     gb.unlock().await.unwrap();
-    eprintln!("failover to port {new_master}: clients followed {followed:?} after SENTINEL FAILOVER; wake-up on the new master {wake:?}");
+    eprintln!(
+        "SENTINEL FAILOVER: a replica was master {took:?} after the command; both clients were on it {followed:?} after that \
+         (the old master was demoted {demoted:?} after it); wake-up on the new master {wake:?}"
+    );
     a.shutdown().await.unwrap();
     b.shutdown().await.unwrap();
 }
@@ -289,7 +192,9 @@ async fn acquisitions_during_a_failover_count_once() {
         })
     };
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let new_master = t.failover().await.port;
+    let old = t.master().await.expect("a master").port;
+    let new_master = t.failover().await.0.port;
+    t.wait_demoted(old).await;
     let (done, lost, errors) = worker.await.unwrap();
     assert_eq!(master_port(&a), new_master, "the client followed the new master");
     assert!(done > 10, "acquisitions went on after the failover ({done})");

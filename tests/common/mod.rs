@@ -3,6 +3,7 @@
 
 pub mod faults;
 pub mod history;
+pub mod topology;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -55,6 +55,8 @@ public final class Harness {
     private static final Object OUT_LOCK = new Object();
 
     private static RedissonClient redisson;
+    /** `--url redis-sentinel://HOST:PORT[,HOST:PORT...]/MASTER` selects Redisson's sentinel mode. */
+    private static final String SENTINEL_SCHEME = "redis-sentinel://";
     private static String clientId;
     private static boolean benchMode;
     private static long exitGraceMs = 10_000;
@@ -100,7 +102,7 @@ public final class Harness {
                     break;
                 case "-h":
                 case "--help":
-                    System.err.println("usage: java -jar harness.jar --url redis://HOST:PORT [--watchdog-ms MS] [--exit-grace-ms MS] [--bench]");
+                    System.err.println("usage: java -jar harness.jar --url redis://HOST:PORT|redis-sentinel://HOST:PORT[,HOST:PORT...]/MASTER [--watchdog-ms MS] [--exit-grace-ms MS] [--bench]");
                     System.exit(0);
                     break;
                 default:
@@ -118,12 +120,31 @@ public final class Harness {
             config.setLockWatchdogTimeout(watchdogMs);
             config.setThreads(4);
             config.setNettyThreads(8);
-            config.useSingleServer()
-                    .setAddress(url)
-                    .setConnectionPoolSize(8)
-                    .setConnectionMinimumIdleSize(1)
-                    .setSubscriptionConnectionPoolSize(2)
-                    .setSubscriptionConnectionMinimumIdleSize(1);
+            if (url.startsWith(SENTINEL_SCHEME)) {
+                // redis-sentinel://HOST:PORT[,HOST:PORT...]/MASTER_NAME: Redisson's sentinel mode
+                String rest = url.substring(SENTINEL_SCHEME.length());
+                int slash = rest.lastIndexOf('/');
+                if (slash <= 0 || slash == rest.length() - 1) {
+                    throw new IllegalArgumentException("sentinel URL needs hosts and a master name: " + url);
+                }
+                org.redisson.config.SentinelServersConfig sentinel = config.useSentinelServers()
+                        .setMasterName(rest.substring(slash + 1))
+                        .setScanInterval(200)
+                        .setMasterConnectionPoolSize(8)
+                        .setMasterConnectionMinimumIdleSize(1)
+                        .setSubscriptionConnectionPoolSize(2)
+                        .setSubscriptionConnectionMinimumIdleSize(1);
+                for (String node : rest.substring(0, slash).split(",")) {
+                    sentinel.addSentinelAddress("redis://" + node);
+                }
+            } else {
+                config.useSingleServer()
+                        .setAddress(url)
+                        .setConnectionPoolSize(8)
+                        .setConnectionMinimumIdleSize(1)
+                        .setSubscriptionConnectionPoolSize(2)
+                        .setSubscriptionConnectionMinimumIdleSize(1);
+            }
             redisson = Redisson.create(config);
             clientId = redisson.getId();
             loadKinds();
