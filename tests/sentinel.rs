@@ -258,3 +258,61 @@ async fn bad_sentinel_arguments_are_typed_errors() {
     .unwrap_err();
     assert!(err.is_transient() || matches!(err, Error::Redis(_)), "{err}");
 }
+
+/// Passwords on both sides: the master (and replica) with `requirepass`, the sentinel with its
+/// own `requirepass`; the client logs in to the sentinels through their URLs and to the master
+/// through `sentinel_master_auth`. A wrong password on either side is a clear error.
+#[tokio::test]
+async fn passwords_for_the_sentinels_and_for_the_master() {
+    let master = RedisServer::start_with(&["--requirepass", "m-secret", "--masterauth", "m-secret"]);
+    let port = master.port.to_string();
+    let _replica = RedisServer::start_with(&[
+        "--replicaof",
+        "127.0.0.1",
+        &port,
+        "--requirepass",
+        "m-secret",
+        "--masterauth",
+        "m-secret",
+    ]);
+    let sentinel = RedisServer::start_sentinel_with(
+        master.port,
+        MASTER,
+        1,
+        &format!("sentinel auth-pass {MASTER} m-secret\nrequirepass s-secret"),
+    );
+    let sentinel_url = format!("redis://:s-secret@127.0.0.1:{}", sentinel.port);
+    let build = |sentinel_url: String, master_password: &str| {
+        Client::builder()
+            .sentinel([sentinel_url], MASTER)
+            .sentinel_master_auth(None, Some(master_password.to_owned()))
+            .config(
+                Config::default()
+                    .connect_timeout(Duration::from_secs(3))
+                    .replica_sync(redisson_lock::ReplicaSync::Off),
+            )
+            .build()
+    };
+    let client = build(sentinel_url.clone(), "m-secret")
+        .await
+        .expect("both passwords right");
+    assert_eq!(master_port(&client), master.port);
+    let lock = client.lock("sentinel:auth").unwrap();
+    let g = lock.lock().await.unwrap();
+    assert!(matches!(g.unlock().await.unwrap(), Unlocked::Released));
+    client.shutdown().await.unwrap();
+
+    let err = build(sentinel_url, "wrong").await.unwrap_err();
+    assert!(
+        err.to_string().to_lowercase().contains("auth") || err.to_string().contains("WRONGPASS"),
+        "a wrong master password says so: {err}"
+    );
+    let err = build(format!("redis://:wrong@127.0.0.1:{}", sentinel.port), "m-secret")
+        .await
+        .unwrap_err();
+    assert!(
+        !err.to_string().is_empty(),
+        "a wrong sentinel password fails: {err}"
+    );
+    eprintln!("wrong sentinel password: {err}");
+}

@@ -114,6 +114,12 @@ impl RedisServer {
     /// monitors the master on `master_port` as `name` with this `quorum`; it declares the master
     /// down after 1 s and may fail over again after 5 s.
     pub fn start_sentinel(master_port: u16, name: &str, quorum: u32) -> RedisServer {
+        Self::start_sentinel_with(master_port, name, quorum, "")
+    }
+
+    /// [`start_sentinel`](Self::start_sentinel) with more lines for its config file (e.g.
+    /// `sentinel auth-pass NAME PASSWORD`, `requirepass PASSWORD`).
+    pub fn start_sentinel_with(master_port: u16, name: &str, quorum: u32, extra_conf: &str) -> RedisServer {
         for _ in 0..20 {
             let port = free_port();
             let dir =
@@ -126,7 +132,7 @@ impl RedisServer {
                     "sentinel monitor {name} 127.0.0.1 {master_port} {quorum}\n\
                      sentinel down-after-milliseconds {name} 1000\n\
                      sentinel failover-timeout {name} 5000\n\
-                     sentinel parallel-syncs {name} 2\n"
+                     sentinel parallel-syncs {name} 2\n{extra_conf}\n"
                 ),
             )
             .unwrap();
