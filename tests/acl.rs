@@ -9,8 +9,8 @@
 //! * `every_rule_is_needed` (`#[ignore]`d, slow): removes each rule in turn and shows what breaks.
 //! * `redisson_works_as_the_same_user`: a Java worker (the compat-tests harness jar, real Redisson
 //!   4.7.0) locks and unlocks as the restricted user, waking a Rust waiter and woken by one. The
-//!   jar is `$REDISSON_HARNESS_JAR`, else built with `compat-tests/build-harness.sh 4.7.0`;
-//!   without a JDK/Maven the Java part is skipped loudly, with `CI=true` that is a failure.
+//!   jar is `$REDISSON_HARNESS_JAR` (`scripts/test` sets it); without it (or a JDK) the test is
+//!   skipped loudly, and with `CI=true` that is a failure.
 
 mod common;
 
@@ -25,7 +25,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 /// The crate's minimal command rules (README "Deployment checklist"), standalone / classic
 /// pub/sub. A cluster with sharded pub/sub adds `+spublish +ssubscribe +sunsubscribe`.
-const CRATE_COMMANDS: &str = "-@all +evalsha +script|load +publish +subscribe +unsubscribe +ping \
+const CRATE_COMMANDS: &str = "-@all +evalsha +script|load +publish +subscribe +unsubscribe \
      +hincrby +hexists +hget +hset +hdel +hlen +hgetall +hscan +type +pexpire +pttl +exists +del +get \
      +set +incr +rpush +lindex +lpop +lrange +lrem +zadd +zincrby +zrange +zrem +zscore";
 
@@ -229,24 +229,33 @@ async fn exercise(s: &RedisServer, prefix: &str) -> Result<(), String> {
     step("read unlock (2)", r2.unlock().await)?;
     step("write is_locked", rw_a.write_lock().is_locked().await)?;
 
-    // fair lock: the queued waiter woken through its own channel
+    // fair lock: waiters queue up; one gives up with another behind it (its deadline moves
+    // up), the head takes the lock (the others' deadlines move up), and the next one is woken
+    // through its own channel
     let f = step("fair lock", a.fair_lock(&n("fair")).unwrap().lock().await)?;
     let fair_b = b.fair_lock(&n("fair")).unwrap();
-    let mut fair_waiter = tokio::spawn(async move { fair_b.lock().await });
-    waiting(&b, 1, "fair waiter", &mut fair_waiter).await?;
-    let fair_c = a.fair_lock(&n("fair")).unwrap();
-    // a waiter that gives up leaves the queue
-    if step(
-        "fair try_lock_for",
-        fair_c.try_lock_for(Duration::from_millis(200)).await,
-    )?
-    .is_some()
-    {
+    let mut head = tokio::spawn(async move { fair_b.lock().await });
+    waiting(&b, 1, "fair head waiter", &mut head).await?;
+    let fair_quitter = a.fair_lock(&n("fair")).unwrap();
+    let mut quitter = tokio::spawn(async move { fair_quitter.try_lock_for(Duration::from_secs(1)).await });
+    waiting(&a, 1, "fair waiter that gives up", &mut quitter).await?;
+    let fair_next = b.fair_lock(&n("fair")).unwrap();
+    let mut next = tokio::spawn(async move { fair_next.try_lock_for(Duration::from_secs(30)).await });
+    waiting(&b, 2, "second fair waiter", &mut next).await?;
+    let gave_up = tokio::time::timeout(Duration::from_secs(20), quitter)
+        .await
+        .map_err(|_| "fair try_lock_for did not return".to_owned())?
+        .map_err(|e| format!("fair try_lock_for: {e}"))?;
+    if step("fair try_lock_for", gave_up)?.is_some() {
         return Err("fair try_lock_for got a held lock".into());
     }
     step("fair unlock", f.unlock().await)?;
-    let fg = woken("fair waiter", fair_waiter, Instant::now()).await?;
-    step("fair unlock (b)", fg.unlock().await)?;
+    let fg = woken("fair head waiter", head, Instant::now()).await?;
+    step("fair unlock (head)", fg.unlock().await)?;
+    match woken("second fair waiter", next, Instant::now()).await? {
+        Some(g) => step("fair unlock (second)", g.unlock().await)?,
+        None => return Err("the second fair waiter did not get the lock".into()),
+    };
     let nrf = step(
         "non-reentrant fair lock",
         a.non_reentrant_fair_lock(&n("nrfair")).unwrap().lock().await,
@@ -292,6 +301,29 @@ async fn exercise(s: &RedisServer, prefix: &str) -> Result<(), String> {
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let m = step("multi lock", a.multi_lock(&refs).unwrap().lock().await)?;
     step("multi unlock", m.unlock().await)?;
+
+    // force unlock of a read lock with more readers than the shape check reads at once
+    let many = a.read_write_lock(&n("many")).unwrap();
+    let mut readers = Vec::new();
+    for owner in 1..=130u64 {
+        let r = many
+            .read_lock()
+            .with_owner(owner)
+            .lock_with_lease(Duration::from_secs(60))
+            .await;
+        readers.push(step("one of 130 read locks", r)?);
+    }
+    if !step(
+        "read force_unlock (130 readers)",
+        b.read_write_lock(&n("many"))
+            .unwrap()
+            .read_lock()
+            .force_unlock()
+            .await,
+    )? {
+        return Err("read force_unlock found nothing to unlock".into());
+    }
+    drop(readers);
 
     // force unlock of a lock another client holds
     let victim = step("lock to force", a.lock(&n("forced")).unwrap().lock().await)?;
@@ -418,9 +450,16 @@ fn ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true")
 }
 
-/// The harness jar: `$REDISSON_HARNESS_JAR`, else `compat-tests/build-harness.sh 4.7.0`; Err
-/// says why there is none.
+/// The harness jar `$REDISSON_HARNESS_JAR` (`scripts/test` builds and exports it; by hand:
+/// `compat-tests/build-harness.sh 4.7.0` prints its path) and a JDK; Err says why not.
 fn harness_jar() -> Result<(String, PathBuf), String> {
+    let Some(jar) = std::env::var_os(JAVA_JAR_VAR).filter(|v| !v.is_empty()) else {
+        return Err(format!(
+            "`{JAVA_JAR_VAR}` is not set (build it with `compat-tests/build-harness.sh {JAVA_REDISSON}`, which prints its path)"
+        ));
+    };
+    let jar = PathBuf::from(jar);
+    assert!(jar.is_file(), "{JAVA_JAR_VAR}={} is not a file", jar.display());
     let java = std::env::var("JAVA").unwrap_or_else(|_| "java".to_owned());
     let found = std::process::Command::new(&java)
         .arg("-version")
@@ -431,29 +470,7 @@ fn harness_jar() -> Result<(String, PathBuf), String> {
     if !found {
         return Err(format!("no JDK: `{java} -version` did not run"));
     }
-    if let Some(jar) = std::env::var_os(JAVA_JAR_VAR).filter(|v| !v.is_empty()) {
-        let jar = PathBuf::from(jar);
-        assert!(jar.is_file(), "{JAVA_JAR_VAR}={} is not a file", jar.display());
-        return Ok((java, jar));
-    }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("compat-tests/build-harness.sh");
-    let o = std::process::Command::new("bash")
-        .arg(&script)
-        .arg(JAVA_REDISSON)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
-    let out = String::from_utf8_lossy(&o.stdout);
-    let jar = PathBuf::from(out.lines().last().unwrap_or_default().trim());
-    if o.status.success() && jar.is_file() {
-        Ok((java, jar))
-    } else {
-        let err = String::from_utf8_lossy(&o.stderr);
-        Err(format!(
-            "`{JAVA_JAR_VAR}` unset and build-harness.sh failed: {}",
-            err.lines().last().unwrap_or_default().trim()
-        ))
-    }
+    Ok((java, jar))
 }
 
 /// The JVM harness (line protocol of compat-tests/README.md), killed on drop.

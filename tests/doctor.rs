@@ -13,7 +13,7 @@ use tokio::process::Command;
 const BIN: &str = env!("CARGO_BIN_EXE_redisson-lock");
 
 /// The crate's minimal command rules (README "Deployment checklist"; tests/acl.rs proves them).
-const CRATE_COMMANDS: &str = "-@all +evalsha +script|load +publish +subscribe +unsubscribe +ping \
+const CRATE_COMMANDS: &str = "-@all +evalsha +script|load +publish +subscribe +unsubscribe \
      +hincrby +hexists +hget +hset +hdel +hlen +hgetall +hscan +type +pexpire +pttl +exists +del +get \
      +set +incr +rpush +lindex +lpop +lrange +lrem +zadd +zincrby +zrange +zrem +zscore";
 
@@ -350,4 +350,57 @@ async fn unreachable_or_malformed_url_is_a_clear_error() {
         r.stderr
     );
     assert!(!r.stderr.contains("wrong-secret"), "{}", r.stderr);
+}
+
+/// A cluster node: slots unassigned fail the cluster check; once one node serves all 16384
+/// slots it is ok, and the ACL check covers sharded pub/sub.
+#[tokio::test]
+async fn cluster_state_is_checked() {
+    let s = RedisServer::start_with(&["--cluster-enabled", "yes", "--appendonly", "yes"]);
+    let r = doctor(&s.url(), &[]).await;
+    assert_eq!(r.code, Some(1), "{}{}", r.stdout, r.stderr);
+    let cluster = r.line("cluster");
+    assert!(cluster.starts_with("FAIL"), "{cluster}");
+    assert!(cluster.contains("0 of 16384 slots assigned"), "{cluster}");
+
+    let mut admin = s.conn().await;
+    let () = redis::cmd("CLUSTER")
+        .arg("ADDSLOTSRANGE")
+        .arg(0)
+        .arg(16383)
+        .query_async(&mut admin)
+        .await
+        .unwrap();
+    eventually(Duration::from_secs(20), "cluster_state ok", || {
+        let mut admin = admin.clone();
+        async move {
+            let info: String = redis::cmd("CLUSTER")
+                .arg("INFO")
+                .query_async(&mut admin)
+                .await
+                .unwrap();
+            info.contains("cluster_state:ok")
+        }
+    })
+    .await;
+    let r = doctor(&s.url(), &[]).await;
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.line("cluster")
+            .contains("all 16384 slots covered by 1 master(s)"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.line("version").contains("sharded pub/sub"), "{}", r.stdout);
+
+    // a user without the sharded pub/sub commands is told to add them
+    acl_setuser(&s, "app", &format!("~* &* {CRATE_COMMANDS}")).await;
+    let r = doctor(&s.url(), &["--acl-user", "app"]).await;
+    let acl = r.line("acl");
+    assert!(
+        acl.starts_with("FAIL")
+            && acl.contains("lacks +pubsub|shardnumsub +ssubscribe +sunsubscribe")
+            && acl.contains("+spublish"),
+        "{acl}"
+    );
 }
