@@ -170,6 +170,86 @@ fn fmt_bytes(n: u64) -> String {
     format!("{n} bytes")
 }
 
+/// The eviction verdict for `policy` under `maxmemory` (bytes; None when unreadable).
+fn judge_eviction(policy: &str, maxmemory: Option<u64>) -> (Status, String) {
+    let fix = "set maxmemory-policy noeviction";
+    if policy == "noeviction" {
+        return (Status::Ok, "noeviction".to_owned());
+    }
+    let evicts = if policy.starts_with("allkeys-") {
+        format!("{policy} evicts lock keys")
+    } else if policy.starts_with("volatile-") {
+        format!("{policy} evicts keys that have a TTL, and every lock key has one")
+    } else {
+        format!("{policy} is not noeviction and may evict lock keys")
+    };
+    match maxmemory {
+        Some(0) => (
+            Status::Warn,
+            format!(
+                "{evicts} once a memory limit is set (maxmemory is 0 now, so nothing is evicted yet) — {fix}"
+            ),
+        ),
+        Some(n) => (
+            Status::Fail,
+            format!("{evicts} when memory reaches maxmemory {} — {fix}", fmt_bytes(n)),
+        ),
+        None => (
+            Status::Fail,
+            format!("{evicts} when memory is full (maxmemory unreadable) — {fix}"),
+        ),
+    }
+}
+
+/// The clock verdict for Redis' time minus ours (`offset_ms`), measured within ±`uncertainty_ms`.
+fn judge_clock(offset_ms: i64, uncertainty_ms: i64) -> (Status, String) {
+    let text = if offset_ms.abs() <= uncertainty_ms {
+        format!("this machine's clock agrees with Redis' TIME (±{uncertainty_ms}ms)")
+    } else {
+        format!(
+            "this machine's clock is {} {} Redis' TIME (±{uncertainty_ms}ms)",
+            fmt_ms(offset_ms.unsigned_abs()),
+            if offset_ms > 0 { "behind" } else { "ahead of" },
+        )
+    };
+    let why = "fair-lock waiter deadlines are written in client epoch ms and read by every other client — sync clocks with NTP";
+    if offset_ms.abs() > CLOCK_FAIL_MS {
+        (
+            Status::Fail,
+            format!("{text}: more than {}s; {why}", CLOCK_FAIL_MS / 1000),
+        )
+    } else if offset_ms.abs() > CLOCK_WARN_MS {
+        (
+            Status::Warn,
+            format!("{text}: more than {}s; {why}", CLOCK_WARN_MS / 1000),
+        )
+    } else {
+        (Status::Ok, text)
+    }
+}
+
+/// The round-trip verdict for the median and the slowest of the PINGs.
+fn judge_round_trip(median: Duration, max: Duration) -> (Status, String) {
+    let ms = |d: Duration| format!("{:.2}ms", d.as_secs_f64() * 1000.0);
+    let text = format!("median {} over {PINGS} PINGs (max {})", ms(median), ms(max));
+    if median > RTT_FAIL {
+        (
+            Status::Fail,
+            format!("{text}: a large share of the 30 s watchdog lease goes to round trips — move the clients closer to Redis"),
+        )
+    } else if median > RTT_WARN {
+        (
+            Status::Warn,
+            format!(
+                "{text}: above {} — every acquire, renewal and release waits that long",
+                fmt_ms(RTT_WARN.as_millis() as u64)
+            ),
+        )
+    } else {
+        (Status::Ok, text)
+    }
+}
+
 /// What the server told us, read once.
 struct Doctor {
     conn: MultiplexedConnection,
@@ -328,34 +408,8 @@ impl Doctor {
             Ok(m) => m.parse::<u64>().ok(),
             Err(_) => self.info("maxmemory").and_then(|m| m.parse::<u64>().ok()),
         };
-        let fix = "set maxmemory-policy noeviction";
-        if policy == "noeviction" {
-            return check(NAME, Status::Ok, "noeviction");
-        }
-        let evicts = if policy.starts_with("allkeys-") {
-            format!("{policy} evicts lock keys")
-        } else if policy.starts_with("volatile-") {
-            format!("{policy} evicts keys that have a TTL, and every lock key has one")
-        } else {
-            format!("{policy} is not noeviction and may evict lock keys")
-        };
-        match maxmemory {
-            Some(0) => check(
-                NAME,
-                Status::Warn,
-                format!("{evicts} once a memory limit is set (maxmemory is 0 now, so nothing is evicted yet) — {fix}"),
-            ),
-            Some(n) => check(
-                NAME,
-                Status::Fail,
-                format!("{evicts} when memory reaches maxmemory {} — {fix}", fmt_bytes(n)),
-            ),
-            None => check(
-                NAME,
-                Status::Fail,
-                format!("{evicts} when memory is full (maxmemory unreadable) — {fix}"),
-            ),
-        }
+        let (status, message) = judge_eviction(&policy, maxmemory);
+        check(NAME, status, message)
     }
 
     fn replicas(&self) -> Option<u64> {
@@ -532,26 +586,8 @@ impl Doctor {
         samples.sort();
         let median = samples[samples.len() / 2];
         let max = samples[samples.len() - 1];
-        let ms = |d: Duration| format!("{:.2}ms", d.as_secs_f64() * 1000.0);
-        let text = format!("median {} over {PINGS} PINGs (max {})", ms(median), ms(max));
-        if median > RTT_FAIL {
-            check(
-                NAME,
-                Status::Fail,
-                format!("{text}: a large share of the 30 s watchdog lease goes to round trips — move the clients closer to Redis"),
-            )
-        } else if median > RTT_WARN {
-            check(
-                NAME,
-                Status::Warn,
-                format!(
-                    "{text}: above {} — every acquire, renewal and release waits that long",
-                    fmt_ms(RTT_WARN.as_millis() as u64)
-                ),
-            )
-        } else {
-            check(NAME, Status::Ok, text)
-        }
+        let (status, message) = judge_round_trip(median, max);
+        check(NAME, status, message)
     }
 
     async fn clock(&mut self) -> Check {
@@ -579,31 +615,8 @@ impl Doctor {
         let redis_ms = secs * 1000 + micros / 1000;
         let offset = redis_ms - (before + after) / 2;
         let uncertainty = (after - before) / 2;
-        let text = if offset.abs() <= uncertainty {
-            format!("this machine's clock agrees with Redis' TIME (±{uncertainty}ms)")
-        } else {
-            format!(
-                "this machine's clock is {} {} Redis' TIME (±{uncertainty}ms)",
-                fmt_ms(offset.unsigned_abs()),
-                if offset > 0 { "behind" } else { "ahead of" },
-            )
-        };
-        let why = "fair-lock waiter deadlines are written in client epoch ms and read by every other client — sync clocks with NTP";
-        if offset.abs() > CLOCK_FAIL_MS {
-            check(
-                NAME,
-                Status::Fail,
-                format!("{text}: more than {}s; {why}", CLOCK_FAIL_MS / 1000),
-            )
-        } else if offset.abs() > CLOCK_WARN_MS {
-            check(
-                NAME,
-                Status::Warn,
-                format!("{text}: more than {}s; {why}", CLOCK_WARN_MS / 1000),
-            )
-        } else {
-            check(NAME, Status::Ok, text)
-        }
+        let (status, message) = judge_clock(offset, uncertainty);
+        check(NAME, status, message)
     }
 
     async fn acl(&mut self, args: &DoctorArgs, url_user: Option<&str>) -> Check {
@@ -1110,6 +1123,38 @@ mod tests {
         assert_eq!(parse_version("x"), None);
         assert_eq!(fmt_bytes(100 << 20), "100mb");
         assert_eq!(fmt_bytes(1000), "1000 bytes");
+    }
+
+    #[test]
+    fn eviction_verdicts() {
+        assert_eq!(judge_eviction("noeviction", Some(1 << 20)).0, Status::Ok);
+        let (status, text) = judge_eviction("allkeys-lru", Some(100 << 20));
+        assert_eq!(status, Status::Fail);
+        assert!(
+            text.contains("evicts lock keys") && text.contains("100mb"),
+            "{text}"
+        );
+        let (status, text) = judge_eviction("volatile-ttl", Some(1 << 30));
+        assert_eq!(status, Status::Fail);
+        assert!(text.contains("every lock key has one"), "{text}");
+        assert_eq!(judge_eviction("volatile-lru", Some(0)).0, Status::Warn);
+        assert_eq!(judge_eviction("allkeys-random", None).0, Status::Fail);
+    }
+
+    #[test]
+    fn clock_and_round_trip_thresholds() {
+        assert_eq!(judge_clock(0, 0).0, Status::Ok);
+        assert!(judge_clock(3, 5).1.contains("agrees"));
+        assert_eq!(judge_clock(1_000, 0).0, Status::Ok);
+        let (status, text) = judge_clock(-1_500, 1);
+        assert_eq!(status, Status::Warn);
+        assert!(text.contains("1.500s ahead of"), "{text}");
+        assert_eq!(judge_clock(30_001, 0).0, Status::Fail);
+        assert!(judge_clock(45_000, 2).1.contains("behind"));
+        let ms = Duration::from_millis;
+        assert_eq!(judge_round_trip(ms(50), ms(80)).0, Status::Ok);
+        assert_eq!(judge_round_trip(ms(51), ms(80)).0, Status::Warn);
+        assert_eq!(judge_round_trip(ms(3_001), ms(4_000)).0, Status::Fail);
     }
 
     #[test]

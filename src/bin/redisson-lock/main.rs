@@ -1,4 +1,5 @@
-//! `redisson-lock`: inspect, list, hold, force-unlock and watch Redisson-compatible locks.
+//! `redisson-lock`: inspect, list, hold, force-unlock and watch Redisson-compatible locks, and
+//! check a deployment (`doctor`).
 //!
 //! Exit codes: 0 success, 1 error (one line on stderr) or a failed `doctor` check, 2 `hold --wait`
 //! did not acquire in time, 130 interrupted (Ctrl-C) while waiting to acquire.
@@ -16,8 +17,9 @@ use clap::{Args, Parser, Subcommand};
 use redisson_lock::inspect::{self, LockInfo, LockKind};
 use redisson_lock::{Client, Config, Error};
 
-/// Inspect, list, hold, force-unlock and watch distributed locks, and check a deployment, that are wire-compatible with
-/// Java's Redisson (RLock, RReadWriteLock, RFairLock, RFencedLock).
+/// Inspect, list, hold, force-unlock and watch distributed locks that are wire-compatible with
+/// Java's Redisson (RLock, RReadWriteLock, RFairLock, RFencedLock), and check that a deployment
+/// keeps them safe.
 #[derive(Parser, Debug)]
 #[command(name = "redisson-lock", version, about, long_about = None)]
 struct Cli {
