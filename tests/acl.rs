@@ -24,7 +24,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 /// The crate's minimal command rules (README "Deployment checklist"), standalone / classic
-/// pub/sub. A cluster with sharded pub/sub adds `+spublish +ssubscribe +sunsubscribe`.
+/// pub/sub. A cluster with sharded pub/sub adds `+spublish +ssubscribe +sunsubscribe
+/// +pubsub|shardnumsub` (not tested here: the tests run one standalone server).
 const CRATE_COMMANDS: &str = "-@all +evalsha +script|load +publish +subscribe +unsubscribe \
      +hincrby +hexists +hget +hset +hdel +hlen +hgetall +hscan +type +pexpire +pttl +exists +del +get \
      +set +incr +rpush +lindex +lpop +lrange +lrem +zadd +zincrby +zrange +zrem +zscore";
@@ -596,7 +597,7 @@ async fn redisson_works_as_the_same_user() {
     waiting(&rust, 1, "rust waiter", &mut waiter).await.unwrap();
     tokio::time::sleep(WATCHDOG * 2).await;
     assert_eq!(
-        j.call("w1", &format!("isLocked {name}")).await,
+        j.call("w1", &format!("isHeldByThread {name}")).await,
         true,
         "Redisson's watchdog renewed the lock as {USER}"
     );
@@ -605,8 +606,8 @@ async fn redisson_works_as_the_same_user() {
         .await
         .unwrap();
 
-    // a Java waiter woken by the Rust unlock: Redisson waits on the channel for up to the TTL
-    // (30 s here would be the Rust watchdog's lease 1.5 s..., so take a long lease instead)
+    // a Java waiter woken by the Rust unlock: Redisson waits for the unlock message or the
+    // holder's TTL, so with a 60 s lease a wake-up within WAKE_LIMIT came from the message
     g.unlock().await.unwrap();
     let g = rust
         .lock(name)
