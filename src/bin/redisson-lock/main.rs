@@ -1,8 +1,10 @@
-//! `redisson-lock`: inspect, list, hold, force-unlock and watch Redisson-compatible locks.
+//! `redisson-lock`: inspect, list, hold, force-unlock and watch Redisson-compatible locks, and
+//! check a deployment (`doctor`).
 //!
-//! Exit codes: 0 success, 1 error (one line on stderr), 2 `hold --wait` did not acquire in time,
-//! 130 interrupted (Ctrl-C) while waiting to acquire.
+//! Exit codes: 0 success, 1 error (one line on stderr) or a failed `doctor` check, 2 `hold --wait`
+//! did not acquire in time, 130 interrupted (Ctrl-C) while waiting to acquire.
 
+mod doctor;
 mod hold;
 mod render;
 mod watch;
@@ -16,7 +18,8 @@ use redisson_lock::inspect::{self, LockInfo, LockKind};
 use redisson_lock::{Client, Config, Error};
 
 /// Inspect, list, hold, force-unlock and watch distributed locks that are wire-compatible with
-/// Java's Redisson (RLock, RReadWriteLock, RFairLock, RFencedLock).
+/// Java's Redisson (RLock, RReadWriteLock, RFairLock, RFencedLock), and check that a deployment
+/// keeps them safe.
 #[derive(Parser, Debug)]
 #[command(name = "redisson-lock", version, about, long_about = None)]
 struct Cli {
@@ -68,6 +71,17 @@ enum Command {
         #[arg(long, value_name = "DUR", default_value = "500ms", value_parser = parse_duration)]
         interval: Duration,
     },
+    /// Check the deployment for what makes locks unsafe (eviction, persistence, replicas,
+    /// cluster, version, latency, clock, ACL), one line per check; exit 1 when a check fails
+    Doctor {
+        /// A lock name whose keys and channels the ACL check uses (take one your services use)
+        #[arg(long, value_name = "NAME", default_value = "lock:doctor")]
+        name: String,
+        /// Check this ACL user's permissions (with ACL DRYRUN, as an admin) instead of the
+        /// connected user's
+        #[arg(long, value_name = "USER")]
+        acl_user: Option<String>,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -116,6 +130,8 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
 /// What a command ends with.
 pub(crate) enum Outcome {
     Done,
+    /// `doctor` found a failing check.
+    Unsafe,
     NotAcquired,
     Interrupted,
 }
@@ -154,7 +170,7 @@ fn describe(e: &Error) -> String {
     }
 }
 
-fn one_line(s: &str) -> String {
+pub(crate) fn one_line(s: &str) -> String {
     s.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
@@ -206,6 +222,7 @@ fn main() -> ExitCode {
     runtime.shutdown_timeout(Duration::from_millis(200));
     match result {
         Ok(Outcome::Done) => ExitCode::SUCCESS,
+        Ok(Outcome::Unsafe) => ExitCode::from(1),
         Ok(Outcome::NotAcquired) => ExitCode::from(2),
         Ok(Outcome::Interrupted) => ExitCode::from(130),
         Err(Failure(msg)) => {
@@ -215,7 +232,8 @@ fn main() -> ExitCode {
     }
 }
 
-async fn connect(url: &str) -> Result<Client, Failure> {
+/// Rejects what is not a redis URL before redis-rs gets to guess.
+pub(crate) fn check_scheme(url: &str) -> Result<(), Failure> {
     let scheme = url.split_once("://").map(|(s, _)| s);
     match scheme {
         Some("redis" | "rediss" | "valkey" | "valkeys" | "redis+unix" | "valkey+unix" | "unix") => {}
@@ -232,6 +250,11 @@ async fn connect(url: &str) -> Result<Client, Failure> {
             )))
         }
     }
+    Ok(())
+}
+
+async fn connect(url: &str) -> Result<Client, Failure> {
+    check_scheme(url)?;
     let config = Config::default().connect_timeout(Duration::from_secs(5));
     Client::builder()
         .url(url)
@@ -245,7 +268,7 @@ async fn connect(url: &str) -> Result<Client, Failure> {
 }
 
 /// Hides a password in a URL.
-fn redact(url: &str) -> String {
+pub(crate) fn redact(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
         (Some(s), Some(at)) if at > s => format!("{}://***@{}", &url[..s], &url[at + 1..]),
         _ => url.to_owned(),
@@ -284,6 +307,9 @@ async fn run(cli: Cli) -> Result<Outcome, Failure> {
         Command::Watch { name, interval } => {
             let client = connect(&cli.url).await?;
             watch::watch(&client, &cli.url, &out, &name, interval).await
+        }
+        Command::Doctor { name, acl_user } => {
+            doctor::doctor(&cli.url, &out, doctor::DoctorArgs { name, acl_user }).await
         }
     }
 }

@@ -1,0 +1,666 @@
+//! The crate (and real Redisson) as a Redis ACL user with the minimal rule set of the README's
+//! "Deployment checklist": every lock kind, watchdog renewal, force unlock and waiters woken by
+//! pub/sub, with `ACL LOG` empty afterwards (no command was denied, not even one whose failure the
+//! client swallows).
+//!
+//! * `crate_works_as_a_minimal_acl_user`: the rule set with `~*` / `&*`.
+//! * `crate_works_with_key_patterns_narrowed_to_a_prefix`: the keys and channels narrowed to the
+//!   lock-name prefix `acl:` and Redisson's derived namespaces; a lock outside the prefix is denied.
+//! * `every_rule_is_needed` (`#[ignore]`d, slow): removes each rule in turn and shows what breaks.
+//! * `redisson_works_as_the_same_user`: a Java worker (the compat-tests harness jar, real Redisson
+//!   4.7.0) locks and unlocks as the restricted user, waking a Rust waiter and woken by one. The
+//!   jar is `$REDISSON_HARNESS_JAR` (`scripts/test` sets it); without it (or a JDK) the test is
+//!   skipped loudly, and with `CI=true` that is a failure.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::{eventually, RedisServer};
+use redisson_lock::{Client, Config, Error};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+/// The crate's minimal command rules (README "Deployment checklist"), standalone / classic
+/// pub/sub. A cluster with sharded pub/sub adds `+spublish +ssubscribe +sunsubscribe
+/// +pubsub|shardnumsub` (not tested here: the tests run one standalone server).
+const CRATE_COMMANDS: &str = "-@all +evalsha +script|load +publish +subscribe +unsubscribe \
+     +hincrby +hexists +hget +hset +hdel +hlen +hgetall +hscan +type +pexpire +pttl +exists +del +get \
+     +set +incr +rpush +lindex +lpop +lrange +lrem +zadd +zincrby +zrange +zrem +zscore";
+
+/// What Redisson (4.7.0, single server) needs on top of `CRATE_COMMANDS` and the lock keys:
+/// `PING` (every new connection is pinged; denied, Redisson cannot start), `EVAL` (at start-up it
+/// probes `EVAL "redis.call('get', KEYS[1]) redis.call('get', KEYS[2])" 2 test1 test2`; denied,
+/// Redisson goes on, but ACL LOG records it, which this test does not accept), and so,
+/// when the key patterns are narrowed, the keys `test1` and `test2` (`~`, not `%R~`: EVAL's
+/// declared keys need read and write permission, although that script only reads them).
+const REDISSON_EXTRA: &str = "+ping +eval ~test1 ~test2";
+
+/// Keys and channels narrowed to lock names starting with `acl:` (names without `{`).
+const NARROW_PATTERNS: &str = "~acl:* ~redisson_lock__channel:{acl:* ~redisson_rwlock:{acl:* \
+     ~redisson_unlock_latch:{acl:* ~redisson_lock_queue:{acl:* ~redisson_lock_timeout:{acl:* \
+     ~redisson_lock_token:{acl:* ~{acl:*} ~{acl:*}:*:rwlock_timeout* \
+     &redisson_lock__channel:{acl:* &redisson_rwlock:{acl:*";
+
+const USER: &str = "locker";
+const PASSWORD: &str = "locker-secret";
+
+/// How long a waiter may take to be woken by an unlock message: far below the poll interval.
+const WAKE_LIMIT: Duration = Duration::from_secs(5);
+/// Waiters re-poll this rarely, so a wake-up within `WAKE_LIMIT` came through pub/sub.
+const POLL: Duration = Duration::from_secs(60);
+/// Short, so the watchdog renews (every third of it) during the test.
+const WATCHDOG: Duration = Duration::from_millis(1500);
+
+/// (Re)defines the user with exactly `rules` (after a reset).
+async fn set_user(admin: &mut redis::aio::MultiplexedConnection, rules: &str) {
+    let mut cmd = redis::cmd("ACL");
+    cmd.arg("SETUSER")
+        .arg(USER)
+        .arg("reset")
+        .arg("on")
+        .arg(format!(">{PASSWORD}"));
+    for r in rules.split_whitespace() {
+        cmd.arg(r);
+    }
+    let () = cmd
+        .query_async(admin)
+        .await
+        .unwrap_or_else(|e| panic!("ACL SETUSER {USER} {rules}: {e}"));
+}
+
+fn user_url(s: &RedisServer) -> String {
+    format!("redis://{USER}:{PASSWORD}@127.0.0.1:{}/", s.port)
+}
+
+/// `ACL LOG` entries (denials) as `reason object (username)` lines, and resets the log.
+async fn acl_log(admin: &mut redis::aio::MultiplexedConnection) -> Vec<String> {
+    let entries: Vec<redis::Value> = redis::cmd("ACL")
+        .arg("LOG")
+        .query_async(admin)
+        .await
+        .expect("ACL LOG");
+    let mut out = Vec::new();
+    for e in entries {
+        let map: std::collections::HashMap<String, redis::Value> =
+            redis::from_redis_value(e).expect("ACL LOG entry");
+        let text = |k: &str| {
+            map.get(k)
+                .and_then(|v| redis::from_redis_value_ref::<String>(v).ok())
+                .unwrap_or_default()
+        };
+        let info = text("client-info");
+        let cmd = info
+            .split_whitespace()
+            .find_map(|kv| kv.strip_prefix("cmd="))
+            .unwrap_or("?")
+            .to_owned();
+        out.push(format!(
+            "{} {} (user {}, context {}, command {cmd})",
+            text("reason"),
+            text("object"),
+            text("username"),
+            text("context")
+        ));
+    }
+    let () = redis::cmd("ACL")
+        .arg("LOG")
+        .arg("RESET")
+        .query_async(admin)
+        .await
+        .expect("ACL LOG RESET");
+    out
+}
+
+async fn user_client(s: &RedisServer) -> Result<Client, String> {
+    let config = Config::default()
+        .lock_watchdog_timeout(WATCHDOG)
+        .poll_interval(POLL)
+        .retry_attempts(0)
+        .command_timeout(Duration::from_secs(5));
+    Client::builder()
+        .url(user_url(s))
+        .config(config)
+        .build()
+        .await
+        .map_err(|e| format!("connect as {USER}: {e}"))
+}
+
+fn step<T>(what: &str, r: Result<T, Error>) -> Result<T, String> {
+    r.map_err(|e| format!("{what}: {e}"))
+}
+
+/// Runs `fut` (a waiter) to completion within `WAKE_LIMIT` after `release` ran.
+async fn woken<T>(
+    what: &str,
+    task: tokio::task::JoinHandle<Result<T, Error>>,
+    released_at: Instant,
+) -> Result<T, String> {
+    let r = tokio::time::timeout(WAKE_LIMIT, task)
+        .await
+        .map_err(|_| {
+            format!("{what}: not woken within {WAKE_LIMIT:?} of the unlock (poll interval {POLL:?})")
+        })?
+        .map_err(|e| format!("{what}: task failed: {e}"))?;
+    let v = step(what, r)?;
+    let took = released_at.elapsed();
+    if took >= WAKE_LIMIT {
+        return Err(format!("{what}: woken only after {took:?}"));
+    }
+    Ok(v)
+}
+
+/// Waits until `client` has `n` waiters registered (subscribed, or queued) on its pub/sub;
+/// Err with the waiter's own result when it ended instead.
+async fn waiting<T>(
+    client: &Client,
+    n: usize,
+    what: &str,
+    task: &mut tokio::task::JoinHandle<Result<T, Error>>,
+) -> Result<(), String> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while client.stats().waiters < n {
+        if task.is_finished() {
+            return match task.await {
+                Ok(Err(e)) => Err(format!("{what}: {e}")),
+                Ok(Ok(_)) => Err(format!("{what}: acquired a lock that is held")),
+                Err(e) => Err(format!("{what}: task failed: {e}")),
+            };
+        }
+        if Instant::now() > deadline {
+            return Err(format!("{what}: the waiter did not start waiting"));
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    Ok(())
+}
+
+/// `exercise`, failing the test with the ACL LOG when it fails.
+async fn exercise_ok(s: &RedisServer, admin: &mut redis::aio::MultiplexedConnection, prefix: &str) {
+    if let Err(e) = exercise(s, prefix).await {
+        panic!("{e}\nACL LOG: {:#?}", acl_log(admin).await);
+    }
+}
+
+/// Every lock kind as the user, names under `prefix`. Err names the first step that failed.
+async fn exercise(s: &RedisServer, prefix: &str) -> Result<(), String> {
+    let a = user_client(s).await?;
+    let b = user_client(s).await?;
+    let n = |x: &str| format!("{prefix}{x}");
+
+    // RLock, watchdog renewal, a waiter woken by the unlock message
+    let held = step("lock", a.lock(&n("lock")).unwrap().lock().await)?;
+    let lock_b = b.lock(&n("lock")).unwrap();
+    let mut waiter = tokio::spawn(async move { lock_b.lock().await });
+    waiting(&b, 1, "lock waiter", &mut waiter).await?;
+    // longer than the lease: only renewals keep the lock
+    tokio::time::sleep(WATCHDOG * 2).await;
+    if !held.is_held() || !step("is_locked", a.lock(&n("lock")).unwrap().is_locked().await)? {
+        return Err("watchdog: the lock was not renewed".into());
+    }
+    step(
+        "hold_count",
+        a.lock(&n("lock"))
+            .unwrap()
+            .with_owner(held.owner())
+            .hold_count()
+            .await,
+    )?;
+    step(
+        "remain_time_to_live",
+        a.lock(&n("lock")).unwrap().remain_time_to_live().await,
+    )?;
+    step("unlock", held.unlock().await)?;
+    let g = woken("lock waiter", waiter, Instant::now()).await?;
+    step("unlock (b)", g.unlock().await)?;
+
+    // read-write lock: a reader woken by the write unlock, then two readers
+    let rw_a = a.read_write_lock(&n("rw")).unwrap();
+    let w = step("write lock", rw_a.write_lock().lock().await)?;
+    let rw_b = b.read_write_lock(&n("rw")).unwrap();
+    let read_b = rw_b.read_lock();
+    let mut reader = tokio::spawn(async move { read_b.lock().await });
+    waiting(&b, 1, "read waiter", &mut reader).await?;
+    step("write unlock", w.unlock().await)?;
+    let r1 = woken("read waiter", reader, Instant::now()).await?;
+    let r2 = step("second read lock", rw_a.read_lock().lock().await)?;
+    tokio::time::sleep(WATCHDOG).await; // a read-lock renewal
+    step("read unlock", r1.unlock().await)?;
+    step("read unlock (2)", r2.unlock().await)?;
+    step("write is_locked", rw_a.write_lock().is_locked().await)?;
+
+    // fair lock: waiters queue up; one gives up with another behind it (its deadline moves
+    // up), the head takes the lock (the others' deadlines move up), and the next one is woken
+    // through its own channel
+    let f = step("fair lock", a.fair_lock(&n("fair")).unwrap().lock().await)?;
+    let fair_b = b.fair_lock(&n("fair")).unwrap();
+    let mut head = tokio::spawn(async move { fair_b.lock().await });
+    waiting(&b, 1, "fair head waiter", &mut head).await?;
+    let fair_quitter = a.fair_lock(&n("fair")).unwrap();
+    let mut quitter = tokio::spawn(async move { fair_quitter.try_lock_for(Duration::from_secs(1)).await });
+    waiting(&a, 1, "fair waiter that gives up", &mut quitter).await?;
+    let fair_next = b.fair_lock(&n("fair")).unwrap();
+    let mut next = tokio::spawn(async move { fair_next.try_lock_for(Duration::from_secs(30)).await });
+    waiting(&b, 2, "second fair waiter", &mut next).await?;
+    let gave_up = tokio::time::timeout(Duration::from_secs(20), quitter)
+        .await
+        .map_err(|_| "fair try_lock_for did not return".to_owned())?
+        .map_err(|e| format!("fair try_lock_for: {e}"))?;
+    if step("fair try_lock_for", gave_up)?.is_some() {
+        return Err("fair try_lock_for got a held lock".into());
+    }
+    step("fair unlock", f.unlock().await)?;
+    let fg = woken("fair head waiter", head, Instant::now()).await?;
+    step("fair unlock (head)", fg.unlock().await)?;
+    match woken("second fair waiter", next, Instant::now()).await? {
+        Some(g) => step("fair unlock (second)", g.unlock().await)?,
+        None => return Err("the second fair waiter did not get the lock".into()),
+    };
+    let nrf = step(
+        "non-reentrant fair lock",
+        a.non_reentrant_fair_lock(&n("nrfair")).unwrap().lock().await,
+    )?;
+    step("non-reentrant fair unlock", nrf.unlock().await)?;
+
+    // fenced lock: tokens grow
+    let f1 = step("fenced lock", a.fenced_lock(&n("fenced")).unwrap().lock().await)?;
+    let t1 = f1.token();
+    step("fenced unlock", f1.unlock().await)?;
+    let f2 = step(
+        "fenced lock (b)",
+        b.fenced_lock(&n("fenced")).unwrap().lock().await,
+    )?;
+    if f2.token() <= t1 {
+        return Err(format!("fenced tokens did not grow: {t1} then {}", f2.token()));
+    }
+    step("fenced unlock (b)", f2.unlock().await)?;
+
+    // spin lock (waits by polling, releases without a message)
+    let sp = step("spin lock", a.spin_lock(&n("spin")).unwrap().lock().await)?;
+    let spin_b = b.spin_lock(&n("spin")).unwrap();
+    let spinner = tokio::spawn(async move { spin_b.try_lock_for(Duration::from_secs(20)).await });
+    step("spin unlock", sp.unlock().await)?;
+    let got = tokio::time::timeout(Duration::from_secs(20), spinner)
+        .await
+        .map_err(|_| "spin waiter: timed out".to_owned())?
+        .map_err(|e| format!("spin waiter: {e}"))?;
+    match step("spin waiter", got)? {
+        Some(g) => step("spin unlock (b)", g.unlock().await)?,
+        None => return Err("spin waiter did not get the lock".into()),
+    };
+
+    // non-reentrant lock
+    let nr = step(
+        "non-reentrant lock",
+        a.non_reentrant_lock(&n("nr")).unwrap().lock().await,
+    )?;
+    step("non-reentrant unlock", nr.unlock().await)?;
+
+    // multi-lock over three names
+    let names = [n("m1"), n("m2"), n("m3")];
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let m = step("multi lock", a.multi_lock(&refs).unwrap().lock().await)?;
+    step("multi unlock", m.unlock().await)?;
+
+    // force unlock of a read lock with more readers than the shape check reads at once
+    let many = a.read_write_lock(&n("many")).unwrap();
+    let mut readers = Vec::new();
+    for owner in 1..=130u64 {
+        let r = many
+            .read_lock()
+            .with_owner(owner)
+            .lock_with_lease(Duration::from_secs(60))
+            .await;
+        readers.push(step("one of 130 read locks", r)?);
+    }
+    if !step(
+        "read force_unlock (130 readers)",
+        b.read_write_lock(&n("many"))
+            .unwrap()
+            .read_lock()
+            .force_unlock()
+            .await,
+    )? {
+        return Err("read force_unlock found nothing to unlock".into());
+    }
+    drop(readers);
+
+    // force unlock of a lock another client holds
+    let victim = step("lock to force", a.lock(&n("forced")).unwrap().lock().await)?;
+    if !step("force_unlock", b.lock(&n("forced")).unwrap().force_unlock().await)? {
+        return Err("force_unlock found nothing to unlock".into());
+    }
+    drop(victim);
+    let rwv = step("write lock to force", rw_a.write_lock().lock().await)?;
+    step("write force_unlock", rw_b.write_lock().force_unlock().await)?;
+    drop(rwv);
+    let fv = step(
+        "fair lock to force",
+        a.fair_lock(&n("fair")).unwrap().lock().await,
+    )?;
+    step(
+        "fair force_unlock",
+        b.fair_lock(&n("fair")).unwrap().force_unlock().await,
+    )?;
+    drop(fv);
+
+    step("shutdown a", a.shutdown().await)?;
+    step("shutdown b", b.shutdown().await)?;
+    Ok(())
+}
+
+async fn start() -> (RedisServer, redis::aio::MultiplexedConnection) {
+    let s = RedisServer::start();
+    let admin = s.conn().await;
+    (s, admin)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crate_works_as_a_minimal_acl_user() {
+    let (s, mut admin) = start().await;
+    set_user(&mut admin, &format!("~* &* {CRATE_COMMANDS}")).await;
+    acl_log(&mut admin).await;
+    let started = Instant::now();
+    exercise_ok(&s, &mut admin, "acl:").await;
+    let log = acl_log(&mut admin).await;
+    assert!(log.is_empty(), "denied while running every lock kind: {log:#?}");
+    eprintln!(
+        "every lock kind as `{USER}` ({CRATE_COMMANDS}): ok in {:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crate_works_with_key_patterns_narrowed_to_a_prefix() {
+    let (s, mut admin) = start().await;
+    set_user(
+        &mut admin,
+        &format!("resetchannels {NARROW_PATTERNS} {CRATE_COMMANDS}"),
+    )
+    .await;
+    acl_log(&mut admin).await;
+    exercise_ok(&s, &mut admin, "acl:").await;
+    let log = acl_log(&mut admin).await;
+    assert!(log.is_empty(), "denied while running every lock kind: {log:#?}");
+
+    // the narrowing is real: a lock outside the prefix is refused
+    let c = user_client(&s).await.unwrap();
+    let err = c
+        .lock("other:lock")
+        .unwrap()
+        .try_lock()
+        .await
+        .expect_err("a lock outside the prefix is denied");
+    assert!(
+        err.to_string().contains("NOPERM") || err.to_string().contains("permission"),
+        "{err}"
+    );
+    let log = acl_log(&mut admin).await;
+    assert!(!log.is_empty(), "the denial is in ACL LOG");
+}
+
+/// Takes each rule of `CRATE_COMMANDS` away in turn: the exercise must fail or be denied
+/// something (ACL LOG). Slow (one full exercise per rule): `cargo test --test acl -- --ignored`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore]
+async fn every_rule_is_needed() {
+    let (s, mut admin) = start().await;
+    let rules: Vec<&str> = CRATE_COMMANDS
+        .split_whitespace()
+        .filter(|r| *r != "-@all")
+        .collect();
+    let mut unneeded = Vec::new();
+    for (i, rule) in rules.iter().enumerate() {
+        let rest: Vec<&str> = rules
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(_, r)| *r)
+            .collect();
+        set_user(&mut admin, &format!("~* &* -@all {}", rest.join(" "))).await;
+        acl_log(&mut admin).await;
+        let r = tokio::time::timeout(Duration::from_secs(60), exercise(&s, &format!("acl{i}:"))).await;
+        let log = acl_log(&mut admin).await;
+        let outcome = match r {
+            Ok(Ok(())) => "ran".to_owned(),
+            Ok(Err(e)) => format!("failed: {e}"),
+            Err(_) => "hung (1 min)".to_owned(),
+        };
+        let denied: Vec<&String> = log.iter().take(2).collect();
+        eprintln!(
+            "without {rule}: {outcome}; ACL LOG {} entries {denied:?}",
+            log.len()
+        );
+        if outcome == "ran" && log.is_empty() {
+            unneeded.push(*rule);
+        }
+        // kill what a failed run left behind (its clients are dropped; keys expire)
+        let () = redis::cmd("FLUSHALL").query_async(&mut admin).await.unwrap();
+    }
+    assert!(unneeded.is_empty(), "rules nothing needed: {unneeded:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Java Redisson as the same user
+
+const JAVA_REDISSON: &str = "4.7.0";
+const JAVA_JAR_VAR: &str = "REDISSON_HARNESS_JAR";
+
+fn ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+/// The harness jar `$REDISSON_HARNESS_JAR` (`scripts/test` builds and exports it; by hand:
+/// `compat-tests/build-harness.sh 4.7.0` prints its path) and a JDK; Err says why not.
+fn harness_jar() -> Result<(String, PathBuf), String> {
+    let Some(jar) = std::env::var_os(JAVA_JAR_VAR).filter(|v| !v.is_empty()) else {
+        return Err(format!(
+            "`{JAVA_JAR_VAR}` is not set (build it with `compat-tests/build-harness.sh {JAVA_REDISSON}`, which prints its path)"
+        ));
+    };
+    let jar = PathBuf::from(jar);
+    assert!(jar.is_file(), "{JAVA_JAR_VAR}={} is not a file", jar.display());
+    let java = std::env::var("JAVA").unwrap_or_else(|_| "java".to_owned());
+    let found = std::process::Command::new(&java)
+        .arg("-version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !found {
+        return Err(format!("no JDK: `{java} -version` did not run"));
+    }
+    Ok((java, jar))
+}
+
+/// The JVM harness (line protocol of compat-tests/README.md), killed on drop.
+struct Java {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+    seq: u64,
+    early: std::collections::BTreeMap<u64, serde_json::Value>,
+}
+
+impl Java {
+    async fn start(java: &str, jar: &Path, url: &str) -> Java {
+        let mut child = Command::new(java)
+            .arg("-jar")
+            .arg(jar)
+            .args(["--url", url, "--watchdog-ms", &WATCHDOG.as_millis().to_string()])
+            .args(["--exit-grace-ms", "2000"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start the harness JVM");
+        let stdin = child.stdin.take().expect("piped stdin");
+        let lines = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
+        let mut j = Java {
+            child,
+            stdin,
+            lines,
+            seq: 0,
+            early: Default::default(),
+        };
+        let ready = j.line(Duration::from_secs(60)).await;
+        assert_eq!(
+            ready["event"], "ready",
+            "the harness did not start as {USER}: {ready}"
+        );
+        j
+    }
+
+    async fn line(&mut self, limit: Duration) -> serde_json::Value {
+        let l = tokio::time::timeout(limit, self.lines.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("no line from the harness within {limit:?}"))
+            .expect("read the harness' stdout")
+            .expect("the harness closed its stdout");
+        serde_json::from_str(&l).unwrap_or_else(|e| panic!("bad harness line {l:?}: {e}"))
+    }
+
+    async fn send(&mut self, worker: &str, cmd: &str) -> u64 {
+        self.seq += 1;
+        let line = format!("{} {worker} {cmd}\n", self.seq);
+        self.stdin
+            .write_all(line.as_bytes())
+            .await
+            .expect("write to the harness");
+        self.stdin.flush().await.expect("flush");
+        self.seq
+    }
+
+    /// The result of `seq`; panics on a Java exception.
+    async fn result(&mut self, seq: u64, limit: Duration) -> serde_json::Value {
+        let deadline = Instant::now() + limit;
+        let v = loop {
+            if let Some(v) = self.early.remove(&seq) {
+                break v;
+            }
+            let v = self
+                .line(deadline.saturating_duration_since(Instant::now()))
+                .await;
+            match v["seq"].as_u64() {
+                Some(s) if s == seq => break v,
+                Some(s) => {
+                    self.early.insert(s, v);
+                }
+                None => panic!("harness line without seq: {v}"),
+            }
+        };
+        assert_eq!(v["ok"], true, "java command {seq} failed as {USER}: {v}");
+        v["result"].clone()
+    }
+
+    async fn call(&mut self, worker: &str, cmd: &str) -> serde_json::Value {
+        let seq = self.send(worker, cmd).await;
+        self.result(seq, Duration::from_secs(30)).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redisson_works_as_the_same_user() {
+    let (java, jar) = match harness_jar() {
+        Ok(j) => j,
+        Err(why) if ci() => {
+            panic!("CI=true: the Java part (real Redisson as an ACL user) is required: {why}")
+        }
+        Err(why) => {
+            eprintln!(
+                "SKIPPED redisson_works_as_the_same_user: {why} (set {JAVA_JAR_VAR}, or CI=true to fail)"
+            );
+            return;
+        }
+    };
+    let (s, mut admin) = start().await;
+    // the narrowed keys and channels: Redisson's keys for `acl:*` locks are the same ones
+    set_user(
+        &mut admin,
+        &format!("resetchannels {NARROW_PATTERNS} {CRATE_COMMANDS} {REDISSON_EXTRA}"),
+    )
+    .await;
+    acl_log(&mut admin).await;
+    // Redisson reads user and password from the URL (no harness option needed)
+    let mut j = Java::start(&java, &jar, &user_url(&s)).await;
+    let rust = user_client(&s).await.unwrap();
+    let name = "acl:java";
+
+    // Java holds (renewed by Redisson's watchdog past its 1.5 s lease), a Rust waiter is woken by
+    // Java's unlock message
+    j.call("w1", &format!("lock {name}")).await;
+    let lock = rust.lock(name).unwrap();
+    let mut waiter = tokio::spawn(async move { lock.lock().await });
+    waiting(&rust, 1, "rust waiter", &mut waiter).await.unwrap();
+    tokio::time::sleep(WATCHDOG * 2).await;
+    assert_eq!(
+        j.call("w1", &format!("isHeldByThread {name}")).await,
+        true,
+        "Redisson's watchdog renewed the lock as {USER}"
+    );
+    j.call("w1", &format!("unlock {name}")).await;
+    let g = woken("rust waiter woken by Java's unlock", waiter, Instant::now())
+        .await
+        .unwrap();
+
+    // a Java waiter woken by the Rust unlock: Redisson waits for the unlock message or the
+    // holder's TTL, so with a 60 s lease a wake-up within WAKE_LIMIT came from the message
+    g.unlock().await.unwrap();
+    let g = rust
+        .lock(name)
+        .unwrap()
+        .lock_with_lease(Duration::from_secs(60))
+        .await
+        .unwrap();
+    let seq = j.send("w2", &format!("tryLock {name} 30000")).await;
+    let channel = format!("redisson_lock__channel:{{{name}}}");
+    eventually(
+        Duration::from_secs(20),
+        "Java subscribed to the unlock channel",
+        || {
+            let mut admin = admin.clone();
+            let channel = channel.clone();
+            async move {
+                let (_, n): (String, u64) = redis::cmd("PUBSUB")
+                    .arg("NUMSUB")
+                    .arg(&channel)
+                    .query_async(&mut admin)
+                    .await
+                    .unwrap();
+                n >= 1
+            }
+        },
+    )
+    .await;
+    let unlocked_at = Instant::now();
+    g.unlock().await.unwrap();
+    let got = j.result(seq, Duration::from_secs(30)).await;
+    let took = unlocked_at.elapsed();
+    assert_eq!(got, true, "Java's tryLock got the lock");
+    assert!(
+        took < WAKE_LIMIT,
+        "Java woken {took:?} after the Rust unlock (lease 60 s)"
+    );
+    j.call("w2", &format!("unlock {name}")).await;
+
+    // Java's other kinds as the user (fair lock: list/zset commands; read-write; fenced)
+    j.call("w1", "fairLock acl:jfair").await;
+    j.call("w1", "fairUnlock acl:jfair").await;
+    j.call("w1", "readLock acl:jrw").await;
+    j.call("w1", "readUnlock acl:jrw").await;
+    j.call("w1", "writeLock acl:jrw").await;
+    j.call("w1", "writeUnlock acl:jrw").await;
+    let token = j.call("w1", "fencedLockAndGetToken acl:jfenced").await;
+    assert!(token.as_u64().is_some_and(|t| t > 0), "fencing token {token}");
+    j.call("w1", "fencedUnlock acl:jfenced").await;
+
+    let seq = j.send("ctl", "exit").await;
+    let _ = j.result(seq, Duration::from_secs(20)).await;
+    let _ = tokio::time::timeout(Duration::from_secs(20), j.child.wait()).await;
+    rust.shutdown().await.unwrap();
+    let log = acl_log(&mut admin).await;
+    assert!(log.is_empty(), "Redisson was denied: {log:#?}");
+}

@@ -1,0 +1,406 @@
+//! `redisson-lock doctor` against real redis-server processes: a misconfigured server (eviction,
+//! no persistence, an ACL user without EVALSHA), a good one, one with a replica, and an
+//! unreachable URL.
+
+mod common;
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::{eventually, RedisServer};
+use tokio::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_redisson-lock");
+
+/// The crate's minimal command rules (README "Deployment checklist"; tests/acl.rs proves them).
+const CRATE_COMMANDS: &str = "-@all +evalsha +script|load +publish +subscribe +unsubscribe \
+     +hincrby +hexists +hget +hset +hdel +hlen +hgetall +hscan +type +pexpire +pttl +exists +del +get \
+     +set +incr +rpush +lindex +lpop +lrange +lrem +zadd +zincrby +zrange +zrem +zscore";
+
+/// The checks, in output order.
+const CHECKS: [&str; 8] = [
+    "version",
+    "maxmemory-policy",
+    "persistence",
+    "replication",
+    "cluster",
+    "round-trip",
+    "clock",
+    "acl",
+];
+
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    /// The line of check `name` (exactly one).
+    fn line(&self, name: &str) -> &str {
+        let lines: Vec<&str> = self
+            .stdout
+            .lines()
+            .filter(|l| {
+                l.get(6..)
+                    .is_some_and(|rest| rest.starts_with(&format!("{name}: ")))
+            })
+            .collect();
+        assert_eq!(lines.len(), 1, "one `{name}` line expected in:\n{}", self.stdout);
+        lines[0]
+    }
+
+    fn status(&self, name: &str) -> &str {
+        self.line(name)[..4].trim()
+    }
+}
+
+async fn doctor(url: &str, args: &[&str]) -> Run {
+    let child = Command::new(BIN)
+        .arg("--url")
+        .arg(url)
+        .arg("doctor")
+        .args(args)
+        .env_remove("RUST_LOG")
+        .env_remove("REDIS_URL")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("run the redisson-lock binary");
+    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("doctor finishes within 60 s")
+        .expect("wait for doctor");
+    eprintln!(
+        "doctor {args:?} on {url}: exit {:?}\n{}{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+async fn acl_setuser(s: &RedisServer, user: &str, rules: &str) {
+    let mut admin = s.conn().await;
+    let mut cmd = redis::cmd("ACL");
+    cmd.arg("SETUSER").arg(user).arg("reset").arg("on").arg(">pw");
+    for r in rules.split_whitespace() {
+        cmd.arg(r);
+    }
+    let () = cmd.query_async(&mut admin).await.expect("ACL SETUSER");
+}
+
+/// Every check has exactly one line, in order, then the summary.
+fn assert_shape(r: &Run) {
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines.len(), CHECKS.len() + 1, "{}", r.stdout);
+    for (line, name) in lines.iter().zip(CHECKS) {
+        assert!(
+            ["ok    ", "warn  ", "FAIL  "].iter().any(|p| line.starts_with(p)),
+            "status column: {line:?}"
+        );
+        assert!(
+            line[6..].starts_with(&format!("{name}: ")),
+            "{line:?} is not `{name}`"
+        );
+    }
+}
+
+/// (a) Eviction, no persistence and an ACL user without EVALSHA: three FAIL lines, exit 1.
+#[tokio::test]
+async fn misconfigured_server_fails_with_one_line_per_problem() {
+    let s = RedisServer::start_with(&[
+        "--maxmemory",
+        "100mb",
+        "--maxmemory-policy",
+        "allkeys-lru",
+        "--appendonly",
+        "no",
+        "--save",
+        "",
+    ]);
+    // the crate's rules without EVALSHA, plus INFO (no CONFIG: the checks fall back to INFO)
+    let rules = CRATE_COMMANDS.replace(" +evalsha", "");
+    acl_setuser(&s, "app", &format!("~* &* {rules} +info")).await;
+    let url = format!("redis://app:pw@127.0.0.1:{}/", s.port);
+    let r = doctor(&url, &[]).await;
+    assert_eq!(r.code, Some(1), "stdout:\n{}\nstderr:\n{}", r.stdout, r.stderr);
+    assert_shape(&r);
+
+    let eviction = r.line("maxmemory-policy");
+    assert_eq!(r.status("maxmemory-policy"), "FAIL", "{eviction}");
+    assert!(eviction.contains("allkeys-lru evicts lock keys"), "{eviction}");
+    assert!(eviction.contains("100mb"), "{eviction}");
+    assert!(eviction.contains("set maxmemory-policy noeviction"), "{eviction}");
+
+    let persistence = r.line("persistence");
+    assert_eq!(r.status("persistence"), "FAIL", "{persistence}");
+    assert!(persistence.contains("appendonly no"), "{persistence}");
+    assert!(persistence.contains("set appendonly yes"), "{persistence}");
+
+    let acl = r.line("acl");
+    assert_eq!(r.status("acl"), "FAIL", "{acl}");
+    assert!(
+        acl.contains("`app`") && acl.to_lowercase().contains("evalsha"),
+        "{acl}"
+    );
+    // only EVALSHA is missing: nothing else is blamed
+    assert!(!acl.contains("+hset") && !acl.contains("+publish"), "{acl}");
+
+    // the same user checked by the admin with ACL DRYRUN, naming the exact rule
+    let r = doctor(&s.url(), &["--acl-user", "app"]).await;
+    assert_eq!(r.code, Some(1), "{}{}", r.stdout, r.stderr);
+    let acl = r.line("acl");
+    assert!(acl.starts_with("FAIL") && acl.contains("lacks +evalsha"), "{acl}");
+    assert!(acl.contains("ACL DRYRUN"), "{acl}");
+    assert!(!acl.contains("+hset"), "{acl}");
+    // the admin can read CONFIG: the RDB settings are named
+    assert!(r.line("persistence").contains("no RDB snapshots"), "{}", r.stdout);
+
+    // a narrower key pattern: the derived keys outside it are named
+    acl_setuser(&s, "narrow", &format!("~lock:* &* {CRATE_COMMANDS}")).await;
+    let r = doctor(&s.url(), &["--acl-user", "narrow", "--name", "lock:x"]).await;
+    let acl = r.line("acl");
+    let dryrun_acl = acl.to_owned();
+    assert!(acl.starts_with("FAIL"), "{acl}");
+    assert!(acl.contains("key redisson_lock_queue:{lock:x}"), "{acl}");
+    assert!(!acl.contains("lacks"), "no command is missing: {acl}");
+    // the same, found by the user itself (redis.acl_check_cmd, which gives no reason)
+    let r = doctor(
+        &format!("redis://narrow:pw@127.0.0.1:{}/", s.port),
+        &["--name", "lock:x"],
+    )
+    .await;
+    let acl = r.line("acl");
+    assert!(
+        acl.starts_with("FAIL") && acl.contains("redis.acl_check_cmd"),
+        "{acl}"
+    );
+    assert!(
+        acl.contains("key redisson_lock_queue:{lock:x} (EVALSHA RPUSH"),
+        "{acl}"
+    );
+    assert!(!acl.contains("lacks"), "no command is missing: {acl}");
+    // both ways find the same denials
+    let verdict = |l: &str| l.split(" — ").next().unwrap_or_default().to_owned();
+    assert_eq!(verdict(acl), verdict(&dryrun_acl));
+}
+
+/// (b) noeviction, AOF on, the default user: exit 0, no FAIL line.
+#[tokio::test]
+async fn good_server_passes() {
+    let s = RedisServer::start_with(&["--appendonly", "yes", "--maxmemory-policy", "noeviction"]);
+    let r = doctor(&s.url(), &[]).await;
+    assert_eq!(r.code, Some(0), "stdout:\n{}\nstderr:\n{}", r.stdout, r.stderr);
+    assert_shape(&r);
+    assert!(!r.stdout.contains("FAIL"), "{}", r.stdout);
+    assert_eq!(r.status("maxmemory-policy"), "ok");
+    assert!(
+        r.line("persistence")
+            .starts_with("ok    persistence: appendonly yes"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.line("acl").starts_with("ok    acl: user `default`"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.line("version").contains("7.") || r.line("version").contains("6."),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.lines().last().unwrap().starts_with("0 check(s) failed"),
+        "{}",
+        r.stdout
+    );
+
+    // --json: one object per check
+    let r = doctor(&s.url(), &["--json"]).await;
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    let values: Vec<serde_json::Value> = r
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    let names: Vec<&str> = values.iter().filter_map(|v| v["check"].as_str()).collect();
+    assert_eq!(names, CHECKS);
+    assert!(
+        values
+            .iter()
+            .all(|v| v["check"].is_null() || v["status"] != "fail"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(values.last().unwrap()["fail"], 0);
+
+    // an ACL user with exactly the crate's rules is ok, and the checks it cannot read are
+    // warnings that say what could not be checked (exit 0)
+    acl_setuser(&s, "app", &format!("~* &* {CRATE_COMMANDS}")).await;
+    let r = doctor(&format!("redis://app:pw@127.0.0.1:{}/", s.port), &[]).await;
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    assert!(r.line("acl").starts_with("ok    acl: user `app`"), "{}", r.stdout);
+    assert!(r.line("acl").contains("redis.acl_check_cmd"), "{}", r.stdout);
+    let persistence = r.line("persistence");
+    assert!(
+        persistence.starts_with("warn") && persistence.contains("CONFIG GET appendonly denied"),
+        "{persistence}"
+    );
+    assert!(r.line("clock").contains("TIME denied"), "{}", r.stdout);
+}
+
+/// volatile-* with no memory limit is a warning; a replica turns "no AOF" into a warning and
+/// brings the min-replicas-to-write warning.
+#[tokio::test]
+async fn replica_and_volatile_policy_warn() {
+    let master = RedisServer::start_with(&["--maxmemory-policy", "volatile-lru"]);
+    let port = master.port.to_string();
+    let _replica = RedisServer::start_with(&["--replicaof", "127.0.0.1", &port]);
+    let mut admin = master.conn().await;
+    eventually(Duration::from_secs(20), "the replica is connected", || {
+        let mut admin = admin.clone();
+        async move {
+            let info: String = redis::cmd("INFO")
+                .arg("replication")
+                .query_async(&mut admin)
+                .await
+                .unwrap();
+            info.contains("connected_slaves:1")
+        }
+    })
+    .await;
+    let r = doctor(&master.url(), &[]).await;
+    assert_eq!(r.code, Some(0), "only warnings: {}{}", r.stdout, r.stderr);
+    let eviction = r.line("maxmemory-policy");
+    assert!(eviction.starts_with("warn"), "{eviction}");
+    assert!(
+        eviction.contains("every lock key has one") && eviction.contains("maxmemory is 0"),
+        "{eviction}"
+    );
+    let persistence = r.line("persistence");
+    assert!(
+        persistence.starts_with("warn") && persistence.contains("1 replica(s)"),
+        "{persistence}"
+    );
+    let replication = r.line("replication");
+    assert!(
+        replication.starts_with("warn") && replication.contains("min-replicas-to-write 0"),
+        "{replication}"
+    );
+    assert!(replication.contains("WAIT"), "{replication}");
+
+    // with a memory limit, volatile-lru fails; min-replicas-to-write 1 is ok
+    for (k, v) in [("maxmemory", "50mb"), ("min-replicas-to-write", "1")] {
+        let () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg(k)
+            .arg(v)
+            .query_async(&mut admin)
+            .await
+            .unwrap();
+    }
+    let r = doctor(&master.url(), &[]).await;
+    assert_eq!(r.code, Some(1), "{}{}", r.stdout, r.stderr);
+    assert!(r.line("maxmemory-policy").starts_with("FAIL"), "{}", r.stdout);
+    assert!(r.line("replication").starts_with("ok"), "{}", r.stdout);
+}
+
+/// (c) Nothing listens there, or the URL is not one: a clear error and exit 1, no check lines.
+#[tokio::test]
+async fn unreachable_or_malformed_url_is_a_clear_error() {
+    // a port that was free a moment ago: nothing of ours listens on it
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("redis://127.0.0.1:{port}/");
+    let r = doctor(&url, &[]).await;
+    assert_eq!(r.code, Some(1), "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    assert!(
+        r.stderr.starts_with(&format!(
+            "redisson-lock: error: cannot connect to redis://127.0.0.1:{port}/"
+        )),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+
+    let r = doctor("localhost:6379", &[]).await;
+    assert_eq!(r.code, Some(1));
+    assert!(r.stderr.contains("is not a redis URL"), "{}", r.stderr);
+
+    // a wrong password: the error says so, and the password is not printed
+    let s = RedisServer::start();
+    acl_setuser(&s, "app", "~* +@all").await;
+    let r = doctor(&format!("redis://app:wrong-secret@127.0.0.1:{}/", s.port), &[]).await;
+    assert_eq!(r.code, Some(1), "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("cannot connect to redis://***@127.0.0.1"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("wrong-secret"), "{}", r.stderr);
+}
+
+/// A cluster node: slots unassigned fail the cluster check; once one node serves all 16384
+/// slots it is ok, and the ACL check covers sharded pub/sub.
+#[tokio::test]
+async fn cluster_state_is_checked() {
+    let s = RedisServer::start_with(&["--cluster-enabled", "yes", "--appendonly", "yes"]);
+    let r = doctor(&s.url(), &[]).await;
+    assert_eq!(r.code, Some(1), "{}{}", r.stdout, r.stderr);
+    let cluster = r.line("cluster");
+    assert!(cluster.starts_with("FAIL"), "{cluster}");
+    assert!(cluster.contains("0 of 16384 slots assigned"), "{cluster}");
+
+    let mut admin = s.conn().await;
+    let () = redis::cmd("CLUSTER")
+        .arg("ADDSLOTSRANGE")
+        .arg(0)
+        .arg(16383)
+        .query_async(&mut admin)
+        .await
+        .unwrap();
+    eventually(Duration::from_secs(20), "cluster_state ok", || {
+        let mut admin = admin.clone();
+        async move {
+            let info: String = redis::cmd("CLUSTER")
+                .arg("INFO")
+                .query_async(&mut admin)
+                .await
+                .unwrap();
+            info.contains("cluster_state:ok")
+        }
+    })
+    .await;
+    let r = doctor(&s.url(), &[]).await;
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.line("cluster")
+            .contains("all 16384 slots covered by 1 master(s)"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.line("version").contains("sharded pub/sub"), "{}", r.stdout);
+
+    // a user without the sharded pub/sub commands is told to add them
+    acl_setuser(&s, "app", &format!("~* &* {CRATE_COMMANDS}")).await;
+    let r = doctor(&s.url(), &["--acl-user", "app"]).await;
+    let acl = r.line("acl");
+    assert!(
+        acl.starts_with("FAIL")
+            && acl.contains("lacks +pubsub|shardnumsub +ssubscribe +sunsubscribe")
+            && acl.contains("+spublish"),
+        "{acl}"
+    );
+}
