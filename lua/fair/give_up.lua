@@ -17,9 +17,11 @@ if at == nil then
   redis.call('zrem', deadlines, owner)
   return 0
 end
+-- leave the queue first: should a later command be refused (an ACL without ZINCRBY/ZREM), the
+-- waiter is at least out of everyone's way (a script's earlier writes stay)
+redis.call('lrem', queue, 0, owner)
 for i = at + 1, #waiting do
   redis.call('zincrby', deadlines, -wait_ms, waiting[i])
 end
 redis.call('zrem', deadlines, owner)
-redis.call('lrem', queue, 0, owner)
 return 1
