@@ -316,3 +316,50 @@ async fn passwords_for_the_sentinels_and_for_the_master() {
     );
     eprintln!("wrong sentinel password: {err}");
 }
+
+/// A hold the new master does not have (its grant never reached the promoted replica; here the
+/// key is deleted on the new master right after the switch, which a client cannot tell apart):
+/// the watchdog's next renewal on the new master finds the owner gone, `lost()` fires with
+/// `OwnerGone`, and the unlock says `NotHeld` instead of pretending.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hold_missing_on_the_new_master_is_reported_lost() {
+    common::init_tracing();
+    let t = Topology::start().await;
+    let c = t
+        .client(
+            Config::default()
+                .lock_watchdog_timeout(Duration::from_secs(15))
+                .sentinel_scan_interval(Duration::from_millis(200)),
+        )
+        .await;
+    let first = t.master().await.expect("a master").port;
+    let g = c.lock("sentinel:lost").unwrap().lock().await.unwrap();
+    let (promoted, _) = t.failover().await;
+    let new_master = promoted.port;
+    eventually(
+        Duration::from_secs(15),
+        "the client moved to the new master",
+        || async { master_port(&c) == new_master },
+    )
+    .await;
+    t.wait_demoted(first).await;
+    let mut raw = promoted.conn().await;
+    let _: i64 = redis::cmd("DEL")
+        .arg("sentinel:lost")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    let deleted = Instant::now();
+    let reason = tokio::time::timeout(Duration::from_secs(15), g.lost())
+        .await
+        .expect("lost() fires within a renewal period (5 s) plus slack");
+    assert_eq!(reason, redisson_lock::LostReason::OwnerGone);
+    assert!(matches!(g.state(), LeaseState::Lost(_)), "{:?}", g.state());
+    let err = g.unlock().await.unwrap_err();
+    assert!(matches!(err, Error::NotHeld { .. }), "{err}");
+    eprintln!(
+        "a hold missing on the new master was reported lost {:?} after it vanished",
+        deleted.elapsed()
+    );
+    c.shutdown().await.unwrap();
+}
