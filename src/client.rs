@@ -574,21 +574,18 @@ impl ClientBuilder {
             );
         }
 
+        // Redisson checks synced replicas in every mode but single-server
         let sync_mode = match config.replica_sync {
-            crate::ReplicaSync::Auto if matches!(conn, Connection::Sentinel(_)) => {
+            crate::ReplicaSync::Auto if matches!(conn, Connection::Sentinel(_) | Connection::Cluster(_)) => {
                 crate::ReplicaSync::Required
             }
             crate::ReplicaSync::Auto => crate::ReplicaSync::Off,
             other => other,
         };
-        if sync_mode != crate::ReplicaSync::Off && conn.is_cluster() {
-            return Err(Error::InvalidArgument(
-                "ReplicaSync::BestEffort/Required is not supported on cluster connections yet".into(),
-            ));
-        }
         let sync = Arc::new(crate::sync::ReplicaSyncer::new(
             sync_mode,
             config.replica_sync_timeout,
+            conn.is_cluster(),
         ));
         let holds = Arc::new(Holds::new(&config));
         crate::watchdog::start(&holds, conn.clone(), sync.clone(), &config);

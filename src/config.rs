@@ -38,8 +38,10 @@ pub enum PublishMode {
 #[non_exhaustive]
 pub enum ReplicaSync {
     /// What Redisson does by default: [`Required`](Self::Required) on a client built with
-    /// [`ClientBuilder::sentinel`](crate::ClientBuilder::sentinel) (Redisson checks synced
-    /// replicas in every mode but single-server), [`Off`](Self::Off) otherwise.
+    /// [`ClientBuilder::sentinel`](crate::ClientBuilder::sentinel) or on a cluster connection
+    /// (Redisson checks synced replicas in every mode but single-server), [`Off`](Self::Off) on
+    /// a single server or a connection of your own. In a cluster the `WAIT` goes to the master of
+    /// the lock's slot, with that master's replica count.
     #[default]
     Auto,
     /// Never send `WAIT`.

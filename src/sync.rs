@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use redis::{FromRedisValue, ScriptInvocation, Value};
 
+use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, Slot, SlotAddr};
+
 use crate::config::ReplicaSync;
 use crate::conn::Connection;
 use crate::error::{Error, Result};
@@ -39,25 +41,35 @@ pub(crate) enum Synced {
 
 #[derive(Default)]
 struct State {
+    /// The replica count of the master (standalone, sentinel), or the last one read in a cluster.
     replicas: Option<(u32, Instant)>,
-    failures: u32,
-    lagging_until: Option<Instant>,
+    /// In a cluster: per hash slot, the replica count of the slot's master.
+    slot_replicas: std::collections::HashMap<Slot, (u32, Instant)>,
+    /// Unconfirmed `WAIT`s in a row and the end of the backoff, per hash slot in a cluster
+    /// (`None`: the one master otherwise), so a lagging master holds up only its own locks.
+    lag: std::collections::HashMap<Option<Slot>, (u32, Instant)>,
 }
 
 pub(crate) struct ReplicaSyncer {
     mode: ReplicaSync,
     timeout: Duration,
+    cluster: bool,
     state: Mutex<State>,
 }
 
 impl ReplicaSyncer {
     /// `mode` already resolved (never `Auto`).
-    pub(crate) fn new(mode: ReplicaSync, timeout: Duration) -> ReplicaSyncer {
+    pub(crate) fn new(mode: ReplicaSync, timeout: Duration, cluster: bool) -> ReplicaSyncer {
         ReplicaSyncer {
             mode,
             timeout,
+            cluster,
             state: Mutex::new(State::default()),
         }
+    }
+
+    fn lag_key(&self, key: &str) -> Option<Slot> {
+        self.cluster.then(|| Slot::for_key(key.as_bytes()))
     }
 
     pub(crate) fn required(&self) -> bool {
@@ -69,58 +81,101 @@ impl ReplicaSyncer {
         if !self.required() {
             return Ok(());
         }
+        let slot = self.lag_key(key);
         let st = self.state.lock();
-        match st.lagging_until {
-            Some(t) if Instant::now() < t => Err(Error::ReplicasNotSynced {
-                key: key.to_owned(),
-                wanted: st.replicas.map_or(0, |r| r.0),
-            }),
+        match st.lag.get(&slot) {
+            Some((_, until)) if Instant::now() < *until => {
+                let replicas = match slot {
+                    Some(s) => st.slot_replicas.get(&s).map(|r| r.0),
+                    None => st.replicas.map(|r| r.0),
+                };
+                Err(Error::ReplicasNotSynced {
+                    key: key.to_owned(),
+                    wanted: replicas.unwrap_or(0),
+                })
+            }
             _ => Ok(()),
         }
     }
 
-    async fn replicas(&self, conn: &Connection, timeout: Duration) -> u32 {
-        if let Some((n, at)) = self.state.lock().replicas {
-            if at.elapsed() < REPLICAS_FRESH {
-                return n;
+    async fn replicas(&self, conn: &Connection, timeout: Duration, key: &str) -> u32 {
+        let slot = conn.is_cluster().then(|| Slot::for_key(key.as_bytes()));
+        {
+            let st = self.state.lock();
+            let cached = match slot {
+                Some(s) => st.slot_replicas.get(&s).copied(),
+                None => st.replicas,
+            };
+            if let Some((n, at)) = cached {
+                if at.elapsed() < REPLICAS_FRESH {
+                    return n;
+                }
             }
         }
-        let mut c = conn.clone();
         let mut cmd = redis::cmd("INFO");
         cmd.arg("replication");
-        let n = match tokio::time::timeout(timeout, cmd.query_async::<String>(&mut c)).await {
-            Ok(Ok(info)) => info
-                .lines()
-                .find_map(|l| l.strip_prefix("connected_slaves:"))
-                .and_then(|v| v.trim().parse().ok())
-                .unwrap_or(0),
-            // cannot tell: keep the last count (or none)
-            _ => return self.state.lock().replicas.map_or(0, |r| r.0),
+        let reply = match conn {
+            // the master of the key's slot
+            Connection::Cluster(cc) => {
+                let mut c = cc.clone();
+                let route = RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(Route::with_key(
+                    key,
+                    SlotAddr::Master,
+                )));
+                tokio::time::timeout(timeout, c.route_command(cmd, route))
+                    .await
+                    .ok()
+                    .and_then(|r| r.ok())
+                    .and_then(|v| String::from_redis_value(v).ok())
+            }
+            other => {
+                let mut c = other.clone();
+                tokio::time::timeout(timeout, cmd.query_async::<String>(&mut c))
+                    .await
+                    .ok()
+                    .and_then(|r| r.ok())
+            }
         };
-        self.state.lock().replicas = Some((n, Instant::now()));
+        let mut st = self.state.lock();
+        let Some(info) = reply else {
+            // cannot tell: keep the last count (or none)
+            return st.replicas.map_or(0, |r| r.0);
+        };
+        let n = info
+            .lines()
+            .find_map(|l| l.strip_prefix("connected_slaves:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
+        let now = Instant::now();
+        st.replicas = Some((n, now));
+        if let Some(s) = slot {
+            st.slot_replicas.insert(s, (n, now));
+        }
         n
     }
 
-    fn lagging(&self) -> bool {
+    fn lagging(&self, key: &str) -> bool {
+        let slot = self.lag_key(key);
         self.state
             .lock()
-            .lagging_until
-            .is_some_and(|t| Instant::now() < t)
+            .lag
+            .get(&slot)
+            .is_some_and(|(_, until)| Instant::now() < *until)
     }
 
-    fn record(&self, synced: Synced) {
+    fn record(&self, key: &str, synced: Synced) {
+        let slot = self.lag_key(key);
         let mut st = self.state.lock();
         match synced {
             Synced::Unconfirmed { .. } => {
-                st.failures = st.failures.saturating_add(1);
+                let failures = st.lag.get(&slot).map_or(0, |l| l.0).saturating_add(1);
                 let backoff = BACKOFF_MIN
-                    .saturating_mul(1 << st.failures.min(16).saturating_sub(1))
+                    .saturating_mul(1 << failures.min(16).saturating_sub(1))
                     .min(BACKOFF_MAX);
-                st.lagging_until = Some(Instant::now() + backoff);
+                st.lag.insert(slot, (failures, Instant::now() + backoff));
             }
             Synced::Confirmed { .. } => {
-                st.failures = 0;
-                st.lagging_until = None;
+                st.lag.remove(&slot);
             }
             Synced::NotAsked => {}
         }
@@ -134,14 +189,14 @@ impl ReplicaSyncer {
         key: &str,
         inv: &ScriptInvocation<'_>,
     ) -> Result<(T, Synced)> {
-        if self.mode == ReplicaSync::Off || conn.is_cluster() {
+        if self.mode == ReplicaSync::Off {
             return Ok((
                 crate::script::run(conn, timeout, key, inv).await?,
                 Synced::NotAsked,
             ));
         }
-        let wanted = self.replicas(conn, timeout).await;
-        if wanted == 0 || (self.mode == ReplicaSync::BestEffort && self.lagging()) {
+        let wanted = self.replicas(conn, timeout, key).await;
+        if wanted == 0 || (self.mode == ReplicaSync::BestEffort && self.lagging(key)) {
             return Ok((
                 crate::script::run(conn, timeout, key, inv).await?,
                 Synced::NotAsked,
@@ -158,8 +213,7 @@ impl ReplicaSyncer {
         let budget = timeout.saturating_add(self.timeout);
         let mut loaded = false;
         loop {
-            let mut c = conn.clone();
-            let replies: Vec<Value> = match tokio::time::timeout(budget, pipe.query_async(&mut c)).await {
+            let replies: Vec<Value> = match tokio::time::timeout(budget, send(conn, key, &pipe)).await {
                 Ok(Ok(v)) => v,
                 Ok(Err(e)) => return Err(Error::from_redis(key, e)),
                 Err(_) => return Err(Error::CommandTimeout(budget)),
@@ -194,11 +248,27 @@ impl ReplicaSyncer {
             } else {
                 Synced::Unconfirmed { wanted }
             };
-            self.record(synced);
+            self.record(key, synced);
             if let Synced::Unconfirmed { .. } = synced {
                 tracing::warn!(key, wanted, timeout = ?self.timeout, "no replica confirmed a lock write (WAIT)");
             }
             return Ok((value, synced));
+        }
+    }
+}
+
+/// Sends the script + `WAIT` pipeline in one write: on the connection, or in a cluster to the
+/// master of `key`'s slot (where the script runs, so the `WAIT` covers its write).
+async fn send(conn: &Connection, key: &str, pipe: &redis::Pipeline) -> redis::RedisResult<Vec<Value>> {
+    match conn {
+        Connection::Cluster(cc) => {
+            let mut c = cc.clone();
+            let route = SingleNodeRoutingInfo::SpecificNode(Route::with_key(key, SlotAddr::Master));
+            c.route_pipeline(pipe.clone(), 0, 2, route).await
+        }
+        other => {
+            let mut c = other.clone();
+            pipe.query_async(&mut c).await
         }
     }
 }

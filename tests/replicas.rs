@@ -34,6 +34,7 @@ async fn pair() -> (RedisServer, RedisServer) {
     (master, replica)
 }
 
+/// A client whose `WAIT`s give up after 300 ms (for the tests that stop the replica).
 async fn client(master: &RedisServer, mode: ReplicaSync) -> Client {
     master
         .client(
@@ -44,6 +45,12 @@ async fn client(master: &RedisServer, mode: ReplicaSync) -> Client {
                 .retry_interval(Duration::from_millis(100)),
         )
         .await
+}
+
+/// A client with Redisson's defaults (1 s `WAIT`, 4 retries): for healthy replicas on a machine
+/// that may be busy.
+async fn patient(master: &RedisServer, mode: ReplicaSync) -> Client {
+    master.client(Config::default().replica_sync(mode)).await
 }
 
 /// How many `WAIT`s the server has run (`INFO commandstats`).
@@ -71,7 +78,7 @@ async fn exists(s: &RedisServer, key: &str) -> bool {
 #[tokio::test]
 async fn required_acquisitions_are_on_the_replica_when_lock_returns() {
     let (master, replica) = pair().await;
-    let c = client(&master, ReplicaSync::Required).await;
+    let c = patient(&master, ReplicaSync::Required).await;
     let lock = c.lock("sync:a").unwrap();
     let before = waits(&master).await;
     for _ in 0..20 {
@@ -207,7 +214,7 @@ async fn no_replicas_no_wait_and_the_cost_of_wait() {
     let (master, _replica) = pair().await;
     let mut per = Vec::new();
     for mode in [ReplicaSync::Off, ReplicaSync::Required] {
-        let c = client(&master, mode).await;
+        let c = patient(&master, mode).await;
         let lock = c.lock("sync:f").unwrap();
         for _ in 0..100 {
             lock.lock().await.unwrap().unlock().await.unwrap();
@@ -226,4 +233,132 @@ async fn no_replicas_no_wait_and_the_cost_of_wait() {
         per[1],
         per[1].as_secs_f64() / per[0].as_secs_f64()
     );
+}
+
+/// A cluster of 3 masters with one replica each: `ReplicaSync::Auto` is `Required` on a cluster
+/// connection (as in Redisson); the `WAIT` goes to the master of the lock's slot. With that
+/// master's replica stopped, acquisitions of a lock in its slot are undone and refused, while a
+/// lock in another master's slot is not affected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_waits_on_the_slots_own_master() {
+    let nodes: Vec<RedisServer> = (0..6)
+        .map(|_| RedisServer::start_with(&["--cluster-enabled", "yes", "--cluster-node-timeout", "5000"]))
+        .collect();
+    let addrs: Vec<String> = nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)).collect();
+    let out = std::process::Command::new("redis-cli")
+        .args(["--cluster", "create"])
+        .args(&addrs)
+        .args(["--cluster-replicas", "1", "--cluster-yes"])
+        .output()
+        .expect("redis-cli runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    // every replica online at its master
+    let mut masters = Vec::new();
+    for n in &nodes {
+        let mut c = n.conn().await;
+        eventually(
+            Duration::from_secs(30),
+            "cluster ok and every master has its replica online",
+            || {
+                let mut c = c.clone();
+                async move {
+                    let ci: String = redis::cmd("CLUSTER")
+                        .arg("INFO")
+                        .query_async(&mut c)
+                        .await
+                        .unwrap();
+                    let info: String = redis::cmd("INFO")
+                        .arg("replication")
+                        .query_async(&mut c)
+                        .await
+                        .unwrap();
+                    ci.contains("cluster_state:ok")
+                        && (info.contains("role:slave") && info.contains("master_link_status:up")
+                            || info.contains("connected_slaves:1") && info.contains("state=online"))
+                }
+            },
+        )
+        .await;
+        let info: String = redis::cmd("INFO")
+            .arg("replication")
+            .query_async(&mut c)
+            .await
+            .unwrap();
+        if info.contains("role:master") {
+            masters.push(n.port);
+        }
+    }
+    assert_eq!(masters.len(), 3);
+    let client = Client::builder()
+        .cluster(nodes.iter().map(|n| n.url()))
+        .config(
+            Config::default()
+                .replica_sync_timeout(Duration::from_millis(300))
+                .retry_attempts(1)
+                .retry_interval(Duration::from_millis(100)),
+        )
+        .build()
+        .await
+        .unwrap();
+    // the node that runs a lock's WAITs is its slot's master: find it for a few names
+    let mut node_of = Vec::new();
+    for name in [
+        "sync:cluster:a",
+        "sync:cluster:b",
+        "sync:cluster:c",
+        "sync:cluster:d",
+        "sync:cluster:e",
+    ] {
+        let lock = client.lock(name).unwrap();
+        let before: Vec<u64> = futures::future::join_all(nodes.iter().map(waits)).await;
+        for _ in 0..5 {
+            lock.lock().await.unwrap().unlock().await.unwrap();
+        }
+        let after: Vec<u64> = futures::future::join_all(nodes.iter().map(waits)).await;
+        let sent: Vec<u64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
+        assert_eq!(
+            sent.iter().filter(|n| **n > 0).count(),
+            1,
+            "{name}: every WAIT went to one node: {sent:?}"
+        );
+        assert!(
+            sent.iter().sum::<u64>() >= 10,
+            "{name}: a WAIT after each acquire and release: {sent:?}"
+        );
+        let at = sent.iter().position(|n| *n > 0).unwrap();
+        assert!(
+            masters.contains(&nodes[at].port),
+            "{name}: the WAITs ran on a master"
+        );
+        node_of.push((name, at));
+    }
+    let (name, at) = node_of[0];
+    let other = node_of.iter().find(|(_, n)| *n != at).map(|(k, _)| *k);
+    let master = &nodes[at];
+    // stop that master's replica: acquisitions in its slots are refused and undone
+    let mut replica = None;
+    for n in &nodes {
+        let mut c = n.conn().await;
+        let info: String = redis::cmd("INFO")
+            .arg("replication")
+            .query_async(&mut c)
+            .await
+            .unwrap();
+        if info.contains(&format!("master_port:{}", master.port)) {
+            replica = Some(n);
+        }
+    }
+    let replica = replica.expect("the master's replica");
+    let stopped = Stopped::new(pid(&replica.url()).await.unwrap()).unwrap();
+    let lock = client.lock(name).unwrap();
+    let err = lock.lock().await.unwrap_err();
+    assert!(matches!(err, Error::ReplicasNotSynced { wanted: 1, .. }), "{err}");
+    assert!(!exists(master, name).await, "undone on the master");
+    // a lock served by another master is not affected
+    if let Some(other) = other {
+        let g = client.lock(other).unwrap().lock().await.unwrap();
+        g.unlock().await.unwrap();
+    }
+    drop(stopped);
+    client.shutdown().await.unwrap();
 }
