@@ -43,9 +43,11 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use redis::aio::ConnectionManager;
 use redis::cluster_async::ClusterConnection;
-use redis::{PushInfo, PushKind};
+use redis::{ProtocolVersion, PushInfo, PushKind};
 use tokio::sync::Notify;
 
+use crate::config::{Config, PublishMode};
+use crate::conn::Connection;
 use crate::error::{Error, Result};
 
 /// First backoff after pub/sub failed; doubles with each further failure.
@@ -58,6 +60,74 @@ const COMMAND_CAP: Duration = Duration::from_secs(10);
 /// Failed UNSUBSCRIBEs of an unused channel are retried (with backoff) this many times; then
 /// the channel is forgotten.
 const UNSUBSCRIBE_RETRIES: u32 = 5;
+
+/// The pub/sub commands of one client, resolved once from [`PublishMode`](crate::PublishMode)
+/// and the deployment when the client is built: unlock scripts publish and waiters subscribe
+/// the same way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// `PUBLISH` / `SUBSCRIBE`.
+    Classic,
+    /// `SPUBLISH` / `SSUBSCRIBE` (cluster only).
+    Sharded,
+    /// Both of the above (cluster only): publish on both channels, listen on both.
+    Both,
+}
+
+impl Mode {
+    /// The scripts' "publish mode" argument (lua/common/notify.lua).
+    pub(crate) fn script_arg(self) -> &'static str {
+        match self {
+            Mode::Classic => "PUBLISH",
+            Mode::Sharded => "SPUBLISH",
+            Mode::Both => "BOTH",
+        }
+    }
+
+    fn classic(self) -> bool {
+        matches!(self, Mode::Classic | Mode::Both)
+    }
+
+    fn sharded(self) -> bool {
+        matches!(self, Mode::Sharded | Mode::Both)
+    }
+}
+
+/// Resolves the configured mode once per client: publishing and subscribing both follow it.
+pub(crate) async fn resolve_mode(wanted: PublishMode, conn: &Connection, config: &Config) -> Result<Mode> {
+    Ok(match wanted {
+        PublishMode::Classic => Mode::Classic,
+        PublishMode::Sharded if !conn.is_cluster() => return Err(Error::InvalidArgument(
+            "PublishMode::Sharded needs a cluster connection (Redisson shards pub/sub only in cluster mode)"
+                .into(),
+        )),
+        PublishMode::Sharded => Mode::Sharded,
+        PublishMode::Auto | PublishMode::Both if !conn.is_cluster() => Mode::Classic,
+        PublishMode::Auto | PublishMode::Both if !crate::client::supports_sharded(conn, config).await => {
+            Mode::Classic
+        }
+        PublishMode::Auto => Mode::Sharded,
+        PublishMode::Both => Mode::Both,
+    })
+}
+
+/// A RESP3 cluster connection seeded by `client`'s address (and credentials) that delivers
+/// pushes to the hub; it routes SSUBSCRIBE to the node serving a channel's slot and
+/// re-subscribes after reconnects and slot moves.
+pub(crate) async fn cluster_conn(
+    client: &redis::Client,
+    config: &Config,
+    channels: ChannelsHandle,
+) -> Result<PubSubConn> {
+    let cc = redis::cluster::ClusterClientBuilder::new([client.get_connection_info().clone()])
+        .use_protocol(ProtocolVersion::RESP3)
+        .push_sender(push_handler(channels))
+        .response_timeout(config.command_timeout)
+        .connection_timeout(config.connect_timeout)
+        .build()
+        .map_err(|e| Error::InvalidArgument(format!("bad cluster pub/sub configuration: {e}")))?;
+    Ok(PubSubConn::Cluster(cc.get_async_connection().await?))
+}
 
 /// The connection subscriptions are made on.
 #[derive(Clone)]
@@ -130,6 +200,9 @@ impl Channel {
 enum Failure {
     Redis(redis::RedisError),
     Timeout(Duration),
+    /// In [`Mode::Both`]: the first command of the pair succeeded, the second failed (so the
+    /// server's state did change).
+    Partial(Box<Failure>),
 }
 
 impl Failure {
@@ -137,6 +210,7 @@ impl Failure {
         match self {
             Failure::Redis(e) => Error::Redis(e.clone()),
             Failure::Timeout(d) => Error::CommandTimeout(*d),
+            Failure::Partial(f) => f.to_error(),
         }
     }
 
@@ -151,6 +225,7 @@ impl std::fmt::Display for Failure {
         match self {
             Failure::Redis(e) => write!(f, "{e}"),
             Failure::Timeout(d) => write!(f, "no reply within {d:?}"),
+            Failure::Partial(inner) => write!(f, "{inner} (after the classic command succeeded)"),
         }
     }
 }
@@ -211,7 +286,7 @@ impl Health {
 pub(crate) struct Hub {
     channels: ChannelsHandle,
     conn: Option<PubSubConn>,
-    sharded: bool,
+    mode: Mode,
     health: Mutex<Health>,
     /// The client's runtime, where channel drivers run (the one `new` was called in).
     runtime: Option<tokio::runtime::Handle>,
@@ -257,11 +332,11 @@ impl Hub {
         Arc::new(Mutex::new(HashMap::new()))
     }
 
-    pub(crate) fn new(channels: ChannelsHandle, conn: Option<PubSubConn>, sharded: bool) -> Hub {
+    pub(crate) fn new(channels: ChannelsHandle, conn: Option<PubSubConn>, mode: Mode) -> Hub {
         Hub {
             channels,
             conn,
-            sharded,
+            mode,
             health: Mutex::new(Health::default()),
             runtime: tokio::runtime::Handle::try_current().ok(),
         }
@@ -422,7 +497,7 @@ impl Hub {
                             Ok(()) => {
                                 (unsubscribe_failures, retry_at) = (0, None);
                                 st.subscribed = true;
-                                tracing::trace!(channel = %name, sharded = self.sharded, "subscribed");
+                                tracing::trace!(channel = %name, mode = ?self.mode, "subscribed");
                             }
                             Err(f) => {
                                 tracing::debug!(channel = %name, error = %f, "subscribe failed");
@@ -470,20 +545,43 @@ impl Hub {
         }
     }
 
-    /// One SUBSCRIBE or UNSUBSCRIBE of `name`.
+    /// One SUBSCRIBE or UNSUBSCRIBE of `name` in the hub's mode ([`Mode::Both`]: the classic
+    /// command, then the sharded one).
     async fn command(&self, step: Step, name: &str) -> std::result::Result<(), Failure> {
         let Some(conn) = self.conn.clone() else {
             return Ok(());
         };
-        let sharded = self.sharded;
+        let mut classic_done = false;
+        if self.mode.classic() {
+            self.one(&conn, &step, false, name).await?;
+            classic_done = true;
+        }
+        if self.mode.sharded() {
+            let res = self.one(&conn, &step, true, name).await;
+            return match res {
+                Err(f) if classic_done => Err(Failure::Partial(Box::new(f))),
+                other => other,
+            };
+        }
+        Ok(())
+    }
+
+    async fn one(
+        &self,
+        conn: &PubSubConn,
+        step: &Step,
+        sharded: bool,
+        name: &str,
+    ) -> std::result::Result<(), Failure> {
         let fut = async move {
-            match (conn, step) {
-                (PubSubConn::Manager(mut c), Step::Subscribe) => c.subscribe(name).await,
-                (PubSubConn::Manager(mut c), Step::Unsubscribe) => c.unsubscribe(name).await,
-                (PubSubConn::Cluster(mut c), Step::Subscribe) if sharded => c.ssubscribe(name).await,
-                (PubSubConn::Cluster(mut c), Step::Unsubscribe) if sharded => c.sunsubscribe(name).await,
-                (PubSubConn::Cluster(mut c), Step::Subscribe) => c.subscribe(name).await,
-                (PubSubConn::Cluster(mut c), Step::Unsubscribe) => c.unsubscribe(name).await,
+            match (conn.clone(), step, sharded) {
+                (PubSubConn::Cluster(mut c), Step::Subscribe, true) => c.ssubscribe(name).await,
+                (PubSubConn::Cluster(mut c), Step::Unsubscribe, true) => c.sunsubscribe(name).await,
+                (PubSubConn::Cluster(mut c), Step::Subscribe, false) => c.subscribe(name).await,
+                (PubSubConn::Cluster(mut c), Step::Unsubscribe, false) => c.unsubscribe(name).await,
+                // a single node: the client resolves every mode to classic there
+                (PubSubConn::Manager(mut c), Step::Subscribe, _) => c.subscribe(name).await,
+                (PubSubConn::Manager(mut c), Step::Unsubscribe, _) => c.unsubscribe(name).await,
             }
         };
         match tokio::time::timeout(COMMAND_CAP, fut).await {
@@ -603,7 +701,7 @@ mod tests {
     #[tokio::test]
     async fn zero_wakes_one_one_wakes_all_others_are_ignored() {
         let channels = Hub::new_channels();
-        let hub = Arc::new(Hub::new(channels.clone(), None, false));
+        let hub = Arc::new(Hub::new(channels.clone(), None, Mode::Classic));
         let handler = push_handler(channels);
         let ws = waiters(&hub, 3).await;
         assert_eq!(hub.waiter_count(), 3);
@@ -680,7 +778,7 @@ mod tests {
     #[tokio::test]
     async fn channels_are_refcounted_and_removed_with_their_last_user() {
         let channels = Hub::new_channels();
-        let hub = Arc::new(Hub::new(channels, None, false));
+        let hub = Arc::new(Hub::new(channels, None, Mode::Classic));
         assert!(hub.is_healthy());
         let a1 = hub.subscribe("a", Duration::ZERO).await.unwrap();
         let a2 = hub.subscribe("a", Duration::ZERO).await.unwrap();
@@ -695,10 +793,38 @@ mod tests {
         assert_eq!((hub.channel_count(), hub.waiter_count()), (0, 0));
     }
 
+    #[test]
+    fn each_mode_has_its_script_argument_and_commands() {
+        let all = [Mode::Classic, Mode::Sharded, Mode::Both];
+        let args: Vec<&str> = all.iter().map(|m| m.script_arg()).collect();
+        assert_eq!(args, ["PUBLISH", "SPUBLISH", "BOTH"], "lua/common/notify.lua's values");
+        let kinds: Vec<(bool, bool)> = all.iter().map(|m| (m.classic(), m.sharded())).collect();
+        assert_eq!(kinds, [(true, false), (false, true), (true, true)]);
+    }
+
+    #[tokio::test]
+    async fn a_sharded_message_wakes_the_same_channel() {
+        // Mode::Both listens on the classic and the sharded channel of one name: either wakes
+        let channels = Hub::new_channels();
+        let hub = Arc::new(Hub::new(channels.clone(), None, Mode::Both));
+        let handler = push_handler(channels);
+        let ws = waiters(&hub, 2).await;
+        let mut push = message("ch", "0");
+        push.kind = PushKind::SMessage;
+        handler(push).unwrap();
+        handler(message("ch", "0")).unwrap();
+        for w in ws {
+            tokio::time::timeout(Duration::from_secs(1), w)
+                .await
+                .unwrap()
+                .unwrap();
+        }
+    }
+
     #[tokio::test]
     async fn disconnection_wakes_everyone() {
         let channels = Hub::new_channels();
-        let hub = Arc::new(Hub::new(channels.clone(), None, false));
+        let hub = Arc::new(Hub::new(channels.clone(), None, Mode::Classic));
         let handler = push_handler(channels);
         let ws = waiters(&hub, 2).await;
         handler(PushInfo {

@@ -3,6 +3,7 @@
 //! Exit codes: 0 success, 1 error (one line on stderr), 2 `hold --wait` did not acquire in time,
 //! 130 interrupted (Ctrl-C) while waiting to acquire.
 
+mod cluster;
 mod hold;
 mod render;
 mod watch;
@@ -44,7 +45,8 @@ enum Command {
         /// The lock's name (its Redis key)
         name: String,
     },
-    /// Find locks with SCAN (never KEYS) and show one line per lock
+    /// Find locks with SCAN (never KEYS) and show one line per lock; in a Redis Cluster, SCAN
+    /// every master
     List {
         /// Glob pattern over lock names
         #[arg(default_value = "*")]
@@ -263,7 +265,7 @@ async fn run(cli: Cli) -> Result<Outcome, Failure> {
         }
         Command::List { pattern } => {
             let client = connect(&cli.url).await?;
-            let locks = inspect::scan_locks(&mut client.connection(), &pattern).await?;
+            let locks = cluster::scan_locks(&cli.url, &mut client.connection(), &pattern).await?;
             out.list(&locks);
             Ok(Outcome::Done)
         }
