@@ -28,6 +28,13 @@
 //! the server is (as far as can be known) unsubscribed. `subscribe` only waits, bounded by the
 //! caller's budget, for the driver's answer.
 //!
+//! # Sharded subscriptions that the server drops
+//!
+//! When a sharded channel's slot leaves a node (slot migration, failover), Redis drops its
+//! subscribers with a `SUNSUBSCRIBE` push. The hub then counts the channel as dropped and wakes
+//! its waiters; each sees its [`Subscription`] is stale and joins again, which sends a new
+//! `SSUBSCRIBE` (routed to the slot's new node) before the old user leaves.
+//!
 //! # Health
 //!
 //! A failed or timed-out SUBSCRIBE (or UNSUBSCRIBE) marks pub/sub unhealthy. Until a backoff
@@ -164,6 +171,10 @@ struct State {
     driving: bool,
     /// SUBSCRIBEs of this channel that failed so far (a joiner fails on the next one).
     failures: u64,
+    /// How many times the server dropped the subscription by itself (a sharded channel's slot
+    /// moved to another node: Redis sends SUNSUBSCRIBE). A [`Subscription`] made before the
+    /// last drop is stale: its waiter subscribes again.
+    dropped: u64,
     last_failure: Option<Failure>,
 }
 
@@ -314,6 +325,33 @@ pub(crate) fn push_handler(
                     }
                 }
             }
+            // our own SUNSUBSCRIBE is confirmed this way too, but only once nobody uses the
+            // channel; with users, the server dropped it (the slot moved to another node)
+            PushKind::SUnsubscribe => {
+                let name = push.data.first().and_then(|v| match v {
+                    redis::Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
+                    _ => None,
+                });
+                let ch = name.and_then(|n| channels.lock().get(&n).cloned());
+                if let Some(ch) = ch {
+                    let dropped = {
+                        let mut st = ch.state.lock();
+                        let dropped = st.users > 0 && st.subscribed && !st.subscribing;
+                        if dropped {
+                            st.subscribed = false;
+                            st.dropped += 1;
+                        }
+                        dropped
+                    };
+                    if dropped {
+                        tracing::debug!(
+                            "the server dropped a sharded subscription (slot moved): waiters re-subscribe"
+                        );
+                        ch.notify.notify_waiters();
+                        ch.notify.notify_one();
+                    }
+                }
+            }
             PushKind::Disconnection => {
                 tracing::debug!("pub/sub connection dropped: waking every waiter");
                 for ch in channels.lock().values() {
@@ -366,8 +404,9 @@ impl Hub {
                 let mut st = ch.state.lock();
                 if st.subscribed || self.conn.is_none() {
                     st.users += 1;
+                    let dropped = st.dropped;
                     drop(st);
-                    return Ok(Subscription::new(self, channel, ch.clone()));
+                    return Ok(Subscription::new(self, channel, ch.clone(), dropped));
                 }
             }
             if self.conn.is_some() {
@@ -380,7 +419,7 @@ impl Hub {
             });
             let mut st = ch.state.lock();
             st.users += 1;
-            let sub = Subscription::new(self, channel, ch.clone());
+            let sub = Subscription::new(self, channel, ch.clone(), st.dropped);
             if self.conn.is_none() {
                 return Ok(sub); // no pub/sub connection: the waiter polls
             }
@@ -649,19 +688,29 @@ pub(crate) struct Subscription {
     hub: Arc<Hub>,
     name: String,
     ch: Arc<Channel>,
+    /// The channel's `dropped` count when this user joined.
+    dropped: u64,
 }
 
 impl Subscription {
-    fn new(hub: &Arc<Hub>, name: &str, ch: Arc<Channel>) -> Subscription {
+    /// `dropped`: the channel's count of server-side drops (read under its state lock).
+    fn new(hub: &Arc<Hub>, name: &str, ch: Arc<Channel>, dropped: u64) -> Subscription {
         Subscription {
             hub: hub.clone(),
             name: name.to_owned(),
             ch,
+            dropped,
         }
     }
 
     pub(crate) fn channel(&self) -> Arc<Channel> {
         self.ch.clone()
+    }
+
+    /// The server dropped the subscription since this user joined: join again (a new SUBSCRIBE
+    /// goes to the node that serves the channel now).
+    pub(crate) fn is_stale(&self) -> bool {
+        self.ch.state.lock().dropped != self.dropped
     }
 }
 
@@ -797,7 +846,11 @@ mod tests {
     fn each_mode_has_its_script_argument_and_commands() {
         let all = [Mode::Classic, Mode::Sharded, Mode::Both];
         let args: Vec<&str> = all.iter().map(|m| m.script_arg()).collect();
-        assert_eq!(args, ["PUBLISH", "SPUBLISH", "BOTH"], "lua/common/notify.lua's values");
+        assert_eq!(
+            args,
+            ["PUBLISH", "SPUBLISH", "BOTH"],
+            "lua/common/notify.lua's values"
+        );
         let kinds: Vec<(bool, bool)> = all.iter().map(|m| (m.classic(), m.sharded())).collect();
         assert_eq!(kinds, [(true, false), (false, true), (true, true)]);
     }
@@ -819,6 +872,32 @@ mod tests {
                 .unwrap()
                 .unwrap();
         }
+    }
+
+    #[tokio::test]
+    async fn a_server_side_sunsubscribe_makes_subscriptions_stale_and_wakes_waiters() {
+        let channels = Hub::new_channels();
+        let hub = Arc::new(Hub::new(channels.clone(), None, Mode::Sharded));
+        let handler = push_handler(channels);
+        let sub = hub.subscribe("ch", Duration::ZERO).await.unwrap();
+        let ws = waiters(&hub, 2).await;
+        let sunsubscribe = || PushInfo {
+            kind: PushKind::SUnsubscribe,
+            data: vec![Value::BulkString(b"ch".to_vec()), Value::Int(0)],
+        };
+        handler(sunsubscribe()).unwrap();
+        assert!(!sub.is_stale(), "not subscribed yet: nothing was dropped");
+        sub.channel().state.lock().subscribed = true;
+        handler(sunsubscribe()).unwrap();
+        assert!(sub.is_stale(), "the server dropped the subscription");
+        for w in ws {
+            tokio::time::timeout(Duration::from_secs(1), w)
+                .await
+                .unwrap()
+                .unwrap();
+        }
+        let again = hub.subscribe("ch", Duration::ZERO).await.unwrap();
+        assert!(!again.is_stale(), "a new user joins after the drop");
     }
 
     #[tokio::test]
