@@ -378,7 +378,12 @@ fn rss_bytes() -> i64 {
 // ---------------------------------------------------------------------------- the floor (raw)
 
 const ACQUIRE_LUA: &str = include_str!("../lua/lock/acquire.lua");
-const UNLOCK_LUA: &str = include_str!("../lua/lock/unlock.lua");
+/// `lua/lock/unlock.lua` with its prelude (`notify`), as `src/script.rs` assembles it.
+const UNLOCK_LUA: &str = concat!(
+    include_str!("../lua/common/notify.lua"),
+    "\n",
+    include_str!("../lua/lock/unlock.lua")
+);
 const RENEW_LUA: &str = include_str!("../lua/lock/renew_batch.lua");
 /// Same length as our fields (`<uuid>:<task id>`).
 const RAW_FIELD: &str = "00000000-0000-4000-8000-000000000000:1";

@@ -6,7 +6,7 @@ use std::time::Duration;
 use redis::aio::ConnectionManagerConfig;
 use redis::ProtocolVersion;
 
-use crate::config::{Config, PublishMode};
+use crate::config::Config;
 use crate::conn::Connection;
 use crate::core::release::Releaser;
 use crate::error::{Error, Result};
@@ -426,7 +426,10 @@ impl ClientBuilder {
         self
     }
 
-    /// With [`connection`](Self::connection): where to open the pub/sub connection.
+    /// With [`connection`](Self::connection): where to open the pub/sub connection. With a
+    /// cluster connection, `client`'s address is the seed node of a cluster pub/sub connection
+    /// (sharded channels must be subscribed on the node that serves their slot); waiters then
+    /// listen in the same [`PublishMode`](crate::PublishMode) the unlocks publish with.
     pub fn pubsub_client(mut self, client: redis::Client) -> Self {
         self.pubsub = Some(client);
         self
@@ -527,6 +530,12 @@ impl ClientBuilder {
             Source::Redis(client) => manager_pair(&client, &config, channels.clone()).await?,
             Source::Connection(conn) => {
                 let pubsub = match self.pubsub {
+                    // a cluster's channels live on the nodes serving their slots (sharded) or
+                    // anywhere (classic): subscribe through a cluster connection seeded here,
+                    // so whichever mode is resolved below is the one waiters listen with
+                    Some(c) if conn.is_cluster() => {
+                        Some(crate::pubsub::cluster_conn(&c, &config, channels.clone()).await?)
+                    }
                     Some(c) => Some(pubsub_manager(&c, &config, channels.clone()).await?),
                     None => None,
                 };
@@ -555,18 +564,7 @@ impl ClientBuilder {
             }
         };
 
-        let sharded = match config.publish_mode {
-            PublishMode::Classic => false,
-            PublishMode::Sharded => {
-                if !conn.is_cluster() {
-                    return Err(Error::InvalidArgument(
-                        "PublishMode::Sharded needs a cluster connection (Redisson shards pub/sub only in cluster mode)".into(),
-                    ));
-                }
-                true
-            }
-            PublishMode::Auto => conn.is_cluster() && supports_sharded(&conn, &config).await,
-        };
+        let mode = crate::pubsub::resolve_mode(config.publish_mode, &conn, &config).await?;
         if pubsub.is_none() {
             tracing::info!(
                 "no pub/sub connection: waiters poll every {:?}",
@@ -592,16 +590,16 @@ impl ClientBuilder {
         let latches = LatchJanitor::start(conn.clone(), config.command_timeout);
         let releases = ReleaseQueue::start();
         let id = uuid::Uuid::new_v4().to_string();
-        tracing::debug!(client_id = %id, sharded, "lock client ready");
+        tracing::debug!(client_id = %id, ?mode, "lock client ready");
         Ok(Client {
             inner: Arc::new(ClientInner {
                 id,
-                hub: Arc::new(Hub::new(channels, pubsub, sharded)),
+                hub: Arc::new(Hub::new(channels, pubsub, mode)),
                 config,
                 conn,
                 holds,
                 releases,
-                publish_cmd: if sharded { "SPUBLISH" } else { "PUBLISH" },
+                publish_cmd: mode.script_arg(),
                 latches,
                 sync,
             }),
@@ -661,7 +659,7 @@ async fn pubsub_manager(
     ))
 }
 
-async fn supports_sharded(conn: &Connection, config: &Config) -> bool {
+pub(crate) async fn supports_sharded(conn: &Connection, config: &Config) -> bool {
     let mut c = conn.clone();
     let mut cmd = redis::cmd("PUBSUB");
     cmd.arg("SHARDNUMSUB").arg("0");

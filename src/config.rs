@@ -9,7 +9,24 @@ use crate::name::NameMapper;
 ///
 /// Redisson uses classic `PUBLISH`/`SUBSCRIBE` everywhere except in Redis Cluster mode on servers
 /// with sharded pub/sub (3.22+), where it uses `SPUBLISH`/`SSUBSCRIBE`. Both sides must agree, or
-/// waiters fall back to polling.
+/// waiters fall back to polling. In a cluster shared with Redisson:
+///
+/// | Redisson in the fleet                          | pick                  |
+/// |------------------------------------------------|-----------------------|
+/// | only 3.22+ (`shardedSubscriptionMode` AUTO/ON) | `Auto` (or `Sharded`) |
+/// | only < 3.22, or 3.29+ with `OFF`               | `Classic`             |
+/// | both kinds (an upgrade in progress)            | `Both`                |
+///
+/// Outside a cluster every mode but `Sharded` means classic pub/sub, as in Redisson.
+///
+/// # Examples
+///
+/// ```
+/// use redisson_lock::{Config, PublishMode};
+/// // a cluster where Redisson 3.17 and 3.52 services share locks
+/// let config = Config::default().publish_mode(PublishMode::Both);
+/// # let _ = config;
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum PublishMode {
@@ -20,6 +37,25 @@ pub enum PublishMode {
     Classic,
     /// Always `SPUBLISH` / `SSUBSCRIBE` (Redis 7+).
     Sharded,
+    /// In a cluster with sharded pub/sub, both: every unlock publishes on the classic *and* the
+    /// sharded channel (in one script call), and waiters listen on both (`SUBSCRIBE` +
+    /// `SSUBSCRIBE`). For a fleet that runs Redisson < 3.22 (classic) and ≥ 3.22 (sharded) side
+    /// by side, e.g. while upgrading service by service: waiters of either kind are woken by Rust
+    /// unlocks, and unlocks of either kind wake Rust waiters. Costs one more message per unlock
+    /// and one more subscription per waited-on lock. Outside a cluster (or on a cluster without
+    /// sharded pub/sub) it is [`Classic`](Self::Classic).
+    ///
+    /// ```no_run
+    /// # async fn demo() -> redisson_lock::Result<()> {
+    /// use redisson_lock::{Client, Config, PublishMode};
+    /// let client = Client::builder()
+    ///     .cluster(["redis://10.0.0.1:7000/", "redis://10.0.0.2:7000/"])
+    ///     .config(Config::default().publish_mode(PublishMode::Both))
+    ///     .build()
+    ///     .await?;
+    /// # let _ = client; Ok(()) }
+    /// ```
+    Both,
 }
 
 /// Whether lock writes wait for replicas (`WAIT`), Redisson's `checkLockSyncedSlaves`.
@@ -153,7 +189,8 @@ impl Config {
         self
     }
 
-    /// Classic, sharded or automatic pub/sub (default [`PublishMode::Auto`]).
+    /// Classic, sharded, both or automatic pub/sub (default [`PublishMode::Auto`]). The mode is
+    /// resolved once, when the client is built, and used both to publish and to subscribe.
     pub fn publish_mode(mut self, mode: PublishMode) -> Self {
         self.publish_mode = mode;
         self

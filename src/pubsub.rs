@@ -28,6 +28,13 @@
 //! the server is (as far as can be known) unsubscribed. `subscribe` only waits, bounded by the
 //! caller's budget, for the driver's answer.
 //!
+//! # Sharded subscriptions that the server drops
+//!
+//! When a sharded channel's slot leaves a node (slot migration, failover), Redis drops its
+//! subscribers with a `SUNSUBSCRIBE` push. The hub then counts the channel as dropped and wakes
+//! its waiters; each sees its [`Subscription`] is stale and joins again, which sends a new
+//! `SSUBSCRIBE` (routed to the slot's new node) before the old user leaves.
+//!
 //! # Health
 //!
 //! A failed or timed-out SUBSCRIBE (or UNSUBSCRIBE) marks pub/sub unhealthy. Until a backoff
@@ -43,9 +50,11 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use redis::aio::ConnectionManager;
 use redis::cluster_async::ClusterConnection;
-use redis::{PushInfo, PushKind};
+use redis::{ProtocolVersion, PushInfo, PushKind};
 use tokio::sync::Notify;
 
+use crate::config::{Config, PublishMode};
+use crate::conn::Connection;
 use crate::error::{Error, Result};
 
 /// First backoff after pub/sub failed; doubles with each further failure.
@@ -58,6 +67,74 @@ const COMMAND_CAP: Duration = Duration::from_secs(10);
 /// Failed UNSUBSCRIBEs of an unused channel are retried (with backoff) this many times; then
 /// the channel is forgotten.
 const UNSUBSCRIBE_RETRIES: u32 = 5;
+
+/// The pub/sub commands of one client, resolved once from [`PublishMode`](crate::PublishMode)
+/// and the deployment when the client is built: unlock scripts publish and waiters subscribe
+/// the same way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// `PUBLISH` / `SUBSCRIBE`.
+    Classic,
+    /// `SPUBLISH` / `SSUBSCRIBE` (cluster only).
+    Sharded,
+    /// Both of the above (cluster only): publish on both channels, listen on both.
+    Both,
+}
+
+impl Mode {
+    /// The scripts' "publish mode" argument (lua/common/notify.lua).
+    pub(crate) fn script_arg(self) -> &'static str {
+        match self {
+            Mode::Classic => "PUBLISH",
+            Mode::Sharded => "SPUBLISH",
+            Mode::Both => "BOTH",
+        }
+    }
+
+    fn classic(self) -> bool {
+        matches!(self, Mode::Classic | Mode::Both)
+    }
+
+    fn sharded(self) -> bool {
+        matches!(self, Mode::Sharded | Mode::Both)
+    }
+}
+
+/// Resolves the configured mode once per client: publishing and subscribing both follow it.
+pub(crate) async fn resolve_mode(wanted: PublishMode, conn: &Connection, config: &Config) -> Result<Mode> {
+    Ok(match wanted {
+        PublishMode::Classic => Mode::Classic,
+        PublishMode::Sharded if !conn.is_cluster() => return Err(Error::InvalidArgument(
+            "PublishMode::Sharded needs a cluster connection (Redisson shards pub/sub only in cluster mode)"
+                .into(),
+        )),
+        PublishMode::Sharded => Mode::Sharded,
+        PublishMode::Auto | PublishMode::Both if !conn.is_cluster() => Mode::Classic,
+        PublishMode::Auto | PublishMode::Both if !crate::client::supports_sharded(conn, config).await => {
+            Mode::Classic
+        }
+        PublishMode::Auto => Mode::Sharded,
+        PublishMode::Both => Mode::Both,
+    })
+}
+
+/// A RESP3 cluster connection seeded by `client`'s address (and credentials) that delivers
+/// pushes to the hub; it routes SSUBSCRIBE to the node serving a channel's slot and
+/// re-subscribes after reconnects and slot moves.
+pub(crate) async fn cluster_conn(
+    client: &redis::Client,
+    config: &Config,
+    channels: ChannelsHandle,
+) -> Result<PubSubConn> {
+    let cc = redis::cluster::ClusterClientBuilder::new([client.get_connection_info().clone()])
+        .use_protocol(ProtocolVersion::RESP3)
+        .push_sender(push_handler(channels))
+        .response_timeout(config.command_timeout)
+        .connection_timeout(config.connect_timeout)
+        .build()
+        .map_err(|e| Error::InvalidArgument(format!("bad cluster pub/sub configuration: {e}")))?;
+    Ok(PubSubConn::Cluster(cc.get_async_connection().await?))
+}
 
 /// The connection subscriptions are made on.
 #[derive(Clone)]
@@ -96,6 +173,10 @@ struct State {
     driving: bool,
     /// SUBSCRIBEs of this channel that failed so far (a joiner fails on the next one).
     failures: u64,
+    /// How many times the server dropped the subscription by itself (a sharded channel's slot
+    /// moved to another node: Redis sends SUNSUBSCRIBE). A [`Subscription`] made before the
+    /// last drop is stale: its waiter subscribes again.
+    dropped: u64,
     last_failure: Option<Failure>,
 }
 
@@ -132,6 +213,9 @@ impl Channel {
 enum Failure {
     Redis(redis::RedisError),
     Timeout(Duration),
+    /// In [`Mode::Both`]: the first command of the pair succeeded, the second failed (so the
+    /// server's state did change).
+    Partial(Box<Failure>),
 }
 
 impl Failure {
@@ -139,6 +223,7 @@ impl Failure {
         match self {
             Failure::Redis(e) => Error::Redis(e.clone()),
             Failure::Timeout(d) => Error::CommandTimeout(*d),
+            Failure::Partial(f) => f.to_error(),
         }
     }
 
@@ -153,6 +238,7 @@ impl std::fmt::Display for Failure {
         match self {
             Failure::Redis(e) => write!(f, "{e}"),
             Failure::Timeout(d) => write!(f, "no reply within {d:?}"),
+            Failure::Partial(inner) => write!(f, "{inner} (after the classic command succeeded)"),
         }
     }
 }
@@ -213,7 +299,7 @@ impl Health {
 pub(crate) struct Hub {
     channels: ChannelsHandle,
     conn: Option<PubSubConn>,
-    sharded: bool,
+    mode: Mode,
     health: Mutex<Health>,
     /// The client's runtime, where channel drivers run (the one `new` was called in).
     runtime: Option<tokio::runtime::Handle>,
@@ -241,6 +327,33 @@ pub(crate) fn push_handler(
                     }
                 }
             }
+            // our own SUNSUBSCRIBE is confirmed this way too, but only once nobody uses the
+            // channel; with users, the server dropped it (the slot moved to another node)
+            PushKind::SUnsubscribe => {
+                let name = push.data.first().and_then(|v| match v {
+                    redis::Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
+                    _ => None,
+                });
+                let ch = name.and_then(|n| channels.lock().get(&n).cloned());
+                if let Some(ch) = ch {
+                    let dropped = {
+                        let mut st = ch.state.lock();
+                        let dropped = st.users > 0 && st.subscribed && !st.subscribing;
+                        if dropped {
+                            st.subscribed = false;
+                            st.dropped += 1;
+                        }
+                        dropped
+                    };
+                    if dropped {
+                        tracing::debug!(
+                            "the server dropped a sharded subscription (slot moved): waiters re-subscribe"
+                        );
+                        ch.notify.notify_waiters();
+                        ch.notify.notify_one();
+                    }
+                }
+            }
             PushKind::Disconnection => {
                 tracing::debug!("pub/sub connection dropped: waking every waiter");
                 for ch in channels.lock().values() {
@@ -259,11 +372,11 @@ impl Hub {
         Arc::new(Mutex::new(HashMap::new()))
     }
 
-    pub(crate) fn new(channels: ChannelsHandle, conn: Option<PubSubConn>, sharded: bool) -> Hub {
+    pub(crate) fn new(channels: ChannelsHandle, conn: Option<PubSubConn>, mode: Mode) -> Hub {
         Hub {
             channels,
             conn,
-            sharded,
+            mode,
             health: Mutex::new(Health::default()),
             runtime: tokio::runtime::Handle::try_current().ok(),
         }
@@ -293,8 +406,9 @@ impl Hub {
                 let mut st = ch.state.lock();
                 if st.subscribed || self.conn.is_none() {
                     st.users += 1;
+                    let dropped = st.dropped;
                     drop(st);
-                    return Ok(Subscription::new(self, channel, ch.clone()));
+                    return Ok(Subscription::new(self, channel, ch.clone(), dropped));
                 }
             }
             if self.conn.is_some() {
@@ -307,7 +421,7 @@ impl Hub {
             });
             let mut st = ch.state.lock();
             st.users += 1;
-            let sub = Subscription::new(self, channel, ch.clone());
+            let sub = Subscription::new(self, channel, ch.clone(), st.dropped);
             if self.conn.is_none() {
                 return Ok(sub); // no pub/sub connection: the waiter polls
             }
@@ -424,7 +538,7 @@ impl Hub {
                             Ok(()) => {
                                 (unsubscribe_failures, retry_at) = (0, None);
                                 st.subscribed = true;
-                                tracing::trace!(channel = %name, sharded = self.sharded, "subscribed");
+                                tracing::trace!(channel = %name, mode = ?self.mode, "subscribed");
                             }
                             Err(f) => {
                                 tracing::debug!(channel = %name, error = %f, "subscribe failed");
@@ -472,22 +586,45 @@ impl Hub {
         }
     }
 
-    /// One SUBSCRIBE or UNSUBSCRIBE of `name`.
+    /// One SUBSCRIBE or UNSUBSCRIBE of `name` in the hub's mode ([`Mode::Both`]: the classic
+    /// command, then the sharded one).
     async fn command(&self, step: Step, name: &str) -> std::result::Result<(), Failure> {
         let Some(conn) = self.conn.clone() else {
             return Ok(());
         };
-        let sharded = self.sharded;
+        let mut classic_done = false;
+        if self.mode.classic() {
+            self.one(&conn, &step, false, name).await?;
+            classic_done = true;
+        }
+        if self.mode.sharded() {
+            let res = self.one(&conn, &step, true, name).await;
+            return match res {
+                Err(f) if classic_done => Err(Failure::Partial(Box::new(f))),
+                other => other,
+            };
+        }
+        Ok(())
+    }
+
+    async fn one(
+        &self,
+        conn: &PubSubConn,
+        step: &Step,
+        sharded: bool,
+        name: &str,
+    ) -> std::result::Result<(), Failure> {
         let fut = async move {
-            match (conn, step) {
-                (PubSubConn::Manager(mut c), Step::Subscribe) => c.subscribe(name).await,
-                (PubSubConn::Manager(mut c), Step::Unsubscribe) => c.unsubscribe(name).await,
-                (PubSubConn::Cluster(mut c), Step::Subscribe) if sharded => c.ssubscribe(name).await,
-                (PubSubConn::Cluster(mut c), Step::Unsubscribe) if sharded => c.sunsubscribe(name).await,
-                (PubSubConn::Cluster(mut c), Step::Subscribe) => c.subscribe(name).await,
-                (PubSubConn::Cluster(mut c), Step::Unsubscribe) => c.unsubscribe(name).await,
-                (PubSubConn::Sentinel(link), Step::Subscribe) => link.subscribe(name).await,
-                (PubSubConn::Sentinel(link), Step::Unsubscribe) => link.unsubscribe(name).await,
+            match (conn.clone(), step, sharded) {
+                (PubSubConn::Cluster(mut c), Step::Subscribe, true) => c.ssubscribe(name).await,
+                (PubSubConn::Cluster(mut c), Step::Unsubscribe, true) => c.sunsubscribe(name).await,
+                (PubSubConn::Cluster(mut c), Step::Subscribe, false) => c.subscribe(name).await,
+                (PubSubConn::Cluster(mut c), Step::Unsubscribe, false) => c.unsubscribe(name).await,
+                // a single node (or a sentinel master): the client resolves every mode to classic there
+                (PubSubConn::Manager(mut c), Step::Subscribe, _) => c.subscribe(name).await,
+                (PubSubConn::Manager(mut c), Step::Unsubscribe, _) => c.unsubscribe(name).await,
+                (PubSubConn::Sentinel(link), Step::Subscribe, _) => link.subscribe(name).await,
+                (PubSubConn::Sentinel(link), Step::Unsubscribe, _) => link.unsubscribe(name).await,
             }
         };
         match tokio::time::timeout(COMMAND_CAP, fut).await {
@@ -555,19 +692,29 @@ pub(crate) struct Subscription {
     hub: Arc<Hub>,
     name: String,
     ch: Arc<Channel>,
+    /// The channel's `dropped` count when this user joined.
+    dropped: u64,
 }
 
 impl Subscription {
-    fn new(hub: &Arc<Hub>, name: &str, ch: Arc<Channel>) -> Subscription {
+    /// `dropped`: the channel's count of server-side drops (read under its state lock).
+    fn new(hub: &Arc<Hub>, name: &str, ch: Arc<Channel>, dropped: u64) -> Subscription {
         Subscription {
             hub: hub.clone(),
             name: name.to_owned(),
             ch,
+            dropped,
         }
     }
 
     pub(crate) fn channel(&self) -> Arc<Channel> {
         self.ch.clone()
+    }
+
+    /// The server dropped the subscription since this user joined: join again (a new SUBSCRIBE
+    /// goes to the node that serves the channel now).
+    pub(crate) fn is_stale(&self) -> bool {
+        self.ch.state.lock().dropped != self.dropped
     }
 }
 
@@ -607,7 +754,7 @@ mod tests {
     #[tokio::test]
     async fn zero_wakes_one_one_wakes_all_others_are_ignored() {
         let channels = Hub::new_channels();
-        let hub = Arc::new(Hub::new(channels.clone(), None, false));
+        let hub = Arc::new(Hub::new(channels.clone(), None, Mode::Classic));
         let handler = push_handler(channels);
         let ws = waiters(&hub, 3).await;
         assert_eq!(hub.waiter_count(), 3);
@@ -684,7 +831,7 @@ mod tests {
     #[tokio::test]
     async fn channels_are_refcounted_and_removed_with_their_last_user() {
         let channels = Hub::new_channels();
-        let hub = Arc::new(Hub::new(channels, None, false));
+        let hub = Arc::new(Hub::new(channels, None, Mode::Classic));
         assert!(hub.is_healthy());
         let a1 = hub.subscribe("a", Duration::ZERO).await.unwrap();
         let a2 = hub.subscribe("a", Duration::ZERO).await.unwrap();
@@ -699,10 +846,68 @@ mod tests {
         assert_eq!((hub.channel_count(), hub.waiter_count()), (0, 0));
     }
 
+    #[test]
+    fn each_mode_has_its_script_argument_and_commands() {
+        let all = [Mode::Classic, Mode::Sharded, Mode::Both];
+        let args: Vec<&str> = all.iter().map(|m| m.script_arg()).collect();
+        assert_eq!(
+            args,
+            ["PUBLISH", "SPUBLISH", "BOTH"],
+            "lua/common/notify.lua's values"
+        );
+        let kinds: Vec<(bool, bool)> = all.iter().map(|m| (m.classic(), m.sharded())).collect();
+        assert_eq!(kinds, [(true, false), (false, true), (true, true)]);
+    }
+
+    #[tokio::test]
+    async fn a_sharded_message_wakes_the_same_channel() {
+        // Mode::Both listens on the classic and the sharded channel of one name: either wakes
+        let channels = Hub::new_channels();
+        let hub = Arc::new(Hub::new(channels.clone(), None, Mode::Both));
+        let handler = push_handler(channels);
+        let ws = waiters(&hub, 2).await;
+        let mut push = message("ch", "0");
+        push.kind = PushKind::SMessage;
+        handler(push).unwrap();
+        handler(message("ch", "0")).unwrap();
+        for w in ws {
+            tokio::time::timeout(Duration::from_secs(1), w)
+                .await
+                .unwrap()
+                .unwrap();
+        }
+    }
+
+    #[tokio::test]
+    async fn a_server_side_sunsubscribe_makes_subscriptions_stale_and_wakes_waiters() {
+        let channels = Hub::new_channels();
+        let hub = Arc::new(Hub::new(channels.clone(), None, Mode::Sharded));
+        let handler = push_handler(channels);
+        let sub = hub.subscribe("ch", Duration::ZERO).await.unwrap();
+        let ws = waiters(&hub, 2).await;
+        let sunsubscribe = || PushInfo {
+            kind: PushKind::SUnsubscribe,
+            data: vec![Value::BulkString(b"ch".to_vec()), Value::Int(0)],
+        };
+        handler(sunsubscribe()).unwrap();
+        assert!(!sub.is_stale(), "not subscribed yet: nothing was dropped");
+        sub.channel().state.lock().subscribed = true;
+        handler(sunsubscribe()).unwrap();
+        assert!(sub.is_stale(), "the server dropped the subscription");
+        for w in ws {
+            tokio::time::timeout(Duration::from_secs(1), w)
+                .await
+                .unwrap()
+                .unwrap();
+        }
+        let again = hub.subscribe("ch", Duration::ZERO).await.unwrap();
+        assert!(!again.is_stale(), "a new user joins after the drop");
+    }
+
     #[tokio::test]
     async fn disconnection_wakes_everyone() {
         let channels = Hub::new_channels();
-        let hub = Arc::new(Hub::new(channels.clone(), None, false));
+        let hub = Arc::new(Hub::new(channels.clone(), None, Mode::Classic));
         let handler = push_handler(channels);
         let ws = waiters(&hub, 2).await;
         handler(PushInfo {

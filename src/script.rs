@@ -38,23 +38,23 @@ macro_rules! lua {
 
 lua!(RESOLVE_ACQUIRE, "common/resolve_acquire");
 lua!(LOCK_ACQUIRE, "lock/acquire");
-lua!(LOCK_UNLOCK, "lock/unlock");
-lua!(LOCK_FORCE_UNLOCK, "lock/force_unlock", with "common/lock_shape");
+lua!(LOCK_UNLOCK, "lock/unlock", with "common/notify");
+lua!(LOCK_FORCE_UNLOCK, "lock/force_unlock", with "common/lock_shape", "common/notify");
 lua!(LOCK_RENEW_BATCH, "lock/renew_batch");
 lua!(SPIN_UNLOCK, "spin/unlock");
 lua!(SPIN_FORCE_UNLOCK, "spin/force_unlock", with "common/lock_shape");
 lua!(FENCED_ACQUIRE, "fenced/acquire");
 lua!(NON_REENTRANT_ACQUIRE, "non_reentrant/acquire");
 lua!(FAIR_ACQUIRE, "fair/acquire", with "fair/purge");
-lua!(FAIR_UNLOCK, "fair/unlock", with "fair/purge");
-lua!(FAIR_FORCE_UNLOCK, "fair/force_unlock", with "common/lock_shape", "fair/purge");
+lua!(FAIR_UNLOCK, "fair/unlock", with "fair/purge", "common/notify");
+lua!(FAIR_FORCE_UNLOCK, "fair/force_unlock", with "common/lock_shape", "fair/purge", "common/notify");
 lua!(FAIR_GIVE_UP, "fair/give_up");
 lua!(RW_READ_ACQUIRE, "rw/read_acquire");
 lua!(RW_WRITE_ACQUIRE, "rw/write_acquire");
-lua!(RW_READ_UNLOCK, "rw/read_unlock");
-lua!(RW_WRITE_UNLOCK, "rw/write_unlock");
-lua!(RW_READ_FORCE_UNLOCK, "rw/read_force_unlock", with "common/lock_shape");
-lua!(RW_WRITE_FORCE_UNLOCK, "rw/write_force_unlock", with "common/lock_shape");
+lua!(RW_READ_UNLOCK, "rw/read_unlock", with "common/notify");
+lua!(RW_WRITE_UNLOCK, "rw/write_unlock", with "common/notify");
+lua!(RW_READ_FORCE_UNLOCK, "rw/read_force_unlock", with "common/lock_shape", "common/notify");
+lua!(RW_WRITE_FORCE_UNLOCK, "rw/write_force_unlock", with "common/lock_shape", "common/notify");
 lua!(RW_READ_IS_LOCKED, "rw/read_is_locked");
 lua!(RW_READ_RENEW_BATCH, "rw/read_renew_batch");
 

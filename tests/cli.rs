@@ -1039,3 +1039,67 @@ async fn hold_fair_queues_and_leaves_the_queue_on_ctrl_c() {
     );
     assert_eq!(next.exit_code(Duration::from_secs(20)).await, Some(0));
 }
+
+/// `list` against one node of a 3-master cluster finds the locks of every master (SCAN runs on
+/// each master; one node's SCAN only sees the keys of its slots).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_walks_every_master_of_a_cluster() {
+    let cluster = common::cluster::Cluster::start(3, 0).await;
+    let c = Client::builder().cluster(cluster.urls()).build().await.unwrap();
+    let mut want = Vec::new();
+    let mut guards = Vec::new();
+    for i in 0..12 {
+        let name = format!("cl:lock:{i:02}");
+        guards.push(c.lock(&name).unwrap().lock().await.unwrap());
+        want.push(name);
+    }
+    // a fenced lock is recognised by its token counter, which lives on the lock's master too
+    let (_, fenced) = c
+        .fenced_lock("cl:fenced")
+        .unwrap()
+        .lock_and_get_token()
+        .await
+        .unwrap();
+    let rw = c
+        .read_write_lock("cl:rw")
+        .unwrap()
+        .write_lock()
+        .lock()
+        .await
+        .unwrap();
+    want.extend(["cl:fenced".to_owned(), "cl:rw".to_owned()]);
+    want.sort();
+    // the locks really are spread: every master holds some of them
+    for n in &cluster.nodes[..cluster.masters] {
+        let mut raw = n.conn().await;
+        let size: i64 = redis::cmd("DBSIZE").query_async(&mut raw).await.unwrap();
+        assert!(size > 0, "master {} holds none of the locks", n.port);
+    }
+
+    for node in &cluster.nodes {
+        let r = run_url(&node.url(), &["--json", "list", "cl:*"]).await;
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        let v = json_lines(&r.stdout);
+        let names: Vec<String> = v
+            .iter()
+            .map(|l| l["name"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        assert_eq!(names, want, "list through node {}", node.port);
+        let kinds: Vec<&str> = v.iter().filter_map(|l| l["kind"].as_str()).collect();
+        assert!(
+            kinds.contains(&"fenced") && kinds.contains(&"read-write"),
+            "{kinds:?}"
+        );
+    }
+    let r = run_url(&cluster.nodes[1].url(), &["list", "cl:lock:0*"]).await;
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.stdout.lines().count(), 11, "header + 10 locks: {}", r.stdout);
+
+    for g in guards {
+        g.unlock().await.unwrap();
+    }
+    fenced.unlock().await.unwrap();
+    rw.unlock().await.unwrap();
+    let r = run_url(&cluster.nodes[2].url(), &["list", "cl:*"]).await;
+    assert_eq!(r.stdout.trim(), "no locks found");
+}

@@ -1,11 +1,13 @@
 //! Connection variants against real redis-server processes: password + db in the URL, watchdog
-//! batching, and a Redis Cluster (three loopback nodes) with sharded pub/sub.
+//! batching, and a Redis Cluster (three loopback nodes) with sharded pub/sub, and every
+//! [`PublishMode`] there: one mode per client for publishing and subscribing, and `Both` talking
+//! to classic and sharded peers at once.
 
 mod common;
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::cluster::Cluster;
 use common::{eventually, RedisServer};
 use redis::AsyncCommands;
 use redisson_lock::{Client, Config, PublishMode, Unlocked};
@@ -96,59 +98,9 @@ async fn watchdog_sends_at_most_batch_size_keys_per_call() {
     }
 }
 
-/// Three cluster nodes on free loopback ports, joined with `redis-cli --cluster create`.
-struct Cluster {
-    nodes: Vec<RedisServer>,
-}
-
-impl Cluster {
-    fn start() -> Cluster {
-        let nodes: Vec<RedisServer> = (0..3)
-            .map(|_| RedisServer::start_with(&["--cluster-enabled", "yes", "--cluster-node-timeout", "5000"]))
-            .collect();
-        let addrs: Vec<String> = nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)).collect();
-        let out = Command::new("redis-cli")
-            .args(["--cluster", "create"])
-            .args(&addrs)
-            .args(["--cluster-replicas", "0", "--cluster-yes"])
-            .output()
-            .expect("redis-cli (from the redis-server package) runs");
-        assert!(
-            out.status.success(),
-            "cluster create failed: {}",
-            String::from_utf8_lossy(&out.stdout)
-        );
-        Cluster { nodes }
-    }
-
-    fn urls(&self) -> Vec<String> {
-        self.nodes.iter().map(|n| n.url()).collect()
-    }
-
-    async fn wait_ok(&self) {
-        for n in &self.nodes {
-            let mut c = n.conn().await;
-            eventually(Duration::from_secs(20), "cluster_state:ok", || {
-                let mut c = c.clone();
-                async move {
-                    let info: String = redis::cmd("CLUSTER")
-                        .arg("INFO")
-                        .query_async(&mut c)
-                        .await
-                        .unwrap();
-                    info.contains("cluster_state:ok")
-                }
-            })
-            .await;
-            let _ = &mut c;
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cluster_with_sharded_pubsub_and_per_slot_renewal() {
-    let cluster = Cluster::start();
-    cluster.wait_ok().await;
+    let cluster = Cluster::start(3, 0).await;
     let config = Config::default().lock_watchdog_timeout(Duration::from_millis(900));
     let client = Client::builder()
         .cluster(cluster.urls())
@@ -251,4 +203,215 @@ async fn cluster_with_sharded_pubsub_and_per_slot_renewal() {
         }
     })
     .await;
+}
+
+/// A waiter that only an unlock message can wake within this bound: its client polls every
+/// [`QUIET_POLL`] and the holder's TTL is the 30 s watchdog timeout.
+const WAKE_BOUND: Duration = Duration::from_secs(3);
+const QUIET_POLL: Duration = Duration::from_secs(60);
+
+fn channel_of(name: &str) -> String {
+    format!("redisson_lock__channel:{{{name}}}")
+}
+
+/// (classic, sharded): which subscriptions a waiter of a client in `mode` makes in a Redis 7
+/// cluster, and which messages its unlocks publish.
+fn expected_kinds(mode: PublishMode) -> (bool, bool) {
+    match mode {
+        PublishMode::Classic => (true, false),
+        PublishMode::Auto | PublishMode::Sharded => (false, true),
+        _ => (true, true),
+    }
+}
+
+/// Waits until `channel` has the subscriptions `mode` makes, then checks it has no other kind.
+async fn wait_subscribed(cluster: &Cluster, channel: &str, mode: PublishMode) {
+    let (classic, sharded) = expected_kinds(mode);
+    eventually(
+        Duration::from_secs(10),
+        &format!("{mode:?} waiter subscribed on {channel}"),
+        || async {
+            (!classic || cluster.numsub(channel, false).await >= 1)
+                && (!sharded || cluster.numsub(channel, true).await >= 1)
+        },
+    )
+    .await;
+    assert_eq!(
+        (
+            cluster.numsub(channel, false).await >= 1,
+            cluster.numsub(channel, true).await >= 1
+        ),
+        (classic, sharded),
+        "{mode:?}: (classic, sharded) subscriptions on {channel}"
+    );
+}
+
+/// A client built from the application's own cluster connection plus a pub/sub client resolves
+/// its pub/sub mode once and subscribes in it: its waiters are woken by its unlock messages, in
+/// every mode (before, such a client published with SPUBLISH but subscribed with classic
+/// SUBSCRIBE on one node, so its waiters only woke by polling).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_from_a_cluster_connection_subscribes_in_its_publish_mode() {
+    let cluster = Cluster::start(3, 0).await;
+    let urls = cluster.urls();
+    for mode in [
+        PublishMode::Auto,
+        PublishMode::Sharded,
+        PublishMode::Classic,
+        PublishMode::Both,
+    ] {
+        let user_conn = redis::cluster::ClusterClient::new(urls.clone())
+            .unwrap()
+            .get_async_connection()
+            .await
+            .unwrap();
+        let client = Client::builder()
+            .connection(user_conn)
+            .pubsub_client(redis::Client::open(urls[0].as_str()).unwrap())
+            .config(Config::default().publish_mode(mode).poll_interval(QUIET_POLL))
+            .build()
+            .await
+            .unwrap();
+        // names spread over the masters: the pub/sub connection must reach the slot's node
+        for i in 0..3 {
+            let name = format!("own-conn:{mode:?}:{i}");
+            let holder = client.lock(&name).unwrap().lock().await.unwrap();
+            let wl = client.lock(&name).unwrap().with_owner(2);
+            let w = tokio::spawn(async move {
+                let g = wl.lock().await.unwrap();
+                let at = Instant::now();
+                g.unlock().await.unwrap();
+                at
+            });
+            wait_subscribed(&cluster, &channel_of(&name), mode).await;
+            let released = Instant::now();
+            holder.unlock().await.unwrap();
+            let acquired = tokio::time::timeout(WAKE_BOUND, w)
+                .await
+                .unwrap_or_else(|_| {
+                    panic!("{mode:?}: the waiter on {name} was not woken by the unlock message")
+                })
+                .unwrap();
+            assert!(acquired.duration_since(released) < WAKE_BOUND);
+        }
+        eventually(Duration::from_secs(5), "every channel left", || {
+            let c = client.clone();
+            async move { c.stats().channels == 0 }
+        })
+        .await;
+    }
+}
+
+/// `PublishMode::Both` in a cluster: one unlock publishes on the classic and the sharded channel
+/// (Redisson < 3.22 and ≥ 3.22 waiters both hear it), and a waiter listens on both, so either
+/// kind of unlock message wakes it. Outside a cluster it is classic.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_mode_publishes_and_listens_on_classic_and_sharded_channels() {
+    let cluster = Cluster::start(3, 0).await;
+    let config = Config::default()
+        .publish_mode(PublishMode::Both)
+        .poll_interval(QUIET_POLL);
+    let client = Client::builder()
+        .cluster(cluster.urls())
+        .config(config.clone())
+        .build()
+        .await
+        .unwrap();
+    assert!(format!("{client:?}").contains("\"BOTH\""), "{client:?}");
+
+    // a peer that listens both ways (a classic Redisson and a sharded one) gets both messages
+    let name = "both:publish";
+    let channel = channel_of(name);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut listener = redis::cluster::ClusterClientBuilder::new(cluster.urls())
+        .use_protocol(redis::ProtocolVersion::RESP3)
+        .push_sender(tx)
+        .build()
+        .unwrap()
+        .get_async_connection()
+        .await
+        .unwrap();
+    listener.subscribe(&channel).await.unwrap();
+    listener.ssubscribe(&channel).await.unwrap();
+    let g = client.lock(name).unwrap().lock().await.unwrap();
+    g.unlock().await.unwrap();
+    let mut got = (false, false);
+    tokio::time::timeout(WAKE_BOUND, async {
+        while got != (true, true) {
+            let push = rx.recv().await.expect("the listener's push channel is open");
+            let is_ours = push
+                .data
+                .first()
+                .is_some_and(|c| *c == redis::Value::BulkString(channel.clone().into_bytes()))
+                && push.data.get(1) == Some(&redis::Value::BulkString(b"0".to_vec()));
+            match push.kind {
+                redis::PushKind::Message if is_ours => got.0 = true,
+                redis::PushKind::SMessage if is_ours => got.1 = true,
+                _ => {}
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("(classic, sharded) messages received: {got:?}"));
+
+    // an unlock by a classic peer (PUBLISH) and by a sharded one (SPUBLISH) each wake a waiter
+    let mut raw = redis::cluster::ClusterClient::new(cluster.urls())
+        .unwrap()
+        .get_async_connection()
+        .await
+        .unwrap();
+    for publish in ["PUBLISH", "SPUBLISH"] {
+        let name = format!("both:woken-by:{publish}");
+        let channel = channel_of(&name);
+        // a foreign holder, as a Redisson client writes it
+        let field = "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10:1";
+        let _: () = redis::pipe()
+            .atomic()
+            .hset(&name, field, 1)
+            .pexpire(&name, 30_000)
+            .query_async(&mut raw)
+            .await
+            .unwrap();
+        let wl = client.lock(&name).unwrap().with_owner(7);
+        let w = tokio::spawn(async move {
+            let g = wl.lock().await.unwrap();
+            let at = Instant::now();
+            g.unlock().await.unwrap();
+            at
+        });
+        wait_subscribed(&cluster, &channel, PublishMode::Both).await;
+        let _: i64 = raw.del(&name).await.unwrap();
+        let released = Instant::now();
+        let _: i64 = redis::cmd(publish)
+            .arg(&channel)
+            .arg("0")
+            .query_async(&mut raw)
+            .await
+            .unwrap();
+        let acquired = tokio::time::timeout(WAKE_BOUND, w)
+            .await
+            .unwrap_or_else(|_| panic!("a {publish} of `0` did not wake the Both waiter"))
+            .unwrap();
+        assert!(acquired.duration_since(released) < WAKE_BOUND);
+    }
+
+    // outside a cluster, Both is classic pub/sub (as every Redisson outside cluster mode)
+    let single = RedisServer::start();
+    let c = Client::builder()
+        .url(single.url())
+        .config(config)
+        .build()
+        .await
+        .unwrap();
+    assert!(format!("{c:?}").contains("publish: \"PUBLISH\""), "{c:?}");
+    let g = c.lock("single").unwrap().lock().await.unwrap();
+    let wl = c.lock("single").unwrap().with_owner(2);
+    let w = tokio::spawn(async move { wl.lock().await.unwrap().unlock().await.unwrap() });
+    eventually(Duration::from_secs(5), "the waiter subscribed", || {
+        let c = c.clone();
+        async move { c.stats().waiters == 1 }
+    })
+    .await;
+    g.unlock().await.unwrap();
+    tokio::time::timeout(WAKE_BOUND, w).await.unwrap().unwrap();
 }

@@ -204,10 +204,32 @@ impl Harness {
     /// Starts `java -jar JAR --url URL --watchdog-ms WATCHDOG_MS` and waits up to `ready_timeout`
     /// for its `ready` line.
     pub async fn start(jar: &Path, url: &str, watchdog_ms: u64, ready_timeout: Duration) -> Result<Harness> {
+        Self::start_with(jar, &[], url, watchdog_ms, ready_timeout).await
+    }
+
+    /// Starts the harness in Redisson cluster mode (`--cluster --url N1,N2,...`: seed nodes of a
+    /// Redis Cluster) and waits up to `ready_timeout` for its `ready` line.
+    pub async fn start_cluster(
+        jar: &Path,
+        nodes: &[String],
+        watchdog_ms: u64,
+        ready_timeout: Duration,
+    ) -> Result<Harness> {
+        Self::start_with(jar, &["--cluster"], &nodes.join(","), watchdog_ms, ready_timeout).await
+    }
+
+    async fn start_with(
+        jar: &Path,
+        flags: &[&str],
+        url: &str,
+        watchdog_ms: u64,
+        ready_timeout: Duration,
+    ) -> Result<Harness> {
         let java = std::env::var("JAVA").unwrap_or_else(|_| "java".to_owned());
         let mut child = Command::new(&java)
             .arg("-jar")
             .arg(jar)
+            .args(flags)
             .args([
                 "--url",
                 url,

@@ -4,7 +4,7 @@
 -- "redisson_lock__channel:{N}" (the head waiter's channel is KEYS[4] .. ':' .. its field),
 -- KEYS[5] latch "redisson_unlock_latch:{N}:<request id>"
 -- ARGV[1] message ("0"), ARGV[2] TTL ms re-applied after a partial release, ARGV[3] owner field,
--- ARGV[4] now (client epoch ms), ARGV[5] publish command, ARGV[6] latch TTL ms,
+-- ARGV[4] now (client epoch ms), ARGV[5] publish mode ("PUBLISH", "SPUBLISH" or "BOTH", lua/common/notify.lua), ARGV[6] latch TTL ms,
 -- ARGV[7] "1" = release every hold of the owner (its client's last known one), "0" = one
 -- Reply: nil = the owner holds nothing (also when the lock is gone altogether: Redisson counts
 --        that as a success, we report it; the head waiter is still woken); 0 = still held;
@@ -24,7 +24,7 @@ purge_stale(queue, deadlines, now)
 local function wake_head()
   local head = redis.call('lindex', queue, 0)
   if head ~= false then
-    redis.call(publish_cmd, channel .. ':' .. head, message)
+    notify(publish_cmd, channel .. ':' .. head, message)
   end
 end
 

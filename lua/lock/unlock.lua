@@ -2,7 +2,7 @@
 -- owner's holds.
 -- KEYS[1] lock hash, KEYS[2] unlock channel, KEYS[3] latch "redisson_unlock_latch:{N}:<request id>"
 -- ARGV[1] message to publish ("0"), ARGV[2] TTL ms re-applied after a partial release,
--- ARGV[3] owner field, ARGV[4] publish command ("PUBLISH" or "SPUBLISH"), ARGV[5] latch TTL ms,
+-- ARGV[3] owner field, ARGV[4] publish mode ("PUBLISH", "SPUBLISH" or "BOTH", lua/common/notify.lua), ARGV[5] latch TTL ms,
 -- ARGV[6] "1" = release every hold of the owner (the client's last known hold of this field:
 --         counts left behind by holds it already knows are lost go too), "0" = release one.
 -- Reply: nil = the owner holds nothing (nothing changed); 0 = still held (count decremented);
@@ -28,6 +28,6 @@ if all ~= '1' then
 end
 
 redis.call('del', lock_key)
-redis.call(publish_cmd, channel, message)
+notify(publish_cmd, channel, message)
 redis.call('set', latch, '1', 'px', latch_ms)
 return 1

@@ -3,7 +3,7 @@
 -- KEYS[1] lock hash N, KEYS[2] channel "redisson_rwlock:{N}",
 -- KEYS[3] this reader's timeout-key prefix, KEYS[4] the key prefix KP ("{N}", or N when N has "{"),
 -- KEYS[5] latch "redisson_unlock_latch:{N}:<request id>"
--- ARGV[1] message ("0"), ARGV[2] read field, ARGV[3] publish command, ARGV[4] latch TTL ms,
+-- ARGV[1] message ("0"), ARGV[2] read field, ARGV[3] publish mode ("PUBLISH", "SPUBLISH" or "BOTH", lua/common/notify.lua), ARGV[4] latch TTL ms,
 -- ARGV[5] "1" = release every read hold of the owner (its client's last known one), "0" = one
 -- Reply: nil = not held (nothing changed, except the Redisson-compatible publish when the lock is
 -- gone altogether); 0 = the hash still lives (others or our other holds); 1 = the hash was deleted.
@@ -17,7 +17,7 @@ end
 
 local mode = redis.call('hget', lock_key, 'mode')
 if mode == false then
-  redis.call(publish_cmd, channel, message)
+  notify(publish_cmd, channel, message)
   redis.call('set', latch, '1', 'px', latch_ms)
   return nil
 end
@@ -68,6 +68,6 @@ if redis.call('hlen', lock_key) > 1 then
 end
 
 redis.call('del', lock_key)
-redis.call(publish_cmd, channel, message)
+notify(publish_cmd, channel, message)
 redis.call('set', latch, '1', 'px', latch_ms)
 return 1

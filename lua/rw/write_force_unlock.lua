@@ -1,5 +1,5 @@
 -- Write lock: delete the lock if it is in write mode, and wake every waiter.
--- KEYS[1] lock hash, KEYS[2] channel; ARGV[1] message ("1"), ARGV[2] publish command
+-- KEYS[1] lock hash, KEYS[2] channel; ARGV[1] message ("1"), ARGV[2] publish mode ("PUBLISH", "SPUBLISH" or "BOTH", lua/common/notify.lua)
 -- Reply: 1 = deleted, 0 = not in write mode (nothing changed).
 -- Error: WRONGTYPE when KEYS[1] is not a lock (another type, or a hash of another shape, see
 -- lua/common/lock_shape.lua): nothing is deleted or published.
@@ -11,7 +11,7 @@ if why then
 end
 if redis.call('hget', KEYS[1], 'mode') == 'write' then
   redis.call('del', KEYS[1])
-  redis.call(ARGV[2], KEYS[2], ARGV[1])
+  notify(ARGV[2], KEYS[2], ARGV[1])
   return 1
 end
 return 0

@@ -2,7 +2,7 @@
 -- an owner's write holds.
 -- KEYS[1] lock hash N, KEYS[2] channel "redisson_rwlock:{N}", KEYS[3] latch
 -- ARGV[1] message ("1": wake every waiter), ARGV[2] lease ms re-applied after a partial release,
--- ARGV[3] write field, ARGV[4] publish command, ARGV[5] latch TTL ms,
+-- ARGV[3] write field, ARGV[4] publish mode ("PUBLISH", "SPUBLISH" or "BOTH", lua/common/notify.lua), ARGV[5] latch TTL ms,
 -- ARGV[6] "1" = release every write hold of the owner (its client's last known one), "0" = one
 -- Reply: nil = not held; 0 = still held (re-entrant); 1 = write released (the hash is deleted and
 -- waiters woken, or, when the owner also holds read locks, the lock stays in read mode: a
@@ -17,7 +17,7 @@ end
 
 local mode = redis.call('hget', lock_key, 'mode')
 if mode == false then
-  redis.call(publish_cmd, channel, message)
+  notify(publish_cmd, channel, message)
   redis.call('set', latch, '1', 'px', latch_ms)
   return nil
 end
@@ -38,7 +38,7 @@ end
 redis.call('hdel', lock_key, writer)
 if redis.call('hlen', lock_key) == 1 then
   redis.call('del', lock_key)
-  redis.call(publish_cmd, channel, message)
+  notify(publish_cmd, channel, message)
 else
   redis.call('hset', lock_key, 'mode', 'read')
 end

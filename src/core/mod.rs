@@ -208,6 +208,21 @@ impl<K: AcquireKind> LockCore<K> {
                 // no pub/sub: the kind's back-off alone
                 Some(policy) => policy.next_sleep(),
                 None => {
+                    if sub.as_ref().is_some_and(|s| s.is_stale()) {
+                        // the server dropped it (a sharded channel's slot moved): join again
+                        // before leaving, so the channel is re-subscribed, not unsubscribed
+                        let budget =
+                            remaining.map_or(cfg.subscription_timeout, |r| r.min(cfg.subscription_timeout));
+                        let channel = self.kind.channel(&self.key, &self.field_of(owner));
+                        let fresh = self.client.hub.subscribe(&channel, budget).await;
+                        if let Err(e) = &fresh {
+                            tracing::debug!(key = %self.key, channel = %channel, error = %e, "could not subscribe again; polling instead");
+                        }
+                        sub = fresh.ok();
+                        if sub.is_some() {
+                            continue; // re-try before sleeping: a message may have been missed
+                        }
+                    }
                     if sub.is_none() && self.client.hub.has_connection() {
                         let budget =
                             remaining.map_or(cfg.subscription_timeout, |r| r.min(cfg.subscription_timeout));

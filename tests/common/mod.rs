@@ -1,6 +1,7 @@
 //! Test support: real redis-server processes on free loopback ports, stopped afterwards.
 #![allow(dead_code)]
 
+pub mod cluster;
 pub mod faults;
 pub mod history;
 pub mod topology;

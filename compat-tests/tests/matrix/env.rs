@@ -1,13 +1,17 @@
 //! The per-version environment: one redis-server, two harness JVMs (30 s and 1 s watchdog), three
 //! Rust clients (the same two watchdogs, and a 30 s one that polls only every 10 s), raw Redis access, and the lock names used (for
 //! scenario 9). Parties are made here so worker names and owner ids follow one scheme.
+//!
+//! A cluster environment ([`Env::setup_cluster`], the cluster scenarios in `cluster.rs`) has one
+//! harness JVM in Redisson cluster mode (no fast one: those scenarios use [`Speed::Normal`] and
+//! [`Speed::QuietPoll`] only) and Rust cluster clients in one [`PublishMode`].
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
 use common::RedisServer;
-use redisson_lock::{Client, Config};
+use redisson_lock::{Client, Config, Connection, PublishMode};
 use redisson_lock_compat_tests::{expected_kinds, Harness, Result};
 
 use crate::common;
@@ -20,7 +24,8 @@ pub struct Env {
     pub url: String,
     pub raw: Raw,
     pub java: Harness,
-    pub java_fast: Harness,
+    /// `None` in a cluster environment ([`Speed::Fast`] then means the normal harness).
+    pub java_fast: Option<Harness>,
     pub rust: Client,
     pub rust_fast: Client,
     /// 30 s watchdog, `poll_interval` [`QUIET_POLL`] (10 s): its waiters get in quickly only when an
@@ -28,6 +33,10 @@ pub struct Env {
     pub rust_quiet: Client,
     pub jar: PathBuf,
     pub names: Mutex<Vec<String>>,
+    /// Every node's URL in a cluster environment; empty on a single server.
+    pub nodes: Vec<String>,
+    /// The Rust clients' publish mode (`Auto` unless a cluster environment says otherwise).
+    pub mode: PublishMode,
 }
 
 #[derive(Clone, Copy)]
@@ -80,22 +89,78 @@ impl Env {
             .build()
             .await
             .map_err(|e| format!("rust connect: {e}"))?;
-        let raw = Raw(redis::Client::open(url.as_str())
-            .map_err(|e| e.to_string())?
-            .get_multiplexed_async_connection()
-            .await
-            .map_err(|e| e.to_string())?);
+        let raw = Raw(Connection::from(
+            redis::Client::open(url.as_str())
+                .map_err(|e| e.to_string())?
+                .get_multiplexed_async_connection()
+                .await
+                .map_err(|e| e.to_string())?,
+        ));
         Ok(Env {
             version: version.to_owned(),
             url,
             raw,
             java,
-            java_fast,
+            java_fast: Some(java_fast),
             rust,
             rust_fast,
             rust_quiet,
             jar: jar.to_owned(),
             names: Mutex::new(Vec::new()),
+            nodes: Vec::new(),
+            mode: PublishMode::Auto,
+        })
+    }
+
+    /// A cluster environment for `version` on the cluster whose nodes are `nodes`: one harness
+    /// in Redisson cluster mode (30 s watchdog; Redisson's own pub/sub choice for the version),
+    /// Rust cluster clients in `mode` (the quiet one polls every [`QUIET_POLL`]), and raw access
+    /// through a cluster connection.
+    pub async fn setup_cluster(
+        version: &str,
+        jar: &Path,
+        nodes: &[String],
+        mode: PublishMode,
+    ) -> Result<Env> {
+        let java = Harness::start_cluster(jar, nodes, 30_000, Duration::from_secs(60)).await?;
+        ensure!(
+            java.version() == version,
+            "the harness reports Redisson {} for jar {}",
+            java.version(),
+            jar.display()
+        );
+        let client = |config: Config| async move {
+            Client::builder()
+                .cluster(nodes.to_vec())
+                .config(config.publish_mode(mode))
+                .build()
+                .await
+                .map_err(|e| format!("rust cluster connect: {e}"))
+        };
+        let rust = client(Config::default()).await?;
+        let rust_fast =
+            client(Config::default().lock_watchdog_timeout(Duration::from_millis(FAST_WATCHDOG_MS))).await?;
+        let rust_quiet = client(Config::default().poll_interval(QUIET_POLL)).await?;
+        let raw = Raw(Connection::from(
+            redis::cluster::ClusterClient::new(nodes.to_vec())
+                .map_err(|e| e.to_string())?
+                .get_async_connection()
+                .await
+                .map_err(|e| format!("raw cluster connect: {e}"))?,
+        ));
+        Ok(Env {
+            version: version.to_owned(),
+            url: nodes.first().cloned().unwrap_or_default(),
+            raw,
+            java,
+            java_fast: None,
+            rust,
+            rust_fast,
+            rust_quiet,
+            jar: jar.to_owned(),
+            names: Mutex::new(Vec::new()),
+            nodes: nodes.to_vec(),
+            mode,
         })
     }
 
@@ -111,7 +176,7 @@ impl Env {
     pub fn java_party(&self, speed: Speed, worker: String) -> Party<'_> {
         let h = match speed {
             Speed::Normal | Speed::QuietPoll => &self.java,
-            Speed::Fast => &self.java_fast,
+            Speed::Fast => self.java_fast.as_ref().unwrap_or(&self.java),
         };
         Party::java(h, worker)
     }
@@ -148,20 +213,51 @@ impl Env {
         )
     }
 
-    /// Waits until `redisson_lock__channel:{name}` has `n` subscribers.
+    /// Waits until `redisson_lock__channel:{name}` has `n` subscribers (in a cluster: classic
+    /// and sharded ones on any node, counted with [`Env::subscribers`]).
     pub async fn wait_subscribers(&self, name: &str, n: i64) -> Result<()> {
         let ch = channel_of(name);
         until(
             Duration::from_secs(10),
             &format!("{n} subscriber(s) on {ch}"),
-            || async { Ok(self.raw.numsub(&ch).await? >= n) },
+            || async {
+                if self.nodes.is_empty() {
+                    Ok(self.raw.numsub(&ch).await? >= n)
+                } else {
+                    let (classic, sharded) = self.subscribers(&ch).await?;
+                    Ok(classic + sharded >= n)
+                }
+            },
         )
         .await
     }
 
+    /// (classic, sharded) subscribers of `channel` over every cluster node (`PUBSUB NUMSUB` counts
+    /// the subscribers of the node it runs on, `PUBSUB SHARDNUMSUB` those of the slot's nodes).
+    pub async fn subscribers(&self, channel: &str) -> Result<(i64, i64)> {
+        let (mut classic, mut sharded) = (0, 0);
+        for url in &self.nodes {
+            let mut c = redis::Client::open(url.as_str())
+                .map_err(|e| e.to_string())?
+                .get_multiplexed_async_connection()
+                .await
+                .map_err(|e| format!("connect {url}: {e}"))?;
+            for (sub, total) in [("NUMSUB", &mut classic), ("SHARDNUMSUB", &mut sharded)] {
+                let (_, k): (String, i64) = redis::cmd("PUBSUB")
+                    .arg(sub)
+                    .arg(channel)
+                    .query_async(&mut c)
+                    .await
+                    .map_err(|e| format!("PUBSUB {sub} on {url}: {e}"))?;
+                *total += k;
+            }
+        }
+        Ok((classic, sharded))
+    }
+
     /// Sends `exit` to both harnesses.
     pub async fn close(self) {
-        for h in [self.java, self.java_fast] {
+        for h in std::iter::once(self.java).chain(self.java_fast) {
             if let Err(e) = h.exit(Duration::from_secs(10)).await {
                 eprintln!("compat: [{}] harness exit: {e}", self.version);
             }

@@ -2,9 +2,13 @@
 //!
 //! Every kind has a scenario module (`rlock.rs`: 1–9, `rwlock.rs`: 10–15, `fenced.rs`: 16–19,
 //! `spin.rs`: 20–23, `non_reentrant.rs`: 24–26, `fair.rs`: 27–30, `non_reentrant_fair.rs`: 31–34,
-//! `multi.rs`: 35–37)
+//! `multi.rs`: 35–37, `cluster.rs`: 38–42)
 //! with a `SCENARIOS`
 //! table and a `run` function; [`Kind::ALL`] fixes the order of the run and of the report.
+//! [`Kind::Cluster`] is a topology rather than a lock kind: its scenarios (RLock and fair lock
+//! in a Redis Cluster) do not run in the per-version single-server environment but afterwards,
+//! on one 3-master + 3-replica cluster, for the versions of `cluster::CLUSTER_VERSIONS` in the run
+//! (`runner::run_cluster`; [`Kind::topology_cluster`]).
 //! A kind whose Redisson version lacks it (the harness jar does not list it, see
 //! `kinds.properties`) gets "n/a" rows, which are neither passed nor failed.
 //!
@@ -30,7 +34,7 @@ use std::time::Duration;
 use redisson_lock_compat_tests::{JavaKind, Result};
 
 use crate::env::Env;
-use crate::{fair, fenced, multi, non_reentrant, non_reentrant_fair, rlock, rwlock, spin};
+use crate::{cluster, fair, fenced, multi, non_reentrant, non_reentrant_fair, rlock, rwlock, spin};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dir {
@@ -109,11 +113,13 @@ pub enum Kind {
     /// `RedissonMultiLock` over plain locks: no harness kind of its own (every version has it;
     /// the harness' `multi<Op>` commands are core).
     Multi,
+    /// The RLock (and fair lock) in a Redis Cluster: a topology, run by `runner::run_cluster`.
+    Cluster,
 }
 
 impl Kind {
     /// The order of the run and of the report.
-    pub const ALL: [Kind; 8] = [
+    pub const ALL: [Kind; 9] = [
         Kind::RLock,
         Kind::RwLock,
         Kind::Fenced,
@@ -122,7 +128,13 @@ impl Kind {
         Kind::Fair,
         Kind::NonReentrantFair,
         Kind::Multi,
+        Kind::Cluster,
     ];
+
+    /// Whether the kind's scenarios need the cluster environment (not the single server).
+    pub fn topology_cluster(self) -> bool {
+        self == Kind::Cluster
+    }
 
     /// The heading of its rows in RESULTS.md.
     pub fn title(self) -> &'static str {
@@ -137,6 +149,9 @@ impl Kind {
                 "Non-reentrant fair lock (`getNonReentrantFairLock` / `Client::non_reentrant_fair_lock`)"
             }
             Kind::Multi => "MultiLock (`new RedissonMultiLock(getLock(..), ..)` / `Client::multi_lock`)",
+            Kind::Cluster => {
+                "Redis Cluster, 3 masters + 3 replicas (`useClusterServers()` / `ClientBuilder::cluster`)"
+            }
         }
     }
 
@@ -159,6 +174,9 @@ impl Kind {
             Kind::Multi => Some(
                 "Multi-lock wake-up per version (ms; scenario 36: A's multi lock(), holding the first two members, gets the last one after B's unlock of it; bound 1000 ms)",
             ),
+            Kind::Cluster => Some(
+                "Cluster wake-up latency per version (ms; scenarios 39 and 41 in the version's mode, 42 with the crate in Auto where Java listens sharded; bound 500 ms)",
+            ),
         }
     }
 
@@ -173,6 +191,7 @@ impl Kind {
             Kind::Fair => JavaKind::Fair,
             Kind::NonReentrantFair => JavaKind::NonReentrantFair,
             Kind::Multi => JavaKind::Lock,
+            Kind::Cluster => JavaKind::Lock,
         }
     }
 
@@ -186,6 +205,7 @@ impl Kind {
             Kind::Fair => fair::SCENARIOS,
             Kind::NonReentrantFair => non_reentrant_fair::SCENARIOS,
             Kind::Multi => multi::SCENARIOS,
+            Kind::Cluster => cluster::SCENARIOS,
         }
     }
 
@@ -199,6 +219,7 @@ impl Kind {
             Kind::Fair => fair::run(env, no, dir).await,
             Kind::NonReentrantFair => non_reentrant_fair::run(env, no, dir).await,
             Kind::Multi => multi::run(env, no, dir).await,
+            Kind::Cluster => cluster::run(env, no, dir).await,
         }
     }
 }
@@ -212,7 +233,7 @@ pub fn scenario(no: usize) -> Option<(Kind, &'static Scenario)> {
 }
 
 /// Every scenario number in run order: each kind's in [`Kind::ALL`] order, the `last` ones at
-/// the end (1–8, 10–37, 9).
+/// the end (1–8, 10–42, 9).
 pub fn run_order() -> Vec<usize> {
     let all = || Kind::ALL.into_iter().flat_map(|k| k.scenarios().iter());
     all()

@@ -124,6 +124,13 @@ fn latency_table(md: &mut String, rows: &[Row], info: &RunInfo, kind: Kind) {
 
 /// The kind's heading cell for `version`: whether the jar has the kind.
 fn kind_cell(info: &RunInfo, kind: Kind, version: &str) -> String {
+    if kind.topology_cluster() {
+        return if crate::cluster::CLUSTER_VERSIONS.contains(&version) {
+            format!("crate `{:?}`", crate::cluster::mode_for(version))
+        } else {
+            "not run".into()
+        };
+    }
     let java = kind.java();
     let needs = || {
         java.since()
@@ -139,6 +146,9 @@ fn kind_cell(info: &RunInfo, kind: Kind, version: &str) -> String {
 
 /// One matrix cell: every direction's word (and latency), or a single `n/a`.
 fn cell(rows: &[&Row]) -> String {
+    if rows.is_empty() {
+        return "–".into(); // not run for this version (the cluster rows: see the kind's heading)
+    }
     if !rows.is_empty() && rows.iter().all(|r| r.status == Status::NotAvailable) {
         return Status::NotAvailable.word().into();
     }
@@ -202,6 +212,12 @@ pub fn render(rows: &[Row], info: &RunInfo) -> String {
     let _ = writeln!(md, "that is cancelled, R→J the other way round.");
     let _ = writeln!(md, "35–37: multi-lock over three plain locks (every version): Java `RedissonMultiLock`, Rust `Client::multi_lock`; the members'");
     let _ = writeln!(md, "hashes are checked one by one (one owner field on each), and refused or timed-out attempts must leave no member held.");
+    let _ = writeln!(md, "38–42: a Redis Cluster of 3 masters + 3 replicas (6 loopback redis-servers, `redis-cli --cluster create --cluster-replicas 1`),");
+    let _ = writeln!(md, "the harness in Redisson cluster mode (`--cluster`: `useClusterServers()`, reads from masters, Redisson's default pub/sub");
+    let _ = writeln!(md, "choice: classic before 3.22, sharded from 3.22), run for {} only; the crate's mode is in the heading row", crate::cluster::CLUSTER_VERSIONS.join(", "));
+    let _ = writeln!(md, "(`Auto` = sharded where Redisson is sharded, `Both` for 3.17.7, which only knows classic pub/sub). 39 and 41 use the");
+    let _ = writeln!(md, "10 s-poll Rust client (Java waits its 30 s TTL), bound {} ms. 42 runs the crate in `Auto` against every version: the bug of", crate::cluster::CLUSTER_WAKE_BOUND_MS);
+    let _ = writeln!(md, "issue 12 (3.17.7 waiters are never woken by an `Auto` unlock, and `Auto` waiters never by a 3.17.7 unlock) must reproduce there.");
     let _ = writeln!(md, "19, 23, 26, 30, 34, 37: J→R = the Java counter workers start first, R→J the Rust tasks; the lock must pass between the languages");
     let _ = writeln!(md, "at least {MIN_HANDOVERS} times each way (a kind whose unlock wakes no waiter of the other language manages 0–3).\n");
     let _ = writeln!(

@@ -1,6 +1,7 @@
 //! The version matrix: build each version's harness jar, start a redis-server and the
 //! [`Env`], run every selected scenario in both directions (n/a for a kind the version lacks),
-//! then write `RESULTS.md` and the summary.
+//! then the cluster scenarios ([`run_cluster`]: one 3-master + 3-replica Redis Cluster, the
+//! versions of [`CLUSTER_VERSIONS`]), then write `RESULTS.md` and the summary.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -13,26 +14,151 @@ use common::RedisServer;
 use futures::FutureExt;
 use redisson_lock_compat_tests::{crate_dir, expected_kinds, on_path, Result};
 
+use crate::cluster::{mode_for, CLUSTER_VERSIONS};
 use crate::common;
+use crate::common::cluster::Cluster;
 use crate::env::Env;
-use crate::kinds::{run_order, scenario, Dir, Kind, Outcome};
+use crate::kinds::{run_order, scenario, Dir, Kind, Outcome, Scenario};
 use crate::report::{render, Counts, Row, RunInfo, Status};
 
 const DEFAULT_VERSIONS: &str = "4.7.0 3.52.0 3.24.3 3.17.7";
 
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
 async fn guarded<F: Future<Output = Result<Outcome>>>(limit: Duration, f: F) -> Result<Outcome> {
     match tokio::time::timeout(limit, AssertUnwindSafe(f).catch_unwind()).await {
         Err(_) => Err(format!("scenario did not finish within {limit:?}")),
-        Ok(Err(panic)) => Err(format!(
-            "panicked: {}",
-            panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default()
-        )),
+        Ok(Err(panic)) => Err(format!("panicked: {}", panic_message(&*panic))),
         Ok(Ok(r)) => r,
     }
+}
+
+/// Runs scenario `s` of `kind` in direction `dir` on `env` and logs its row.
+async fn run_one(env: &Env, kind: Kind, spec: &'static Scenario, s: usize, dir: Dir) -> Row {
+    let version = env.version.as_str();
+    let t0 = Instant::now();
+    let r = guarded(spec.limit(), kind.run(env, s, dir)).await;
+    let secs = t0.elapsed().as_secs_f64();
+    let (status, latency_ms, note) = match r {
+        Ok(o) => (Status::Pass, o.latency_ms, o.note),
+        Err(e) => (Status::Fail, None, e),
+    };
+    let row = Row {
+        kind,
+        scenario: s,
+        title: spec.title,
+        version: version.to_owned(),
+        dir,
+        status,
+        latency_ms,
+        note,
+        secs,
+    };
+    eprintln!(
+        "compat: [{version}{}] s{s} {}: {}{} ({:.1} s) {}",
+        if env.nodes.is_empty() { "" } else { " cluster" },
+        dir.long(),
+        if row.status == Status::Pass {
+            "PASS"
+        } else {
+            "FAIL"
+        },
+        row.latency_ms
+            .map(|l| format!(", wake-up {l:.1} ms"))
+            .unwrap_or_default(),
+        secs,
+        row.note
+    );
+    row
+}
+
+/// A failed row for every direction of every scenario in `only` (`version` did not set up).
+fn failed_rows(only: &[usize], version: &str, why: &str) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for &s in only {
+        let Some((kind, spec)) = scenario(s) else { continue };
+        for &dir in spec.dirs {
+            rows.push(Row {
+                kind,
+                scenario: s,
+                title: spec.title,
+                version: version.to_owned(),
+                dir,
+                status: Status::Fail,
+                latency_ms: None,
+                note: why.to_owned(),
+                secs: 0.0,
+            });
+        }
+    }
+    rows
+}
+
+/// The cluster scenarios of `only` (kind [`Kind::Cluster`]) for every version of `versions` that
+/// is in [`CLUSTER_VERSIONS`], on one Redis Cluster of 3 masters + 3 replicas started here
+/// (loopback, `redis-cli --cluster create --cluster-replicas 1`), the crate in [`mode_for`] the
+/// version. Versions share the cluster; their lock names differ.
+async fn run_cluster(versions: &[String], only: &[usize]) -> Vec<Row> {
+    let wanted: Vec<usize> = only
+        .iter()
+        .copied()
+        .filter(|&s| scenario(s).is_some_and(|(k, _)| k.topology_cluster()))
+        .collect();
+    let targets: Vec<&String> = versions
+        .iter()
+        .filter(|v| CLUSTER_VERSIONS.contains(&v.as_str()))
+        .collect();
+    if wanted.is_empty() || targets.is_empty() {
+        return Vec::new();
+    }
+    let t0 = Instant::now();
+    let cluster = match AssertUnwindSafe(Cluster::start(3, 1)).catch_unwind().await {
+        Ok(c) => c,
+        Err(panic) => {
+            let why = format!("cluster setup failed: {}", panic_message(&*panic));
+            return targets
+                .iter()
+                .flat_map(|v| failed_rows(&wanted, v, &why))
+                .collect();
+        }
+    };
+    eprintln!(
+        "compat: Redis Cluster (3 masters + 3 replicas: {}) up in {:.1} s",
+        cluster.addrs().join(" "),
+        t0.elapsed().as_secs_f64()
+    );
+    let nodes = cluster.urls();
+    let mut rows = Vec::new();
+    for v in targets {
+        let jar = match build_jar(v) {
+            Ok(j) => j,
+            Err(e) => {
+                rows.extend(failed_rows(&wanted, v, &format!("harness build failed: {e}")));
+                continue;
+            }
+        };
+        let env = match Env::setup_cluster(v, &jar, &nodes, mode_for(v)).await {
+            Ok(env) => env,
+            Err(e) => {
+                rows.extend(failed_rows(&wanted, v, &format!("cluster setup failed: {e}")));
+                continue;
+            }
+        };
+        for &s in &wanted {
+            let Some((kind, spec)) = scenario(s) else { continue };
+            for &dir in spec.dirs {
+                rows.push(run_one(&env, kind, spec, s, dir).await);
+            }
+        }
+        env.close().await;
+    }
+    rows
 }
 
 /// A row for scenario `no` that did not run: n/a when `version` has no such kind (by
@@ -73,6 +199,16 @@ async fn run_version(
     only: &[usize],
 ) -> (Vec<Row>, Option<Vec<String>>) {
     let mut rows = Vec::new();
+    // the cluster scenarios run apart (run_cluster)
+    let only: Vec<usize> = only
+        .iter()
+        .copied()
+        .filter(|&s| scenario(s).is_some_and(|(k, _)| !k.topology_cluster()))
+        .collect();
+    let only = only.as_slice();
+    if only.is_empty() {
+        return (rows, None); // a filtered run of cluster scenarios only
+    }
     let fail_all = |rows: &mut Vec<Row>, why: &str| {
         let kinds = expected_kinds(version);
         for &s in only {
@@ -109,39 +245,7 @@ async fn run_version(
                 rows.extend(row);
                 continue;
             }
-            let t0 = Instant::now();
-            let r = guarded(spec.limit(), kind.run(&env, s, dir)).await;
-            let secs = t0.elapsed().as_secs_f64();
-            let (status, latency_ms, note) = match r {
-                Ok(o) => (Status::Pass, o.latency_ms, o.note),
-                Err(e) => (Status::Fail, None, e),
-            };
-            let row = Row {
-                kind,
-                scenario: s,
-                title: spec.title,
-                version: version.to_owned(),
-                dir,
-                status,
-                latency_ms,
-                note,
-                secs,
-            };
-            eprintln!(
-                "compat: [{version}] s{s} {}: {}{} ({:.1} s) {}",
-                dir.long(),
-                if row.status == Status::Pass {
-                    "PASS"
-                } else {
-                    "FAIL"
-                },
-                row.latency_ms
-                    .map(|l| format!(", wake-up {l:.1} ms"))
-                    .unwrap_or_default(),
-                secs,
-                row.note
-            );
-            rows.push(row);
+            rows.push(run_one(&env, kind, spec, s, dir).await);
         }
     }
     env.close().await;
@@ -225,6 +329,7 @@ pub async fn run() -> i32 {
             "redis-server",
             on_path(&redis_bin) || Path::new(&redis_bin).is_file(),
         ),
+        ("redis-cli", on_path("redis-cli")),
     ]
     .into_iter()
     .filter(|(_, ok)| !ok)
@@ -256,6 +361,7 @@ pub async fn run() -> i32 {
         rows.extend(r);
         kinds.insert(v.clone(), k);
     }
+    rows.extend(run_cluster(&versions, &only).await);
     let info = RunInfo {
         date: command_line("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
         redis: command_line(&redis_bin, &["--version"]),

@@ -6,7 +6,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use redis::aio::MultiplexedConnection;
 use redisson_lock_compat_tests::{now_ms, Result};
 
 /// Java calls that should answer at once.
@@ -19,9 +18,10 @@ pub const FAST_WATCHDOG_MS: u64 = 1000;
 /// Rust waiter that gets in within the bound was woken by a message, not by its own re-poll.
 pub const QUIET_POLL: Duration = Duration::from_secs(10);
 
-/// Raw Redis access for assertions (one multiplexed connection, cloned per call).
+/// Raw Redis access for assertions (one multiplexed connection, or a cluster connection that
+/// routes by key; cloned per call).
 #[derive(Clone)]
-pub struct Raw(pub MultiplexedConnection);
+pub struct Raw(pub redisson_lock::Connection);
 
 impl Raw {
     pub async fn q<T: redis::FromRedisValue>(&self, cmd: &mut redis::Cmd) -> Result<T> {

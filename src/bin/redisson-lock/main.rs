@@ -4,6 +4,7 @@
 //! Exit codes: 0 success, 1 error (one line on stderr) or a failed `doctor` check, 2 `hold --wait`
 //! did not acquire in time, 130 interrupted (Ctrl-C) while waiting to acquire.
 
+mod cluster;
 mod doctor;
 mod hold;
 mod render;
@@ -47,7 +48,8 @@ enum Command {
         /// The lock's name (its Redis key)
         name: String,
     },
-    /// Find locks with SCAN (never KEYS) and show one line per lock
+    /// Find locks with SCAN (never KEYS) and show one line per lock; in a Redis Cluster, SCAN
+    /// every master
     List {
         /// Glob pattern over lock names
         #[arg(default_value = "*")]
@@ -286,7 +288,7 @@ async fn run(cli: Cli) -> Result<Outcome, Failure> {
         }
         Command::List { pattern } => {
             let client = connect(&cli.url).await?;
-            let locks = inspect::scan_locks(&mut client.connection(), &pattern).await?;
+            let locks = cluster::scan_locks(&cli.url, &mut client.connection(), &pattern).await?;
             out.list(&locks);
             Ok(Outcome::Done)
         }

@@ -30,13 +30,20 @@ import org.redisson.api.RReadWriteLock;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
+import org.redisson.config.ReadMode;
 
 /**
  * Interop harness: drives real Redisson locks from a line-based protocol.
  *
  * <pre>
  *   java -jar harness-V.jar --url redis://127.0.0.1:PORT --watchdog-ms 30000 [--bench]
+ *   java -jar harness-V.jar --cluster --url redis://127.0.0.1:P1,redis://127.0.0.1:P2 ...
  * </pre>
+ *
+ * With {@code --cluster} (repeatable {@code --url}, or comma-separated URLs) Redisson runs in
+ * cluster mode ({@code useClusterServers()}, reads from masters). Its sharded pub/sub choice is
+ * Redisson's own default for the version: classic before 3.22, sharded from 3.22 on a server
+ * that supports it ({@code shardedSubscriptionMode} AUTO since 3.29).
  *
  * stdin:  one command per line, {@code SEQ WORKER CMD ARGS...}
  * stdout: one JSON object per line (a "ready" event, then exactly one response per command).
@@ -83,13 +90,27 @@ public final class Harness {
         protocolOut = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
         System.setOut(System.err);
 
-        String url = null;
+        List<String> urls = new ArrayList<>();
+        boolean cluster = false;
         long watchdogMs = 30_000;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             switch (a) {
-                case "--url":
-                    url = requireArg(args, ++i, a);
+                case "--url": {
+                    String v = requireArg(args, ++i, a);
+                    if (v.startsWith(SENTINEL_SCHEME)) {
+                        urls.add(v); // its commas separate sentinels, not URLs
+                        break;
+                    }
+                    for (String u : v.split(",")) {
+                        if (!u.isEmpty()) {
+                            urls.add(u);
+                        }
+                    }
+                    break;
+                }
+                case "--cluster":
+                    cluster = true;
                     break;
                 case "--watchdog-ms":
                     watchdogMs = Long.parseLong(requireArg(args, ++i, a));
@@ -102,7 +123,7 @@ public final class Harness {
                     break;
                 case "-h":
                 case "--help":
-                    System.err.println("usage: java -jar harness.jar --url redis://HOST:PORT|redis-sentinel://HOST:PORT[,HOST:PORT...]/MASTER [--watchdog-ms MS] [--exit-grace-ms MS] [--bench]");
+                    System.err.println("usage: java -jar harness.jar [--cluster] --url redis://HOST:PORT[,redis://HOST:PORT...]|redis-sentinel://HOST:PORT[,HOST:PORT...]/MASTER [--watchdog-ms MS] [--exit-grace-ms MS] [--bench]");
                     System.exit(0);
                     break;
                 default:
@@ -110,8 +131,12 @@ public final class Harness {
                     System.exit(2);
             }
         }
-        if (url == null) {
+        if (urls.isEmpty()) {
             System.err.println("harness: --url is required");
+            System.exit(2);
+        }
+        if (!cluster && urls.size() > 1) {
+            System.err.println("harness: several --url need --cluster");
             System.exit(2);
         }
 
@@ -120,8 +145,19 @@ public final class Harness {
             config.setLockWatchdogTimeout(watchdogMs);
             config.setThreads(4);
             config.setNettyThreads(8);
-            if (url.startsWith(SENTINEL_SCHEME)) {
+            if (cluster) {
+                config.useClusterServers()
+                        .addNodeAddress(urls.toArray(new String[0]))
+                        .setReadMode(ReadMode.MASTER)
+                        .setMasterConnectionPoolSize(8)
+                        .setMasterConnectionMinimumIdleSize(1)
+                        .setSlaveConnectionPoolSize(2)
+                        .setSlaveConnectionMinimumIdleSize(1)
+                        .setSubscriptionConnectionPoolSize(4)
+                        .setSubscriptionConnectionMinimumIdleSize(1);
+            } else if (urls.get(0).startsWith(SENTINEL_SCHEME)) {
                 // redis-sentinel://HOST:PORT[,HOST:PORT...]/MASTER_NAME: Redisson's sentinel mode
+                String url = urls.get(0);
                 String rest = url.substring(SENTINEL_SCHEME.length());
                 int slash = rest.lastIndexOf('/');
                 if (slash <= 0 || slash == rest.length() - 1) {
@@ -139,7 +175,7 @@ public final class Harness {
                 }
             } else {
                 config.useSingleServer()
-                        .setAddress(url)
+                        .setAddress(urls.get(0))
                         .setConnectionPoolSize(8)
                         .setConnectionMinimumIdleSize(1)
                         .setSubscriptionConnectionPoolSize(2)

@@ -1,0 +1,97 @@
+//! A Redis Cluster of real redis-server processes on free loopback ports, joined with
+//! `redis-cli --cluster create` (stopped with its nodes).
+
+use std::process::Command;
+use std::time::Duration;
+
+use super::{eventually, RedisServer};
+
+/// `masters` masters with `replicas` replicas each; `nodes[..masters]` are the masters as
+/// `redis-cli` assigned them (it takes the first `masters` addresses as masters).
+pub struct Cluster {
+    pub nodes: Vec<RedisServer>,
+    pub masters: usize,
+}
+
+impl Cluster {
+    /// Starts and joins the nodes, and waits until every node reports `cluster_state:ok` and
+    /// knows every other node.
+    pub async fn start(masters: usize, replicas: usize) -> Cluster {
+        let n = masters * (1 + replicas);
+        let nodes: Vec<RedisServer> = (0..n)
+            .map(|_| RedisServer::start_with(&["--cluster-enabled", "yes", "--cluster-node-timeout", "5000"]))
+            .collect();
+        let addrs: Vec<String> = nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)).collect();
+        let replicas_arg = replicas.to_string();
+        let out = Command::new("redis-cli")
+            .args(["--cluster", "create"])
+            .args(&addrs)
+            .args(["--cluster-replicas", replicas_arg.as_str(), "--cluster-yes"])
+            .output()
+            .expect("redis-cli (from the redis-server package) runs");
+        assert!(
+            out.status.success(),
+            "cluster create failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let cluster = Cluster { nodes, masters };
+        cluster.wait_ok().await;
+        cluster
+    }
+
+    /// Every node's URL (masters first).
+    pub fn urls(&self) -> Vec<String> {
+        self.nodes.iter().map(|n| n.url()).collect()
+    }
+
+    /// `host:port` of every node (masters first).
+    pub fn addrs(&self) -> Vec<String> {
+        self.nodes
+            .iter()
+            .map(|n| format!("127.0.0.1:{}", n.port))
+            .collect()
+    }
+
+    /// Waits until every node reports `cluster_state:ok`, all slots and every node.
+    pub async fn wait_ok(&self) {
+        let want = format!("cluster_known_nodes:{}", self.nodes.len());
+        for n in &self.nodes {
+            let c = n.conn().await;
+            eventually(Duration::from_secs(30), "cluster_state:ok everywhere", || {
+                let mut c = c.clone();
+                let want = want.clone();
+                async move {
+                    let info: String = redis::cmd("CLUSTER")
+                        .arg("INFO")
+                        .query_async(&mut c)
+                        .await
+                        .unwrap_or_default();
+                    info.contains("cluster_state:ok")
+                        && info.contains("cluster_slots_ok:16384")
+                        && info.contains(&want)
+                }
+            })
+            .await;
+        }
+    }
+
+    /// Sum over all nodes of `PUBSUB NUMSUB channel` (classic subscribers are counted on the
+    /// node they subscribed on) or `PUBSUB SHARDNUMSUB channel` (sharded: the slot's nodes).
+    pub async fn numsub(&self, channel: &str, sharded: bool) -> i64 {
+        let mut total = 0;
+        for n in &self.nodes {
+            let mut c = n.conn().await;
+            let reply: Vec<redis::Value> = redis::cmd("PUBSUB")
+                .arg(if sharded { "SHARDNUMSUB" } else { "NUMSUB" })
+                .arg(channel)
+                .query_async(&mut c)
+                .await
+                .expect("PUBSUB (SHARD)NUMSUB");
+            if let Some(redis::Value::Int(k)) = reply.get(1) {
+                total += k;
+            }
+        }
+        total
+    }
+}
