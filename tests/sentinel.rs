@@ -68,7 +68,7 @@ async fn a_replicated_hold_survives_a_failover_and_the_client_follows() {
     let new_master = promoted.port;
     let seen = Instant::now();
     eventually(
-        Duration::from_secs(15),
+        Duration::from_secs(30),
         "both clients moved to the new master",
         || async { master_port(&a) == new_master && master_port(&b) == new_master },
     )
