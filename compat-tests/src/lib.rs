@@ -204,13 +204,34 @@ impl Harness {
     /// Starts `java -jar JAR --url URL --watchdog-ms WATCHDOG_MS` and waits up to `ready_timeout`
     /// for its `ready` line.
     pub async fn start(jar: &Path, url: &str, watchdog_ms: u64, ready_timeout: Duration) -> Result<Harness> {
+        Self::start_from(jar, ("--url", Path::new(url)), watchdog_ms, ready_timeout).await
+    }
+
+    /// Starts `java -jar JAR --config FILE --watchdog-ms WATCHDOG_MS`: Redisson is configured by
+    /// the Redisson YAML/JSON file `config` (`Config.fromYAML`), as a service would be;
+    /// `watchdog_ms` applies only when the file sets no `lockWatchdogTimeout`.
+    pub async fn start_with_config(
+        jar: &Path,
+        config: &Path,
+        watchdog_ms: u64,
+        ready_timeout: Duration,
+    ) -> Result<Harness> {
+        Self::start_from(jar, ("--config", config), watchdog_ms, ready_timeout).await
+    }
+
+    async fn start_from(
+        jar: &Path,
+        (flag, source): (&str, &Path),
+        watchdog_ms: u64,
+        ready_timeout: Duration,
+    ) -> Result<Harness> {
         let java = std::env::var("JAVA").unwrap_or_else(|_| "java".to_owned());
         let mut child = Command::new(&java)
             .arg("-jar")
             .arg(jar)
+            .arg(flag)
+            .arg(source)
             .args([
-                "--url",
-                url,
                 "--watchdog-ms",
                 &watchdog_ms.to_string(),
                 "--exit-grace-ms",
