@@ -545,7 +545,13 @@ impl Parser<'_> {
         let mut mapper: Option<(String, Value)> = None;
         for (key, v) in entries("<root>", root)? {
             match key {
-                "lockWatchdogTimeout" => config = config.lock_watchdog_timeout(millis(key, v)?),
+                "lockWatchdogTimeout" => {
+                    let d = millis(key, v)?;
+                    if d < Duration::from_millis(3) {
+                        return Err(bad(key, "must be at least 3 ms (renewal runs every timeout/3)"));
+                    }
+                    config = config.lock_watchdog_timeout(d);
+                }
                 "lockWatchdogBatchSize" => {
                     let n = integer(key, v)?;
                     if n < 1 {
@@ -659,10 +665,10 @@ impl Parser<'_> {
                 (_, "subscriptionTimeout") => config = config.subscription_timeout(millis(full, v)?),
                 (_, "retryAttempts") => {
                     let n = integer(full, v)?;
-                    config = config.retry_attempts(
-                        u32::try_from(n)
-                            .map_err(|_| bad(full, format!("must be between 0 and 1000, got {n}")))?,
-                    );
+                    if !(0..=1000).contains(&n) {
+                        return Err(bad(full, format!("must be between 0 and 1000, got {n}")));
+                    }
+                    config = config.retry_attempts(n as u32);
                 }
                 (_, "retryInterval") => config = config.retry_interval(millis(full, v)?),
                 (_, "retryDelay") => retry_delay = Some(delay(full, v)?),
