@@ -27,6 +27,15 @@ async fn pttl(server: &RedisServer, db: i64, key: &str) -> i64 {
     redis::cmd("PTTL").arg(key).query_async(&mut c).await.unwrap()
 }
 
+async fn pttl_db(port: u16, db: i64, key: &str) -> i64 {
+    let mut c = redis::Client::open(format!("redis://127.0.0.1:{port}/{db}"))
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    redis::cmd("PTTL").arg(key).query_async(&mut c).await.unwrap()
+}
+
 #[tokio::test]
 async fn single_server_yaml_file_sets_login_database_and_watchdog() {
     let server = RedisServer::start_with(&["--requirepass", "pw"]);
@@ -107,7 +116,7 @@ async fn sentinel_yaml_file_follows_the_sentinels() {
     let path = write_file(
         "sentinel.yaml",
         &format!(
-            "lockWatchdogTimeout: 9000\nslavesSyncTimeout: 2000\nsentinelServersConfig:\n  sentinelAddresses:\n{}  masterName: \"{MASTER}\"\n  scanInterval: 500\n  checkSentinelsList: false\n  readMode: \"MASTER\"\n",
+            "lockWatchdogTimeout: 9000\nslavesSyncTimeout: 2000\nsentinelServersConfig:\n  sentinelAddresses:\n{}  masterName: \"{MASTER}\"\n  database: 1\n  scanInterval: 500\n  checkSentinelsList: false\n  readMode: \"MASTER\"\n",
             addresses.concat()
         ),
     );
@@ -126,17 +135,14 @@ async fn sentinel_yaml_file_follows_the_sentinels() {
         other => panic!("not a sentinel connection: {other:?}"),
     }
     let guard = client.lock("rc:sentinel").unwrap().lock().await.unwrap();
+    // in the file's database on the master
+    let ttl = pttl_db(t.nodes[0].port, 1, "rc:sentinel").await;
+    assert!(ttl > 0 && ttl <= 9000, "master db 1 PTTL {ttl}");
     // Redisson's checkLockSyncedSlaves default (ReplicaSync::Required): the acquisition reached
     // a replica before it returned
     let mut on_replicas = 0;
     for replica in &t.nodes[1..] {
-        let mut c = replica.conn().await;
-        let ttl: i64 = redis::cmd("PTTL")
-            .arg("rc:sentinel")
-            .query_async(&mut c)
-            .await
-            .unwrap();
-        if ttl > 0 {
+        if pttl_db(replica.port, 1, "rc:sentinel").await > 0 {
             on_replicas += 1;
         }
     }
