@@ -241,8 +241,11 @@ impl RedissonConfigLoader {
     pub fn from_yaml_str(&self, text: &str) -> Result<RedissonConfig> {
         let text = substitute_env(text, &*self.env);
         let text = untag_classes(&text);
-        let root: Value = serde_norway::from_str(&text)
+        let mut root: Value = serde_norway::from_str(&text)
             .map_err(|e| Error::InvalidArgument(format!("redisson config: malformed YAML/JSON: {e}")))?;
+        // SnakeYAML (Redisson's parser) applies `<<: *anchor` merge keys
+        root.apply_merge()
+            .map_err(|e| Error::InvalidArgument(format!("redisson config: bad merge key: {e}")))?;
         Parser { loader: self }.root(&root)
     }
 

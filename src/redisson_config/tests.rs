@@ -532,3 +532,12 @@ fn debug_hides_passwords() {
     let d = format!("{c:?}");
     assert!(!d.contains("hunter2") && !d.contains("hunter3"), "{d}");
 }
+
+#[test]
+fn anchors_and_merge_keys_as_in_snakeyaml() {
+    let c = yaml(
+        "base: &base\n  timeout: 1200\n  password: pw\nsingleServerConfig:\n  <<: *base\n  address: redis://h:1\n",
+    );
+    assert_eq!(c.config.command_timeout, Duration::from_millis(1200));
+    assert_eq!(url(&c), "redis://:pw@h:1");
+}
