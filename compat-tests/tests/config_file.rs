@@ -168,3 +168,21 @@ async fn one_sentinel_yaml_configures_java_and_rust() {
     );
     both_sides_share(&jar, &file, "sentinel").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_single_server_json_configures_java_and_rust() {
+    let Some(jar) = jar("4.7.0") else { return };
+    let server = RedisServer::start();
+    // Redisson 4.x has no fromJSON: the harness (like a service) reads JSON with fromYAML
+    let file = write_file(
+        "single.json",
+        &format!(
+            r#"{{"lockWatchdogTimeout": {WATCHDOG_MS}, "threads": 4, "nettyThreads": 8,
+  "singleServerConfig": {{"address": "redis://127.0.0.1:{}", "connectionPoolSize": 8,
+    "connectionMinimumIdleSize": 1, "subscriptionConnectionPoolSize": 2, "subscriptionConnectionMinimumIdleSize": 1}}}}
+"#,
+            server.port
+        ),
+    );
+    both_sides_share(&jar, &file, "json").await;
+}
