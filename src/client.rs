@@ -77,6 +77,24 @@ impl Client {
         Client::builder().url(url).build().await
     }
 
+    /// Connects as the Redisson YAML or JSON configuration file at `path` says (servers, login,
+    /// lock settings), the same file a Java service gives `Config.fromYAML`. See
+    /// [`RedissonConfig`](crate::RedissonConfig) for the keys honoured, ignored and refused.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the file cannot be read or has a setting that cannot be
+    /// honoured; [`Error::Redis`] when Redis cannot be reached.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> redisson_lock::Result<()> {
+    /// let client = redisson_lock::Client::from_redisson_config("redisson.yaml").await?;
+    /// # let _ = client; Ok(()) }
+    /// ```
+    pub async fn from_redisson_config(path: impl AsRef<std::path::Path>) -> Result<Client> {
+        crate::RedissonConfig::from_path(path)?.connect().await
+    }
+
     /// A builder for other connections or settings.
     ///
     /// # Examples
@@ -496,6 +514,25 @@ impl ClientBuilder {
         if let Source::Sentinel(s) = &mut self.source {
             s.username = username;
             s.password = password;
+        }
+        self
+    }
+
+    /// With [`sentinel`](Self::sentinel): the master's database (Redisson: `database` of the
+    /// sentinel config; default 0). Call after `sentinel`.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> redisson_lock::Result<()> {
+    /// let client = redisson_lock::Client::builder()
+    ///     .sentinel(["redis://127.0.0.1:26379"], "mymaster")
+    ///     .sentinel_database(2)
+    ///     .build()
+    ///     .await?;
+    /// # let _ = client; Ok(()) }
+    /// ```
+    pub fn sentinel_database(mut self, db: i64) -> Self {
+        if let Source::Sentinel(s) = &mut self.source {
+            s.db = db;
         }
         self
     }

@@ -1103,3 +1103,56 @@ async fn list_walks_every_master_of_a_cluster() {
     let r = run_url(&cluster.nodes[2].url(), &["list", "cl:*"]).await;
     assert_eq!(r.stdout.trim(), "no locks found");
 }
+
+/// `--config FILE` (a Redisson config) replaces `--url`: the file's login and database win.
+#[tokio::test]
+async fn config_file_replaces_the_url() {
+    let s = RedisServer::start_with(&["--requirepass", "pw"]);
+    let dir = std::env::temp_dir().join(format!("cli-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("redisson.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "lockWatchdogTimeout: 30000\nsingleServerConfig:\n  address: \"redis://127.0.0.1:{}\"\n  password: pw\n  database: 4\n",
+            s.port
+        ),
+    )
+    .unwrap();
+    let mut c = redis::Client::open(format!("redis://:pw@127.0.0.1:{}/4", s.port))
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let _: () = redis::cmd("HSET")
+        .arg("cfg:lock")
+        .arg("11111111-2222-4333-8444-555555555555:1")
+        .arg(1)
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    // --url points nowhere: the file (login, database 4) is what is used
+    let path = file.to_string_lossy().into_owned();
+    let r = run_url(
+        "redis://127.0.0.1:1/",
+        &["--config", &path, "inspect", "cfg:lock"],
+    )
+    .await;
+    assert_eq!(r.code, Some(0), "stderr: {}", r.stderr);
+    assert!(
+        r.stdout.contains("11111111-2222-4333-8444-555555555555"),
+        "{}",
+        r.stdout
+    );
+
+    // a refused file is reported naming the key, nothing is connected
+    std::fs::write(
+        &file,
+        "nameMapper: !<com.acme.Mapper> {}\nsingleServerConfig: {address: 'redis://127.0.0.1:1'}\n",
+    )
+    .unwrap();
+    let r = run_url("redis://127.0.0.1:1/", &["--config", &path, "list"]).await;
+    assert_eq!(r.code, Some(1), "stdout: {}", r.stdout);
+    assert!(r.stderr.contains("nameMapper"), "{}", r.stderr);
+    std::fs::remove_dir_all(&dir).ok();
+}

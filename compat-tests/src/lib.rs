@@ -204,7 +204,7 @@ impl Harness {
     /// Starts `java -jar JAR --url URL --watchdog-ms WATCHDOG_MS` and waits up to `ready_timeout`
     /// for its `ready` line.
     pub async fn start(jar: &Path, url: &str, watchdog_ms: u64, ready_timeout: Duration) -> Result<Harness> {
-        Self::start_with(jar, &[], url, watchdog_ms, ready_timeout).await
+        Self::start_from(jar, &["--url".as_ref(), url.as_ref()], watchdog_ms, ready_timeout).await
     }
 
     /// Starts the harness in Redisson cluster mode (`--cluster --url N1,N2,...`: seed nodes of a
@@ -215,13 +215,37 @@ impl Harness {
         watchdog_ms: u64,
         ready_timeout: Duration,
     ) -> Result<Harness> {
-        Self::start_with(jar, &["--cluster"], &nodes.join(","), watchdog_ms, ready_timeout).await
+        let nodes = nodes.join(",");
+        Self::start_from(
+            jar,
+            &["--cluster".as_ref(), "--url".as_ref(), nodes.as_ref()],
+            watchdog_ms,
+            ready_timeout,
+        )
+        .await
     }
 
-    async fn start_with(
+    /// Starts `java -jar JAR --config FILE --watchdog-ms WATCHDOG_MS`: Redisson is configured by
+    /// the Redisson YAML/JSON file `config` (`Config.fromYAML`), as a service would be;
+    /// `watchdog_ms` applies only when the file sets no `lockWatchdogTimeout`.
+    pub async fn start_with_config(
         jar: &Path,
-        flags: &[&str],
-        url: &str,
+        config: &Path,
+        watchdog_ms: u64,
+        ready_timeout: Duration,
+    ) -> Result<Harness> {
+        Self::start_from(
+            jar,
+            &["--config".as_ref(), config.as_os_str()],
+            watchdog_ms,
+            ready_timeout,
+        )
+        .await
+    }
+
+    async fn start_from(
+        jar: &Path,
+        source: &[&std::ffi::OsStr],
         watchdog_ms: u64,
         ready_timeout: Duration,
     ) -> Result<Harness> {
@@ -229,10 +253,8 @@ impl Harness {
         let mut child = Command::new(&java)
             .arg("-jar")
             .arg(jar)
-            .args(flags)
+            .args(source)
             .args([
-                "--url",
-                url,
                 "--watchdog-ms",
                 &watchdog_ms.to_string(),
                 "--exit-grace-ms",

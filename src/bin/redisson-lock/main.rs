@@ -33,6 +33,11 @@ struct Cli {
     )]
     url: String,
 
+    /// A Redisson YAML/JSON config file (the one a Java service loads with Config.fromYAML):
+    /// servers, login and lock settings come from it; it wins over --url
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<std::path::PathBuf>,
+
     /// Print one JSON object per line instead of a table
     #[arg(long, global = true)]
     json: bool,
@@ -255,7 +260,35 @@ pub(crate) fn check_scheme(url: &str) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The `--config` file, read once before any command runs.
+static CONFIG_FILE: std::sync::OnceLock<redisson_lock::RedissonConfig> = std::sync::OnceLock::new();
+
+/// `--config FILE`: reads it; a single-server file also gives the URL that `watch` and `doctor`
+/// use, which accept no other file.
+fn load_config_file(cli: &mut Cli) -> Result<(), Failure> {
+    let Some(path) = &cli.config else { return Ok(()) };
+    let file = redisson_lock::RedissonConfig::from_path(path).map_err(|e| Failure(describe(&e)))?;
+    match file.servers() {
+        redisson_lock::RedissonServers::Single { url } => cli.url = url.clone(),
+        _ if matches!(cli.command, Command::Watch { .. } | Command::Doctor { .. }) => {
+            return Err(Failure(format!(
+                "{}: watch and doctor need a single-server file (singleServerConfig) or --url",
+                path.display()
+            )))
+        }
+        _ => {}
+    }
+    let _ = CONFIG_FILE.set(file);
+    Ok(())
+}
+
 async fn connect(url: &str) -> Result<Client, Failure> {
+    if let Some(file) = CONFIG_FILE.get() {
+        return file.connect().await.map_err(|e| match e {
+            Error::Redis(r) => Failure(format!("cannot connect to the servers of --config: {r}")),
+            other => Failure(describe(&other)),
+        });
+    }
     check_scheme(url)?;
     let config = Config::default().connect_timeout(Duration::from_secs(5));
     Client::builder()
@@ -277,7 +310,8 @@ pub(crate) fn redact(url: &str) -> String {
     }
 }
 
-async fn run(cli: Cli) -> Result<Outcome, Failure> {
+async fn run(mut cli: Cli) -> Result<Outcome, Failure> {
+    load_config_file(&mut cli)?;
     let out = render::Out::new(cli.json);
     match cli.command {
         Command::Inspect { name } => {

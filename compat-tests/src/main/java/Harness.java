@@ -1,4 +1,5 @@
 import java.io.BufferedReader;
+import java.io.File;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.IOException;
@@ -86,12 +87,43 @@ public final class Harness {
 
     // ------------------------------------------------------------------ main
 
+    /** A top-level {@code lockWatchdogTimeout} key in a YAML or JSON config file. */
+    private static final java.util.regex.Pattern WATCHDOG_KEY =
+            java.util.regex.Pattern.compile("(?:^|[\\s{,])\"?lockWatchdogTimeout\"?\\s*:");
+
+    /**
+     * {@code --config FILE}: the Redisson config file as the service using it would load it
+     * ({@code Config.fromYAML}, which also reads JSON), used as it is, except that
+     * {@code --watchdog-ms} is applied when the file sets no {@code lockWatchdogTimeout}.
+     */
+    private static Config fileConfig(String path, long watchdogMs) throws IOException {
+        File file = new File(path);
+        Config config = Config.fromYAML(file);
+        String text = new String(java.nio.file.Files.readAllBytes(file.toPath()), StandardCharsets.UTF_8);
+        if (!WATCHDOG_KEY.matcher(text).find()) {
+            config.setLockWatchdogTimeout(watchdogMs);
+        }
+        return config;
+    }
+
+    private static void fatal(Throwable t) {
+        Map<String, Object> fatal = new LinkedHashMap<>();
+        fatal.put("event", "fatal");
+        fatal.put("error", message(t));
+        fatal.put("errorClass", t.getClass().getName());
+        fatal.put("ts_ms", System.currentTimeMillis());
+        emit(Json.write(fatal));
+        t.printStackTrace(System.err);
+        System.exit(1);
+    }
+
     public static void main(String[] args) throws Exception {
         protocolOut = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
         System.setOut(System.err);
 
         List<String> urls = new ArrayList<>();
         boolean cluster = false;
+        String configFile = null;
         long watchdogMs = 30_000;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
@@ -112,6 +144,9 @@ public final class Harness {
                 case "--cluster":
                     cluster = true;
                     break;
+                case "--config":
+                    configFile = requireArg(args, ++i, a);
+                    break;
                 case "--watchdog-ms":
                     watchdogMs = Long.parseLong(requireArg(args, ++i, a));
                     break;
@@ -123,7 +158,7 @@ public final class Harness {
                     break;
                 case "-h":
                 case "--help":
-                    System.err.println("usage: java -jar harness.jar [--cluster] --url redis://HOST:PORT[,redis://HOST:PORT...]|redis-sentinel://HOST:PORT[,HOST:PORT...]/MASTER [--watchdog-ms MS] [--exit-grace-ms MS] [--bench]");
+                    System.err.println("usage: java -jar harness.jar [--cluster] --url redis://HOST:PORT[,redis://HOST:PORT...]|redis-sentinel://HOST:PORT[,HOST:PORT...]/MASTER | --config redisson.yaml|.json [--watchdog-ms MS] [--exit-grace-ms MS] [--bench]");
                     System.exit(0);
                     break;
                 default:
@@ -131,8 +166,8 @@ public final class Harness {
                     System.exit(2);
             }
         }
-        if (urls.isEmpty()) {
-            System.err.println("harness: --url is required");
+        if (urls.isEmpty() == (configFile == null)) {
+            System.err.println("harness: exactly one of --url and --config is required");
             System.exit(2);
         }
         if (!cluster && urls.size() > 1) {
@@ -141,6 +176,16 @@ public final class Harness {
         }
 
         try {
+            if (configFile != null) {
+                redisson = Redisson.create(fileConfig(configFile, watchdogMs));
+                clientId = redisson.getId();
+                loadKinds();
+            }
+        } catch (Throwable t) {
+            fatal(t);
+        }
+
+        if (configFile == null) try {
             Config config = new Config();
             config.setLockWatchdogTimeout(watchdogMs);
             config.setThreads(4);
@@ -185,14 +230,7 @@ public final class Harness {
             clientId = redisson.getId();
             loadKinds();
         } catch (Throwable t) {
-            Map<String, Object> fatal = new LinkedHashMap<>();
-            fatal.put("event", "fatal");
-            fatal.put("error", message(t));
-            fatal.put("errorClass", t.getClass().getName());
-            fatal.put("ts_ms", System.currentTimeMillis());
-            emit(Json.write(fatal));
-            t.printStackTrace(System.err);
-            System.exit(1);
+            fatal(t);
         }
 
         Map<String, Object> ready = new LinkedHashMap<>();
