@@ -92,21 +92,42 @@ macro_rules! acquire {
     }};
 }
 
-/// Resolves on Ctrl-C (SIGINT) or SIGTERM.
-pub(crate) async fn interrupted() {
+/// Ctrl-C (SIGINT) and SIGTERM, listened to from the moment this is created: a signal that
+/// arrives between two waits is kept for the next one (a listener created only when waiting
+/// would leave a window in which the default action kills the process).
+pub(crate) struct Interrupts {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
+    streams: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
+}
+
+impl Interrupts {
+    pub(crate) fn new() -> Interrupts {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            let streams = match (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) {
+                (Ok(i), Ok(t)) => Some((i, t)),
+                _ => None,
+            };
+            Interrupts { streams }
+        }
+        #[cfg(not(unix))]
+        Interrupts {}
+    }
+
+    /// Resolves on the next Ctrl-C or SIGTERM (one received since the last call counts).
+    pub(crate) async fn recv(&mut self) {
+        #[cfg(unix)]
+        if let Some((int, term)) = &mut self.streams {
             tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
+                _ = int.recv() => {}
                 _ = term.recv() => {}
             }
             return;
         }
-    }
-    if tokio::signal::ctrl_c().await.is_err() {
-        std::future::pending::<()>().await;
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
     }
 }
 
@@ -130,6 +151,8 @@ pub(crate) async fn hold(client: &Client, out: &Out, args: HoldArgs) -> Result<O
         "lock"
     };
     let started = Instant::now();
+    // listen before anything else: a signal after "acquired" is printed must release, not kill
+    let mut interrupts = Interrupts::new();
     let acquisition = async {
         if args.read {
             acquire!(client.read_write_lock(&name)?.read_lock(), Read, args)
@@ -151,7 +174,7 @@ pub(crate) async fn hold(client: &Client, out: &Out, args: HoldArgs) -> Result<O
     };
     let acquired = tokio::select! {
         r = acquisition => r,
-        _ = interrupted() => {
+        _ = interrupts.recv() => {
             out.emit(
                 json!({"event": "interrupted", "name": name, "waited_ms": started.elapsed().as_millis() as u64, "ts_ms": now_ms()}),
                 || format!("interrupted while waiting for {name}"),
@@ -224,7 +247,7 @@ pub(crate) async fn hold(client: &Client, out: &Out, args: HoldArgs) -> Result<O
     };
     tokio::select! {
         _ = for_elapsed => {}
-        _ = interrupted() => {}
+        _ = interrupts.recv() => {}
         reason = lost => {
             let held = held_at.elapsed().as_millis() as u64;
             if reason == LostReason::LeaseExpired {

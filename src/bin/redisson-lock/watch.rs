@@ -7,7 +7,7 @@ use redisson_lock::inspect::{self, LockInfo};
 use redisson_lock::{Client, Ttl};
 use serde_json::json;
 
-use crate::hold::interrupted;
+use crate::hold::Interrupts;
 use crate::render::{fmt_ttl, info_json, summary_line, ttl_ms, Out};
 use crate::{now_ms, state_key, Failure, Outcome};
 
@@ -103,6 +103,8 @@ pub(crate) async fn watch(
         channels.push(format!("{} (sharded)", ch.rw));
     }
     channels.push(format!("{fair_pattern} (pattern)"));
+    // listen before saying so: Ctrl-C right after "watching" must stop cleanly
+    let mut interrupts = Interrupts::new();
     out.emit(
         json!({"event": "watching", "name": name, "channels": channels, "sharded": sharded, "ts_ms": now_ms()}),
         || format!("watching {name} on {} (Ctrl-C to stop)", channels.join(", ")),
@@ -113,11 +115,9 @@ pub(crate) async fn watch(
     let mut tick = tokio::time::interval(interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tick.tick().await;
-    let stop = interrupted();
-    tokio::pin!(stop);
     loop {
         tokio::select! {
-            _ = &mut stop => break,
+            _ = interrupts.recv() => break,
             push = rx.recv() => {
                 let Some(push) = push else {
                     return Err(Failure("the subscription connection closed".into()));
