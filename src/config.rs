@@ -123,6 +123,7 @@ pub struct Config {
     pub(crate) sentinel_scan_interval: Duration,
     pub(crate) replica_sync: ReplicaSync,
     pub(crate) replica_sync_timeout: Duration,
+    pub(crate) metrics_lock_names: bool,
 }
 
 /// The longest duration the crate sends to Redis or accepts in its configuration:
@@ -153,6 +154,7 @@ impl Default for Config {
             sentinel_scan_interval: Duration::from_millis(1_000),
             replica_sync: ReplicaSync::Auto,
             replica_sync_timeout: Duration::from_millis(1_000),
+            metrics_lock_names: false,
         }
     }
 }
@@ -284,6 +286,19 @@ impl Config {
     /// ```
     pub fn replica_sync_timeout(mut self, timeout: Duration) -> Self {
         self.replica_sync_timeout = timeout;
+        self
+    }
+
+    /// With the `metrics` feature: also label the per-lock metrics with the lock's name (default
+    /// off: names are unbounded, and every distinct name is a new time series). See the crate
+    /// README, "Metrics".
+    ///
+    /// ```
+    /// let config = redisson_lock::Config::default().metrics_lock_names(true);
+    /// # let _ = config;
+    /// ```
+    pub fn metrics_lock_names(mut self, on: bool) -> Self {
+        self.metrics_lock_names = on;
         self
     }
 

@@ -117,7 +117,7 @@ impl Lease {
 
     /// Moves out of `Held` (first transition wins; `Lost` and `Released` are final).
     pub(crate) fn set(&self, to: LeaseState) {
-        self.state.send_if_modified(|s| {
+        let changed = self.state.send_if_modified(|s| {
             if *s == LeaseState::Held && to != LeaseState::Held {
                 *s = to;
                 true
@@ -125,6 +125,9 @@ impl Lease {
                 false
             }
         });
+        if let (true, LeaseState::Lost(reason)) = (changed, to) {
+            crate::metrics::lost(reason);
+        }
     }
 
     /// Resolves when the hold is lost; pends forever once it was released normally.

@@ -88,6 +88,7 @@ pub mod inspect;
 mod kinds;
 mod latch;
 mod lease;
+mod metrics;
 mod multi;
 mod name;
 mod owner;

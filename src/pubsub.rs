@@ -171,6 +171,8 @@ struct State {
     subscribing: bool,
     /// A driver task runs for this channel (the only one that sends its commands).
     driving: bool,
+    /// Counted in the `redisson_lock_subscriptions` gauge (metrics).
+    counted: bool,
     /// SUBSCRIBEs of this channel that failed so far (a joiner fails on the next one).
     failures: u64,
     /// How many times the server dropped the subscription by itself (a sharded channel's slot
@@ -538,6 +540,9 @@ impl Hub {
                             Ok(()) => {
                                 (unsubscribe_failures, retry_at) = (0, None);
                                 st.subscribed = true;
+                                if !std::mem::replace(&mut st.counted, true) {
+                                    crate::metrics::subscriptions(1.0);
+                                }
                                 tracing::trace!(channel = %name, mode = ?self.mode, "subscribed");
                             }
                             Err(f) => {
@@ -566,13 +571,21 @@ impl Hub {
                     match res {
                         Ok(()) => {
                             (unsubscribe_failures, retry_at) = (0, None);
-                            ch.state.lock().maybe_subscribed = false;
+                            let mut st = ch.state.lock();
+                            st.maybe_subscribed = false;
+                            if std::mem::take(&mut st.counted) {
+                                crate::metrics::subscriptions(-1.0);
+                            }
                             tracing::trace!(channel = %name, "unsubscribed");
                         }
                         Err(f) if unsubscribe_failures >= UNSUBSCRIBE_RETRIES => {
                             tracing::warn!(channel = %name, error = %f, "could not unsubscribe; giving up");
                             (unsubscribe_failures, retry_at) = (0, None);
-                            ch.state.lock().maybe_subscribed = false;
+                            let mut st = ch.state.lock();
+                            st.maybe_subscribed = false;
+                            if std::mem::take(&mut st.counted) {
+                                crate::metrics::subscriptions(-1.0);
+                            }
                         }
                         Err(f) => {
                             unsubscribe_failures += 1;
@@ -669,6 +682,9 @@ impl Hub {
             st.driving = false;
             st.maybe_subscribed = false;
             st.subscribed = false;
+            if std::mem::take(&mut st.counted) {
+                crate::metrics::subscriptions(-1.0);
+            }
             if st.users == 0 && map.get(name).is_some_and(|cur| Arc::ptr_eq(cur, ch)) {
                 map.remove(name);
             }

@@ -135,6 +135,7 @@ impl Task {
             match res {
                 Ok(flags) if flags.len() == refs.len() => {
                     for (it, flag) in refs.iter().zip(flags) {
+                        crate::metrics::renewals(if flag == 1 { "renewed" } else { "owner_gone" }, 1);
                         match flag {
                             1 => {
                                 holds.renewed(it, sent_at);
@@ -153,6 +154,7 @@ impl Task {
                 }
                 Ok(flags) => {
                     all_ok = false;
+                    crate::metrics::renewals("failed", refs.len());
                     tracing::warn!(
                         expected = refs.len(),
                         got = flags.len(),
@@ -161,6 +163,7 @@ impl Task {
                 }
                 Err(e) => {
                     all_ok = false;
+                    crate::metrics::renewals("failed", refs.len());
                     tracing::warn!(error = %e, locks = refs.len(), "lock renewal failed; will retry soon")
                 }
             }

@@ -45,6 +45,8 @@ struct HeldInner<K: AcquireKind> {
     lease: Arc<Lease>,
     mode: Mode,
     grant: K::Grant,
+    /// Counted in `redisson_lock_held` until this hold's state is dropped (metrics feature).
+    _holding: crate::metrics::Holding,
 }
 
 impl<K: AcquireKind> Held<K> {
@@ -56,6 +58,7 @@ impl<K: AcquireKind> Held<K> {
         mode: Mode,
         grant: K::Grant,
     ) -> Held<K> {
+        let holding = crate::metrics::Holding::new(&core.labels());
         Held {
             inner: Some(HeldInner {
                 core,
@@ -64,6 +67,7 @@ impl<K: AcquireKind> Held<K> {
                 lease,
                 mode,
                 grant,
+                _holding: holding,
             }),
         }
     }

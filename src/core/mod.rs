@@ -47,6 +47,15 @@ impl<K: AcquireKind> Clone for LockCore<K> {
     }
 }
 
+/// What the wait loop saw, for metrics.
+#[derive(Default)]
+struct LoopStats {
+    /// Acquire scripts sent.
+    attempts: u32,
+    /// The grant came on the first attempt after an unlock message woke the waiter.
+    handoff: bool,
+}
+
 enum Attempt<K: AcquireKind> {
     Granted(Held<K>),
     /// Held by someone else; the lock's PTTL in ms (-1: no TTL).
@@ -122,7 +131,25 @@ impl<K: AcquireKind> LockCore<K> {
         // the lock: at once on timeout or error, in the background when the caller is cancelled
         let stable = self.kind.stable_owner().then(|| self.owner.for_acquire());
         let mut give_up = stable.and_then(|owner| GiveUp::arm(self, owner, &plan));
-        let result = self.wait_loop(&plan, stable, wait).await;
+        let labels = self.labels();
+        let mut stats = LoopStats::default();
+        let result = {
+            let _waiting = crate::metrics::Waiting::new(&labels);
+            let span = tracing::debug_span!("acquire", key = %self.key, kind = self.kind.label());
+            tracing::Instrument::instrument(self.wait_loop(&plan, stable, wait, &mut stats), span).await
+        };
+        crate::metrics::acquisition(
+            &labels,
+            start,
+            match &result {
+                Ok(Some(_)) => crate::metrics::Outcome::Acquired {
+                    attempts: stats.attempts,
+                    handoff: stats.handoff,
+                },
+                Ok(None) => crate::metrics::Outcome::Timeout,
+                Err(_) => crate::metrics::Outcome::Error,
+            },
+        );
         if let Some(g) = give_up.as_mut() {
             if matches!(result, Ok(Some(_))) {
                 g.disarm();
@@ -133,12 +160,24 @@ impl<K: AcquireKind> LockCore<K> {
         result
     }
 
+    /// The labels of this lock's metrics.
+    pub(crate) fn labels(&self) -> crate::metrics::Labels {
+        crate::metrics::Labels::new(
+            self.kind.label(),
+            &self.key,
+            self.client.config.metrics_lock_names,
+        )
+    }
+
     async fn wait_loop(
         &self,
         plan: &Plan,
         stable: Option<OwnerId>,
         wait: Option<Duration>,
+        stats: &mut LoopStats,
     ) -> Result<Option<Held<K>>> {
+        // set when an unlock message ended the last sleep: the next grant is a hand-over
+        let mut woken = false;
         let cfg = &self.client.config;
         let mut sub: Option<crate::pubsub::Subscription> = None;
         let mut backoff = match self.wake {
@@ -160,8 +199,11 @@ impl<K: AcquireKind> LockCore<K> {
             // settled in the background never holds up the next one (unless the kind needs one
             // owner throughout: a fair waiter's place in the queue)
             let owner = stable.unwrap_or_else(|| self.owner.for_acquire());
+            stats.attempts = stats.attempts.saturating_add(1);
+            let after_message = std::mem::take(&mut woken);
             match self.attempt(owner, *plan).await {
                 Ok(Attempt::Granted(held)) => {
+                    stats.handoff = after_message;
                     if self.client.holds.is_closed() {
                         drop(held); // granted while the client shut down: give it back
                         return Err(Error::Shutdown);
@@ -253,7 +295,7 @@ impl<K: AcquireKind> LockCore<K> {
             match notified.as_mut().as_pin_mut() {
                 Some(n) => {
                     tokio::select! {
-                        _ = n => {}
+                        _ = n => woken = true,
                         _ = tokio::time::sleep(nap) => {}
                     }
                 }

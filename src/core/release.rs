@@ -109,6 +109,11 @@ impl Releaser {
                 Ok((r, _)) => break r,
                 Err(e) if e.is_transient() && tries < cfg.retry_attempts => {
                     tries += 1;
+                    crate::metrics::unlock_retry(&crate::metrics::Labels::new(
+                        self.kind.label(),
+                        &self.key,
+                        cfg.metrics_lock_names,
+                    ));
                     tracing::debug!(key = %self.key, field = %field, error = %e, tries, "unlock failed; retrying with the same request id");
                     tokio::time::sleep(cfg.retry_pause()).await;
                 }
