@@ -145,11 +145,15 @@ impl<K: AcquireKind> Held<K> {
         };
         let releaser = Releaser::of(&inner.core);
         let key = inner.core.key.clone();
-        let request = async move {
-            releaser
-                .release_hold(&inner.field, &inner.lease, inner.mode)
-                .await
-        };
+        let span = tracing::debug_span!("release", key = %key, field = %inner.field);
+        let request = tracing::Instrument::instrument(
+            async move {
+                releaser
+                    .release_hold(&inner.field, &inner.lease, inner.mode)
+                    .await
+            },
+            span,
+        );
         detached(request, key).await
     }
 
@@ -193,21 +197,25 @@ impl<K: AcquireKind> Drop for Held<K> {
         let field = inner.field.clone();
         let queue = inner.core.client.releases.clone();
         let releaser = Releaser::of(&inner.core);
+        let span = tracing::debug_span!("release", key = %key, field = %field, on_drop = true);
         let job: ReleaseJob = Box::new(move || {
-            Box::pin(async move {
-                match releaser
-                    .release_hold(&inner.field, &inner.lease, inner.mode)
-                    .await
-                {
-                    Ok(_) => {}
-                    Err(Error::NotHeld { .. }) => {
-                        tracing::debug!(key = %releaser.key, field = %inner.field, "dropped guard's hold had already ended")
+            Box::pin(tracing::Instrument::instrument(
+                async move {
+                    match releaser
+                        .release_hold(&inner.field, &inner.lease, inner.mode)
+                        .await
+                    {
+                        Ok(_) => {}
+                        Err(Error::NotHeld { .. }) => {
+                            tracing::debug!(key = %releaser.key, field = %inner.field, "dropped guard's hold had already ended")
+                        }
+                        Err(e) => {
+                            tracing::warn!(key = %releaser.key, field = %inner.field, error = %e, "release on drop failed; the lock expires with its lease")
+                        }
                     }
-                    Err(e) => {
-                        tracing::warn!(key = %releaser.key, field = %inner.field, error = %e, "release on drop failed; the lock expires with its lease")
-                    }
-                }
-            })
+                },
+                span,
+            ))
         });
         if queue.push(job) {
             tracing::debug!(key = %key, field = %field, "guard dropped: release queued");
