@@ -186,3 +186,24 @@ async fn one_single_server_json_configures_java_and_rust() {
     );
     both_sides_share(&jar, &file, "json").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_cluster_yaml_configures_java_and_rust() {
+    let Some(jar) = jar("4.7.0") else { return };
+    let cluster = common::cluster::Cluster::start(3, 1).await;
+    let addresses: String = cluster
+        .urls()
+        .iter()
+        .map(|u| format!("  - \"{}\"\n", u.trim_end_matches('/')))
+        .collect();
+    let file = write_file(
+        "cluster.yaml",
+        &format!(
+            "lockWatchdogTimeout: {WATCHDOG_MS}\n\
+             threads: 4\n\
+             nettyThreads: 8\n\
+             clusterServersConfig:\n  nodeAddresses:\n{addresses}  readMode: \"MASTER\"\n  scanInterval: 1000\n  masterConnectionPoolSize: 8\n  masterConnectionMinimumIdleSize: 1\n  slaveConnectionPoolSize: 2\n  slaveConnectionMinimumIdleSize: 1\n  subscriptionConnectionPoolSize: 4\n  subscriptionConnectionMinimumIdleSize: 1\n"
+        ),
+    );
+    both_sides_share(&jar, &file, "cluster").await;
+}
