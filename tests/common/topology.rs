@@ -70,9 +70,17 @@ impl Topology {
             .expect("sentinel client")
     }
 
-    /// `ROLE` of `n`: "master", "slave", or `None` when it does not answer.
+    /// `ROLE` of `n`: "master", "slave", or `None` when it does not answer (a node that changes
+    /// role resets its clients' connections).
     pub async fn role(n: &RedisServer) -> Option<String> {
-        let mut c = n.conn().await;
+        let client = redis::Client::open(n.url()).ok()?;
+        let cfg = redis::AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(Duration::from_secs(2)))
+            .set_response_timeout(Some(Duration::from_secs(2)));
+        let mut c = client
+            .get_multiplexed_async_connection_with_config(&cfg)
+            .await
+            .ok()?;
         let role: Vec<redis::Value> = redis::cmd("ROLE").query_async(&mut c).await.ok()?;
         match role.first() {
             Some(redis::Value::BulkString(b)) => Some(String::from_utf8_lossy(b).into_owned()),
