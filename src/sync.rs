@@ -8,7 +8,7 @@
 //!
 //! `WAIT` blocks the connection it runs on, and every lock command of the client shares that
 //! connection. So once a `WAIT` times out unconfirmed, replicas count as lagging for a backoff
-//! (100 ms doubling to 5 s): meanwhile best-effort scripts run without `WAIT`, and a required
+//! (500 ms doubling to 5 s): meanwhile best-effort scripts run without `WAIT`, and a required
 //! acquisition fails at once with [`Error::ReplicasNotSynced`] before anything is sent. At most
 //! one `WAIT` per backoff period stalls the connection.
 
@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 
 /// How long a replica count read from `INFO replication` is used.
 const REPLICAS_FRESH: Duration = Duration::from_secs(1);
-const BACKOFF_MIN: Duration = Duration::from_millis(100);
+const BACKOFF_MIN: Duration = Duration::from_millis(500);
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
 
 /// What the `WAIT` after a script said.
