@@ -122,7 +122,9 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    /// Whether retrying the same operation later may succeed (connection trouble, timeouts).
+    /// Whether retrying the same operation later may succeed (connection trouble, timeouts, a
+    /// node that is loading, down or — `READONLY` — no longer the master: the command did not
+    /// run, and a Sentinel or Cluster client finds the new master before the retry).
     ///
     /// ```
     /// use redisson_lock::Error;
@@ -141,6 +143,7 @@ impl Error {
                         e.kind(),
                         redis::ErrorKind::Server(
                             redis::ServerErrorKind::BusyLoading
+                                | redis::ServerErrorKind::ReadOnly
                                 | redis::ServerErrorKind::TryAgain
                                 | redis::ServerErrorKind::MasterDown
                                 | redis::ServerErrorKind::ClusterDown
@@ -172,5 +175,32 @@ impl Error {
         } else {
             Error::Redis(e)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use redis::{ErrorKind, ServerErrorKind};
+
+    fn server(kind: ServerErrorKind) -> Error {
+        Error::Redis(redis::RedisError::from((ErrorKind::Server(kind), "reply")))
+    }
+
+    #[test]
+    fn a_demoted_master_is_retried_and_not_ambiguous() {
+        // READONLY: the script did not run; a retry goes to the new master
+        let e = server(ServerErrorKind::ReadOnly);
+        assert!(e.is_transient());
+        assert!(!e.is_ambiguous());
+        assert!(server(ServerErrorKind::MasterDown).is_transient());
+        assert!(server(ServerErrorKind::BusyLoading).is_transient());
+    }
+
+    #[test]
+    fn script_and_type_errors_are_final() {
+        assert!(!server(ServerErrorKind::NoScript).is_transient());
+        assert!(!Error::WrongType { key: "k".into() }.is_transient());
+        assert!(!Error::InvalidArgument("x".into()).is_transient());
     }
 }
