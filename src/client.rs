@@ -56,6 +56,10 @@ pub struct ClientStats {
     pub holds: usize,
     /// Releases queued by dropped guards and not finished yet.
     pub queued_releases: usize,
+    /// Lock keys that subscribed waiters wait on, in the batched check for locks deleted
+    /// without an unlock message (one call per 1,000 keys per
+    /// [`poll_interval`](crate::Config::poll_interval)).
+    pub watched_keys: usize,
 }
 
 impl Client {
@@ -290,6 +294,7 @@ impl Client {
             waiters: self.inner.hub.waiter_count(),
             holds: self.inner.holds.entries(),
             queued_releases: self.inner.releases.pending(),
+            watched_keys: self.inner.vanish.len(),
         }
     }
 
@@ -624,6 +629,8 @@ impl ClientBuilder {
         ));
         let holds = Arc::new(Holds::new(&config));
         crate::watchdog::start(&holds, conn.clone(), sync.clone(), &config);
+        let vanish = Arc::new(crate::vanish::Vanish::default());
+        crate::vanish::start(&vanish, &holds, conn.clone(), &config);
         let latches = LatchJanitor::start(conn.clone(), config.command_timeout);
         let releases = ReleaseQueue::start();
         let id = uuid::Uuid::new_v4().to_string();
@@ -639,6 +646,7 @@ impl ClientBuilder {
                 publish_cmd: mode.script_arg(),
                 latches,
                 sync,
+                vanish,
             }),
         })
     }

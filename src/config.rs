@@ -117,6 +117,7 @@ pub struct Config {
     pub(crate) command_timeout: Duration,
     pub(crate) connect_timeout: Duration,
     pub(crate) poll_interval: Duration,
+    pub(crate) subscribed_poll_interval: Duration,
     pub(crate) retry_attempts: u32,
     pub(crate) retry_interval: Duration,
     pub(crate) fair_lock_wait_timeout: Duration,
@@ -148,6 +149,7 @@ impl Default for Config {
             command_timeout: Duration::from_millis(3_000),
             connect_timeout: Duration::from_millis(10_000),
             poll_interval: Duration::from_millis(1_000),
+            subscribed_poll_interval: Duration::from_millis(30_000),
             retry_attempts: 4,
             retry_interval: Duration::from_millis(1_500),
             fair_lock_wait_timeout: Duration::from_millis(300_000),
@@ -210,13 +212,42 @@ impl Config {
         self
     }
 
-    /// The longest a waiter sleeps between attempts (default 1 s), whatever the holder's TTL.
+    /// How often a waiter re-tries when it cannot count on unlock messages (default 1 s): no
+    /// pub/sub connection, a SUBSCRIBE that failed, pub/sub backing off after failures. Also
+    /// how often the client checks, in one batched call, whether the keys its subscribed
+    /// waiters wait on still exist, so a lock deleted without a message (a raw `DEL`, an
+    /// operator's cleanup, a message lost on the way) is noticed within one interval.
     ///
-    /// Waiters are woken by unlock messages; this bound only matters when a message is lost
-    /// (or a holder releases without publishing, like Redisson's spin lock): then a waiter
-    /// notices within one poll interval instead of the holder's whole TTL. Not in Redisson.
+    /// Not in Redisson (its waiters sleep the holder's TTL).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let config = redisson_lock::Config::default().poll_interval(Duration::from_millis(500));
+    /// # let _ = config;
+    /// ```
     pub fn poll_interval(mut self, interval: Duration) -> Self {
         self.poll_interval = interval;
+        self
+    }
+
+    /// The longest a subscribed waiter sleeps between attempts (default 30 s).
+    ///
+    /// A waiter that listens on the lock's channel is woken by the unlock message; between
+    /// messages it sleeps, like Redisson's, until the holder's TTL runs out, but at most this
+    /// long. So thousands of waiters on held locks cost almost nothing (10,000 waiters on
+    /// watchdog holds: about one attempt per waiter every 25 s). A lost message costs at most
+    /// [`poll_interval`](Config::poll_interval) when the lock's key is gone (the batched
+    /// existence check), or this long when the lock became free without its key going away
+    /// (a read lock left behind by a writer that downgraded).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// // re-try at least every 5 s even while subscribed
+    /// let config = redisson_lock::Config::default().subscribed_poll_interval(Duration::from_secs(5));
+    /// # let _ = config;
+    /// ```
+    pub fn subscribed_poll_interval(mut self, interval: Duration) -> Self {
+        self.subscribed_poll_interval = interval;
         self
     }
 
@@ -321,6 +352,7 @@ impl Config {
         positive("command_timeout", self.command_timeout)?;
         positive("connect_timeout", self.connect_timeout)?;
         positive("poll_interval", self.poll_interval)?;
+        positive("subscribed_poll_interval", self.subscribed_poll_interval)?;
         positive("retry_interval", self.retry_interval)?;
         positive("fair_lock_wait_timeout", self.fair_lock_wait_timeout)?;
         positive("sentinel_scan_interval", self.sentinel_scan_interval)?;
@@ -423,6 +455,7 @@ mod tests {
                 Config::default().lock_watchdog_timeout(d),
                 Config::default().subscription_timeout(d),
                 Config::default().poll_interval(d),
+                Config::default().subscribed_poll_interval(d),
                 Config::default().retry_interval(d),
                 Config::default().fair_lock_wait_timeout(d),
             ] {

@@ -22,4 +22,6 @@ pub(crate) struct ClientInner {
     pub publish_cmd: &'static str,
     pub latches: LatchJanitor,
     pub sync: Arc<crate::sync::ReplicaSyncer>,
+    /// Keys that subscribed waiters wait on, checked in batches (src/vanish.rs).
+    pub vanish: Arc<crate::vanish::Vanish>,
 }

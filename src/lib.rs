@@ -98,6 +98,7 @@ mod release_queue;
 mod script;
 mod sentinel;
 mod sync;
+mod vanish;
 mod watchdog;
 
 pub use crate::backoff::{BackOff, BackOffPolicy};

@@ -4,8 +4,9 @@
 //! `0` → `notify_one` (wake one local waiter, or store one permit for the next),
 //! `1` → `notify_waiters` (wake every registered waiter). A waiter registers (`enable`) before
 //! it re-tries the lock, so a message published between its attempt and its sleep is never lost.
-//! A dropped connection wakes every waiter (they re-try at once); the connection manager
-//! reconnects and re-subscribes by itself.
+//! A dropped connection wakes every waiter and makes its subscription stale: each re-tries at
+//! once, joins again (the SUBSCRIBE completes when the connection is back) and re-tries after
+//! that, so an unlock published while the connection was down is never waited out.
 //!
 //! # One driver per channel
 //!
@@ -175,9 +176,9 @@ struct State {
     counted: bool,
     /// SUBSCRIBEs of this channel that failed so far (a joiner fails on the next one).
     failures: u64,
-    /// How many times the server dropped the subscription by itself (a sharded channel's slot
-    /// moved to another node: Redis sends SUNSUBSCRIBE). A [`Subscription`] made before the
-    /// last drop is stale: its waiter subscribes again.
+    /// How many times the subscription was dropped without us asking: a sharded channel's slot
+    /// moved to another node (Redis sends SUNSUBSCRIBE), or the connection broke. A
+    /// [`Subscription`] made before the last drop is stale: its waiter subscribes again.
     dropped: u64,
     last_failure: Option<Failure>,
 }
@@ -200,13 +201,26 @@ impl State {
 }
 
 impl Channel {
-    fn new() -> Channel {
+    pub(crate) fn new() -> Channel {
         Channel {
             notify: Notify::new(),
             state: Mutex::new(State::default()),
             settled: Notify::new(),
             kick: Notify::new(),
         }
+    }
+
+    /// The server no longer delivers this channel's messages (it dropped the subscription, or
+    /// the connection broke): a confirmed subscription with users counts as dropped, so its
+    /// [`Subscription`]s are stale and their waiters join again. Returns whether it was.
+    fn server_dropped(&self) -> bool {
+        let mut st = self.state.lock();
+        let dropped = st.users > 0 && st.subscribed && !st.subscribing;
+        if dropped {
+            st.subscribed = false;
+            st.dropped += 1;
+        }
+        dropped
     }
 }
 
@@ -338,16 +352,7 @@ pub(crate) fn push_handler(
                 });
                 let ch = name.and_then(|n| channels.lock().get(&n).cloned());
                 if let Some(ch) = ch {
-                    let dropped = {
-                        let mut st = ch.state.lock();
-                        let dropped = st.users > 0 && st.subscribed && !st.subscribing;
-                        if dropped {
-                            st.subscribed = false;
-                            st.dropped += 1;
-                        }
-                        dropped
-                    };
-                    if dropped {
+                    if ch.server_dropped() {
                         tracing::debug!(
                             "the server dropped a sharded subscription (slot moved): waiters re-subscribe"
                         );
@@ -356,9 +361,15 @@ pub(crate) fn push_handler(
                     }
                 }
             }
+            // Messages published while the connection was down are lost. Every subscription
+            // counts as dropped: its waiters re-try at once, join again (a SUBSCRIBE that
+            // completes once the connection is back, or fails and leaves them polling every
+            // `poll_interval`), and re-try once more after it: one re-poll per waiter after the
+            // reconnect, however long they would otherwise sleep.
             PushKind::Disconnection => {
-                tracing::debug!("pub/sub connection dropped: waking every waiter");
+                tracing::debug!("pub/sub connection dropped: every waiter re-tries and re-subscribes");
                 for ch in channels.lock().values() {
+                    ch.server_dropped();
                     ch.notify.notify_waiters();
                     ch.notify.notify_one();
                 }
@@ -921,16 +932,22 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn disconnection_wakes_everyone() {
+    async fn disconnection_wakes_everyone_and_makes_subscriptions_stale() {
         let channels = Hub::new_channels();
         let hub = Arc::new(Hub::new(channels.clone(), None, Mode::Classic));
         let handler = push_handler(channels);
+        let sub = hub.subscribe("ch", Duration::ZERO).await.unwrap();
+        sub.channel().state.lock().subscribed = true;
         let ws = waiters(&hub, 2).await;
         handler(PushInfo {
             kind: PushKind::Disconnection,
             data: vec![],
         })
         .unwrap();
+        assert!(
+            sub.is_stale(),
+            "messages sent while disconnected are lost: the waiter joins again and re-tries"
+        );
         for w in ws {
             tokio::time::timeout(Duration::from_secs(1), w)
                 .await

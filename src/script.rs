@@ -37,6 +37,7 @@ macro_rules! lua {
 }
 
 lua!(RESOLVE_ACQUIRE, "common/resolve_acquire");
+lua!(MISSING, "common/missing");
 lua!(LOCK_ACQUIRE, "lock/acquire");
 lua!(LOCK_UNLOCK, "lock/unlock", with "common/notify");
 lua!(LOCK_FORCE_UNLOCK, "lock/force_unlock", with "common/lock_shape", "common/notify");

@@ -950,10 +950,17 @@ async fn many_clients_share_nothing_but_redis() {
 
 #[tokio::test]
 async fn a_release_without_message_costs_one_poll_interval_not_the_ttl() {
-    // L1: no lost wake-ups even when no unlock message arrives (a spin-lock holder, a lost
-    // message, a raw DEL): the waiter re-polls within `poll_interval` of the release.
+    // L1: no lost wake-ups even when no unlock message arrives (a lost message, a raw DEL):
+    // the batched check of waited-on keys notices the lock is gone within `poll_interval`,
+    // although the subscribed waiter itself would sleep for an hour.
     let s = RedisServer::start();
-    let client = client_with(&s, Config::default().poll_interval(Duration::from_millis(300))).await;
+    let client = client_with(
+        &s,
+        Config::default()
+            .poll_interval(Duration::from_millis(300))
+            .subscribed_poll_interval(Duration::from_secs(3600)),
+    )
+    .await;
     let mut raw = s.conn().await;
     let _: () = raw
         .hset("silent", "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10:1", 1)
@@ -983,6 +990,74 @@ async fn a_release_without_message_costs_one_poll_interval_not_the_ttl() {
         "waited {waited:?} with a 300 ms poll interval (TTL was 30 s)"
     );
     g.unlock().await.unwrap();
+    assert_eq!(
+        client.stats().watched_keys,
+        0,
+        "the waiter left the batched check"
+    );
+}
+
+async fn evalsha_calls(raw: &mut redis::aio::MultiplexedConnection) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(raw)
+        .await
+        .unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))
+        .and_then(|rest| rest.split(',').next())
+        .map_or(0, |n| n.parse().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscribed_waiters_cost_almost_nothing_while_they_wait() {
+    // 50 waiters on 50 held locks: listening on their channels they sleep until the holders'
+    // TTL (30 s, renewed) runs out; only the batched check of their keys runs, one call per
+    // poll interval for all of them (it was one EVALSHA per waiter per poll interval).
+    let s = RedisServer::start();
+    let config = Config::default().poll_interval(Duration::from_millis(200));
+    let holder = client_with(&s, config.clone()).await;
+    let waiter = client_with(&s, config).await;
+    let mut raw = s.conn().await;
+    let mut held = Vec::new();
+    let mut waits = Vec::new();
+    for i in 0..50 {
+        let name = format!("quiet:{i}");
+        held.push(holder.lock(&name).unwrap().lock().await.unwrap());
+        let l = waiter.lock(&name).unwrap();
+        waits.push(tokio::spawn(async move {
+            l.lock().await.unwrap().unlock().await.unwrap()
+        }));
+    }
+    eventually(Duration::from_secs(10), "every waiter listens", || {
+        let c = waiter.clone();
+        async move { c.stats().waiters == 50 && c.stats().watched_keys == 50 }
+    })
+    .await;
+    let before = evalsha_calls(&mut raw).await;
+    let window = Instant::now();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let calls = evalsha_calls(&mut raw).await - before;
+    let checks = (window.elapsed().as_millis() / 180 + 1) as u64; // poll 200 ms, jitter 90-100 %
+    assert!(
+        calls <= checks,
+        "{calls} EVALSHA in 2 s while 50 subscribed waiters waited (at most {checks} batched checks expected)"
+    );
+    assert!(calls >= 1, "the batched check ran ({calls} calls)");
+    for g in held {
+        g.unlock().await.unwrap();
+    }
+    for w in waits {
+        tokio::time::timeout(Duration::from_secs(10), w)
+            .await
+            .expect("every waiter got its lock after the unlocks")
+            .unwrap();
+    }
+    eventually(Duration::from_secs(5), "nothing left watched", || {
+        let c = waiter.clone();
+        async move { c.stats().watched_keys == 0 && c.stats().waiters == 0 }
+    })
+    .await;
 }
 
 #[tokio::test]

@@ -180,6 +180,8 @@ impl<K: AcquireKind> LockCore<K> {
         let mut woken = false;
         let cfg = &self.client.config;
         let mut sub: Option<crate::pubsub::Subscription> = None;
+        // while listening: this lock's key in the batched check for locks gone without a message
+        let mut watch: Option<crate::vanish::Watch> = None;
         let mut backoff = match self.wake {
             Wake::Backoff(b) => Some(b.policy()),
             Wake::PubSub => None,
@@ -279,8 +281,28 @@ impl<K: AcquireKind> LockCore<K> {
                             }
                         }
                     }
-                    // 80-100 % of the poll interval: thousands of waiters do not re-poll in lockstep
-                    let mut nap = cfg.poll_interval.mul_f64(0.8 + 0.2 * rand::random::<f64>());
+                    // Listening on the channel: the unlock message wakes us, so sleep until the
+                    // hold would expire (as Redisson does), at most `subscribed_poll_interval`;
+                    // a key that vanishes without a message is caught by the batched existence
+                    // check. Not listening: re-poll every `poll_interval`.
+                    let listening =
+                        self.client.hub.has_connection() && sub.as_ref().is_some_and(|s| !s.is_stale());
+                    match (&sub, listening) {
+                        (Some(s), true) => {
+                            let ch = s.channel();
+                            if !watch.as_ref().is_some_and(|w| w.wakes(&ch)) {
+                                watch = Some(self.client.vanish.watch(&self.key, ch));
+                            }
+                        }
+                        _ => watch = None,
+                    }
+                    let base = if listening {
+                        cfg.subscribed_poll_interval
+                    } else {
+                        cfg.poll_interval
+                    };
+                    // 80-100 % of the interval: thousands of waiters do not re-poll in lockstep
+                    let mut nap = base.mul_f64(0.8 + 0.2 * rand::random::<f64>());
                     if let Some(t) = ttl {
                         if t >= 0 {
                             nap = nap.min(Duration::from_millis(t.max(1) as u64));
