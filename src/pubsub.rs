@@ -405,6 +405,25 @@ impl Hub {
         self.health.lock().is_healthy()
     }
 
+    /// Joins `channel` only if the server already confirmed its subscription (other local
+    /// waiters use it, or used it a moment ago): no command is sent. `None` otherwise (also without a pub/sub
+    /// connection, or while the subscription is being made).
+    pub(crate) fn join_subscribed(self: &Arc<Self>, channel: &str) -> Option<Subscription> {
+        self.conn.as_ref()?;
+        let map = self.channels.lock();
+        let ch = map.get(channel)?;
+        let mut st = ch.state.lock();
+        // (no users left but still subscribed: the driver has not sent its UNSUBSCRIBE yet and
+        // will see this user and keep the subscription)
+        if !st.subscribed {
+            return None;
+        }
+        st.users += 1;
+        let dropped = st.dropped;
+        drop(st);
+        Some(Subscription::new(self, channel, ch.clone(), dropped))
+    }
+
     /// Joins `channel`, subscribing if it is not subscribed yet. Returns within `budget`: with
     /// the subscription, or with the SUBSCRIBE's error, or [`Error::CommandTimeout`] when it
     /// did not complete in time, or at once with the last failure while pub/sub is unhealthy.
@@ -903,6 +922,18 @@ mod tests {
                 .unwrap()
                 .unwrap();
         }
+    }
+
+    #[tokio::test]
+    async fn joining_without_a_command_only_when_already_subscribed() {
+        let channels = Hub::new_channels();
+        let hub = Arc::new(Hub::new(channels, None, Mode::Classic));
+        assert!(
+            hub.join_subscribed("ch").is_none(),
+            "no pub/sub connection: nothing to join"
+        );
+        // (with a connection: see tests/rlock.rs, a second waiter on a subscribed channel
+        // makes one attempt before it sleeps)
     }
 
     #[tokio::test]

@@ -1104,3 +1104,59 @@ async fn killed_pubsub_connection_does_not_strand_waiters() {
         .unwrap();
     assert!(released.elapsed() < Duration::from_millis(1500));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiter_joining_a_subscribed_channel_attempts_once_before_it_sleeps() {
+    // A second local waiter finds the channel subscribed: it listens before its first attempt,
+    // so a refusal is not followed by a second attempt after subscribing (3 EVALSHA per
+    // hand-over instead of 4).
+    let s = RedisServer::start();
+    let config = Config::default().poll_interval(Duration::from_secs(30)); // no batched check in the window
+    let holder = client_with(&s, config.clone()).await;
+    let waiter = client_with(&s, config).await;
+    let mut raw = s.conn().await;
+    let g = holder.lock("join").unwrap().lock().await.unwrap();
+    let l = waiter.lock("join").unwrap();
+    let first = tokio::spawn(async move { l.lock().await.unwrap().unlock().await.unwrap() });
+    eventually(Duration::from_secs(5), "the first waiter listens", || {
+        let c = waiter.clone();
+        async move { c.stats().waiters == 1 && c.stats().channels == 1 }
+    })
+    .await;
+    // the first waiter is subscribed: wait for its attempts to settle
+    let mut last = evalsha_calls(&mut raw).await;
+    loop {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let now = evalsha_calls(&mut raw).await;
+        if now == last {
+            break;
+        }
+        last = now;
+    }
+    let before = last;
+    let l = waiter.lock("join").unwrap();
+    let second = tokio::spawn(async move { l.lock().await.unwrap().unlock().await.unwrap() });
+    eventually(
+        Duration::from_secs(5),
+        "the second waiter made its first attempt",
+        || {
+            let mut raw = raw.clone();
+            async move { evalsha_calls(&mut raw).await > before }
+        },
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let calls = evalsha_calls(&mut raw).await - before;
+    assert_eq!(
+        calls, 1,
+        "the second waiter attempted {calls} times before sleeping"
+    );
+    assert_eq!(waiter.stats().waiters, 2);
+    g.unlock().await.unwrap();
+    for t in [first, second] {
+        tokio::time::timeout(Duration::from_secs(10), t)
+            .await
+            .expect("both waiters got the lock in turn")
+            .unwrap();
+    }
+}

@@ -187,7 +187,19 @@ impl<K: AcquireKind> LockCore<K> {
             Wake::PubSub => None,
         };
         let mut failures: u32 = 0;
+        let mut first = true;
         loop {
+            // without a fixed owner, one per attempt: an attempt whose outcome is still being
+            // settled in the background never holds up the next one (unless the kind needs one
+            // owner throughout: a fair waiter's place in the queue)
+            let owner = stable.unwrap_or_else(|| self.owner.for_acquire());
+            if std::mem::take(&mut first) && backoff.is_none() && wait != Some(Duration::ZERO) {
+                // Other local waiters keep the channel subscribed: listen before the first
+                // attempt, so that a refusal needs no second attempt after subscribing (an
+                // unlock after this attempt reaches us as a message).
+                let channel = self.kind.channel(&self.key, &self.field_of(owner));
+                sub = self.client.hub.join_subscribed(&channel);
+            }
             let chan = sub.as_ref().map(|s| s.channel());
             let notified = chan.as_ref().map(|c| c.notify.notified());
             let mut notified = std::pin::pin!(notified);
@@ -197,10 +209,6 @@ impl<K: AcquireKind> LockCore<K> {
 
             let mut ttl: Option<i64> = None;
             let mut last_error: Option<Error> = None;
-            // without a fixed owner, one per attempt: an attempt whose outcome is still being
-            // settled in the background never holds up the next one (unless the kind needs one
-            // owner throughout: a fair waiter's place in the queue)
-            let owner = stable.unwrap_or_else(|| self.owner.for_acquire());
             stats.attempts = stats.attempts.saturating_add(1);
             let after_message = std::mem::take(&mut woken);
             match self.attempt(owner, *plan).await {
