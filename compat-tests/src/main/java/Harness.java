@@ -441,7 +441,7 @@ public final class Harness {
             case "benchTryLock":
                 argc(cmd, a, 2, 2);
                 return bench(redisson.getLock(a[0]), num(a[1]), true);
-            // ---- benchmark-only commands used by scripts/bench (benches/locks.rs)
+            // ---- benchmark-only commands used by scripts/bench (benches/locks/)
             case "benchAcquire":
                 argc(cmd, a, 2, 2);
                 return benchAcquire(redisson.getLock(a[0]), num(a[1]));

@@ -1,0 +1,56 @@
+//! Run sizes: `BENCH_SCALE=full` (the published report) and `quick` (while developing).
+
+use std::time::Duration;
+
+#[derive(Clone, Debug)]
+pub(crate) struct Scale {
+    pub(crate) name: &'static str,
+    /// Repeats of every latency / throughput / handoff measurement.
+    pub(crate) rounds: usize,
+    pub(crate) lat_iters: usize,
+    pub(crate) tp_concurrency: Vec<usize>,
+    pub(crate) tp_ms: u64,
+    pub(crate) waiters: Vec<usize>,
+    pub(crate) handoffs: usize,
+    pub(crate) rs_handoffs: usize,
+    pub(crate) wd_counts: Vec<usize>,
+    pub(crate) wd_periods: u32,
+    pub(crate) wd_timeout: Duration,
+    pub(crate) many: usize,
+}
+
+impl Scale {
+    pub(crate) fn full() -> Scale {
+        Scale {
+            name: "full",
+            rounds: 5,
+            lat_iters: 2000,
+            tp_concurrency: vec![1, 16, 256],
+            tp_ms: 1500,
+            waiters: vec![1, 10, 100, 1000],
+            handoffs: 400,
+            rs_handoffs: 25,
+            wd_counts: vec![10_000, 100_000],
+            wd_periods: 3,
+            wd_timeout: Duration::from_secs(3),
+            many: 10_000,
+        }
+    }
+
+    pub(crate) fn quick() -> Scale {
+        Scale {
+            name: "quick",
+            rounds: 2,
+            lat_iters: 300,
+            tp_concurrency: vec![1, 16, 256],
+            tp_ms: 300,
+            waiters: vec![1, 10, 100, 1000],
+            handoffs: 60,
+            rs_handoffs: 5,
+            wd_counts: vec![2_000, 10_000],
+            wd_periods: 2,
+            wd_timeout: Duration::from_secs(3),
+            many: 1_000,
+        }
+    }
+}
