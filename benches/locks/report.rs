@@ -4,7 +4,6 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::sections::HOLD;
 use crate::stats::{fmt_s, minmax, us, verdict};
 
 /// The headline table: each measurement's ratio against its target.
@@ -45,6 +44,13 @@ pub(crate) fn summary(j: &serde_json::Map<String, Value>, target_us: f64) -> Str
                     us(target_us),
                     verdict(p <= target_us)
                 );
+                let n = v["handoffs_counted"].as_f64().unwrap_or(f64::NAN);
+                let e = v["commands"]["evalsha"].as_f64().unwrap_or(0.0) / n;
+                let _ = writeln!(
+                    s,
+                    "| 3. EVALSHA per handoff, {w} waiters | {e:.2} | ≤ 3 | {} |",
+                    verdict(e <= 3.05)
+                );
             }
         }
     }
@@ -76,6 +82,13 @@ pub(crate) fn summary(j: &serde_json::Map<String, Value>, target_us: f64) -> Str
             m["subscriptions_server"],
             m["locks"],
             verdict(left == 0)
+        );
+        let cmds = f(&m["waiting_cmds_per_s"]);
+        let _ = writeln!(
+            s,
+            "| 5. {} waiters on held locks: commands/s while they wait | {cmds:.0} | ≤ 500 | {} |",
+            m["locks"],
+            verdict(cmds <= 500.0)
         );
         let _ = writeln!(
             s,
@@ -202,20 +215,19 @@ pub(crate) fn reading(j: &serde_json::Map<String, Value>, target_us: f64) -> Str
             .get(&format!("ours/{wmax}"))
             .map(|v| f(&v["latency"]["p50"]))
             .unwrap_or(f64::NAN);
-        let polls = wmax * (HOLD.as_secs_f64() + pmax / 1e6);
         let _ = write!(
             s,
             "* **Handoff**: the worst p50 is {} against a target of {} ({}). EVALSHA per handoff: {} waiters. \
              One handoff is the unlock, one wake-up (message `0` → `notify_one`: one local waiter, no herd) and the \
-             winner's acquire; the previous holder re-queueing adds two more attempts (one before it subscribes, one \
-             after joining the channel), as in Redisson: 4 in all. What grows with the waiters is polling, not a herd: \
-             every waiter also re-tries every min(TTL, `poll_interval` = 1 s), so {wmax:.0} waiters add up to about \
-             {wmax:.0} × ({} hold + {} handoff) / 1 s = {polls:.1} attempts per handoff (a herd would add {wmax:.0}). ",
+             winner's acquire; the previous holder re-queueing adds one attempt: it finds the channel subscribed by \
+             the other local waiters and listens before that attempt, so it needs no second one after subscribing \
+             (Redisson: 4). With one waiter the channel is sometimes already unsubscribed when the holder re-queues \
+             (it then subscribes and re-tries once). Waiters do not poll while subscribed (they sleep the holder's \
+             TTL), so nothing grows with the number of waiters ({wmax:.0} here, p50 {}). ",
             us(worst),
             us(target_us),
             verdict(worst <= target_us),
             evals.join(", "),
-            us(HOLD.as_secs_f64() * 1e6),
             us(pmax),
         );
         if let Some(rs1) = h.get("rslock/1") {
@@ -255,14 +267,27 @@ pub(crate) fn reading(j: &serde_json::Map<String, Value>, target_us: f64) -> Str
         let _ = writeln!(
             s,
             "* **{} waited locks**: one subscription per lock while waiting, {} left afterwards. While they wait, \
-             polling costs {:.0} EVALSHA/s (each waiter re-tries every min(TTL, 1 s)); Redisson waits the holder's \
-             TTL instead. Waking all of them takes {:.2}× the release pass alone: every wake-up is one more EVALSHA on \
-             the same connection.",
+             the clients send {:.0} commands/s ({:.0} EVALSHA/s): each subscribed waiter sleeps until the holder's TTL \
+             runs out (at most `subscribed_poll_interval`, 30 s), as Redisson's do, and one batched call per 1,000 \
+             waited-on keys per `poll_interval` looks for locks deleted without a message. Waking all of them takes \
+             {:.2}× the release pass alone: every wake-up is one more EVALSHA on the same connection.",
             m["locks"],
             m["subscriptions_left_server"],
+            f(&m["waiting_cmds_per_s"]),
             f(&m["waiting_evalsha_per_s"]),
             f(&m["wake_all_s"]) / f(&m["release_only_s"])
         );
+        if let Some(rows) = m["recoveries"].as_array() {
+            for r in rows {
+                let _ = writeln!(
+                    s,
+                    "  * Recovery, {}: p50 {}, max {}.",
+                    r["scenario"].as_str().unwrap_or("?"),
+                    us(f(&r["p50_us"])),
+                    us(f(&r["max_us"]))
+                );
+            }
+        }
     }
     s
 }

@@ -17,6 +17,13 @@ pub(crate) struct Scale {
     pub(crate) wd_periods: u32,
     pub(crate) wd_timeout: Duration,
     pub(crate) many: usize,
+    /// Section 5: how long the waiters wait before the steady cost is measured (one nap of a
+    /// subscribed waiter is up to the holder's TTL, 30 s), and the measured window.
+    pub(crate) wait_warm: Duration,
+    pub(crate) wait_window: Duration,
+    /// Section 5: locks in each recovery scenario (a lost message; a dropped pub/sub
+    /// connection; a holder that never releases).
+    pub(crate) recovery_locks: usize,
 }
 
 impl Scale {
@@ -34,6 +41,9 @@ impl Scale {
             wd_periods: 3,
             wd_timeout: Duration::from_secs(3),
             many: 10_000,
+            wait_warm: Duration::from_secs(30),
+            wait_window: Duration::from_secs(30),
+            recovery_locks: 1_000,
         }
     }
 
@@ -51,6 +61,9 @@ impl Scale {
             wd_periods: 2,
             wd_timeout: Duration::from_secs(3),
             many: 1_000,
+            wait_warm: Duration::from_secs(2),
+            wait_window: Duration::from_secs(4),
+            recovery_locks: 200,
         }
     }
 }

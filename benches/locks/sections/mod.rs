@@ -17,8 +17,6 @@ mod replica_sync;
 mod throughput;
 mod watchdog;
 
-pub(crate) use handoff::HOLD;
-
 pub(crate) struct Bench {
     pub(crate) url: String,
     pub(crate) scale: Scale,
