@@ -16,20 +16,32 @@ pub(crate) fn summary(j: &serde_json::Map<String, Value>, target_us: f64) -> Str
         let r = f(&u["ratio_acquire_vs_floor"]);
         let _ = writeln!(
             s,
-            "| 1. acquire latency vs 1 × EVALSHA | {r:.2}× | ≤ 1.10× | {} |",
-            verdict(r <= 1.10)
+            "| 1. acquire latency vs 1 × EVALSHA | {r:.2}× | ≤ 1.05× | {} |",
+            verdict(r <= 1.05)
         );
         let r2 = f(&u["ratio_acq_rel_vs_floor"]);
-        let _ = writeln!(s, "| 1. acquire + release vs 2 × EVALSHA | {r2:.2}× | – | – |");
+        let _ = writeln!(
+            s,
+            "| 1. acquire + release vs 2 × EVALSHA | {r2:.2}× | ≤ 1.05× | {} |",
+            verdict(r2 <= 1.05)
+        );
     }
     if let Some(Value::Object(t)) = j.get("throughput") {
         for (c, v) in t {
             let r = f(&v["ratio_ours_vs_floor"]);
             let _ = writeln!(
                 s,
-                "| 2. throughput, {c} tasks, vs raw EVALSHA pairs | {r:.2}× | ≥ 0.8× | {} |",
-                verdict(r >= 0.8)
+                "| 2. throughput, {c} tasks, vs raw EVALSHA pairs | {r:.2}× | ≥ 0.9× | {} |",
+                verdict(r >= 0.9)
             );
+            let rj = f(&v["ratio_ours_vs_redisson"]);
+            if rj.is_finite() {
+                let _ = writeln!(
+                    s,
+                    "| 2. throughput, {c} tasks, ours vs Redisson | {rj:.2}× | ≥ 2.5× | {} |",
+                    verdict(rj >= 2.5)
+                );
+            }
         }
     }
     if let Some(Value::Object(h)) = j.get("handoff") {
@@ -67,8 +79,8 @@ pub(crate) fn summary(j: &serde_json::Map<String, Value>, target_us: f64) -> Str
             );
             let _ = writeln!(
                 s,
-                "| 4. watchdog, {n} locks: client heap / lock | {bytes:.0} B | ≤ 1024 B | {} |",
-                verdict(bytes <= 1024.0)
+                "| 4. watchdog, {n} locks: client heap / lock | {bytes:.0} B | ≤ 256 B | {} |",
+                verdict(bytes <= 256.0)
             );
         }
     }
@@ -117,7 +129,7 @@ pub(crate) fn reading(j: &serde_json::Map<String, Value>, target_us: f64) -> Str
             "* **Acquire** costs {r:.2}× one raw EVALSHA ({} over it). ",
             us((ours - floor).max(0.0))
         );
-        if r > 1.10 {
+        if r > 1.05 {
             let _ = writeln!(
                 s,
                 "For scale, one spawned task + oneshot hand-over costs {} here (floor + spawn = {:.2}×, measured \
@@ -147,7 +159,7 @@ pub(crate) fn reading(j: &serde_json::Map<String, Value>, target_us: f64) -> Str
         let mut misses = Vec::new();
         for (c, v) in t {
             let r = f(&v["ratio_ours_vs_floor"]);
-            if r >= 0.8 {
+            if r >= 0.9 {
                 continue;
             }
             let dels = f(&v["cpu"]["ours"]["client_del_per_op"]);
@@ -182,12 +194,12 @@ pub(crate) fn reading(j: &serde_json::Map<String, Value>, target_us: f64) -> Str
         if misses.is_empty() {
             let _ = writeln!(
                 s,
-                "* **Throughput** meets ≥ 0.8× of the raw EVALSHA pairs at every concurrency."
+                "* **Throughput** meets ≥ 0.9× of the raw EVALSHA pairs at every concurrency."
             );
         } else {
             let _ = writeln!(
                 s,
-                "* **Throughput** misses the 0.8× target at {}. The client CPU per op goes to the guard and watchdog \
+                "* **Throughput** misses the 0.9× target at {}. The client CPU per op goes to the guard and watchdog \
                  bookkeeping, the per-call `tokio::time::timeout` and the janitor's wake-ups; every µs of it is also \
                  taken from Redis on this machine.",
                 misses.join("; ")
@@ -252,13 +264,13 @@ pub(crate) fn reading(j: &serde_json::Map<String, Value>, target_us: f64) -> Str
                 f(&v["client_cpu_s_per_period"]) / f(&v["raw_round_cpu_s"]),
                 f(&v["heap_bytes_per_lock"])
             );
-            if f(&v["heap_bytes_per_lock"]) > 1024.0 {
+            if f(&v["heap_bytes_per_lock"]) > 256.0 {
                 let _ = writeln!(
                     s,
-                    "  Over the 1 KiB target: the watchdog registry (src/watchdog.rs) keeps an inner \
-                     `HashMap<Arc<str>, Entry>` per lock key, a separate heap table for what is almost always a single \
-                     owner, next to the outer table (which doubles as N grows) and the per-hold `Lease` with its \
-                     `watch` channel."
+                    "  Over the 256 B target: per held lock the client keeps the guard's hold (`Lease`: state, \
+                     deadline, its `watch` channel for `lost()`), the hold table's entry (src/holds.rs: key and owner \
+                     field as `Arc<str>`, epoch, lease list) and the table's hash map slot, which doubles as N grows; \
+                     reaching 256 B needs those merged into one allocation per hold (not done yet)."
                 );
             }
         }

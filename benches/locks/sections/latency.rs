@@ -182,7 +182,7 @@ impl Bench {
             "**ours** `try_lock`",
             &d["ours_acq"],
             &d["floor_acq"],
-            &format!("≤ 1.10× — {}", verdict(acq.0 <= 1.10)),
+            &format!("≤ 1.05× — {}", verdict(acq.0 <= 1.05)),
         );
         row(
             &mut md,

@@ -100,14 +100,14 @@ impl Bench {
             let rss_per = (rss1 - rss0) as f64 / n as f64;
             let _ = writeln!(
                 md,
-                "| {n} | {calls:.0} | {keys_per_call:.0} | {per_round:.0} | ≤ {} — {} | {:.1} ms | {:.1} ms | {:.2}× | {:.1} ms | {heap_per:.0} B | ≤ 1024 B — {} | {rss_per:.0} B |",
+                "| {n} | {calls:.0} | {keys_per_call:.0} | {per_round:.0} | ≤ {} — {} | {:.1} ms | {:.1} ms | {:.2}× | {:.1} ms | {heap_per:.0} B | ≤ 256 B — {} | {rss_per:.0} B |",
                 n.div_ceil(100),
                 verdict(per_round <= n.div_ceil(100) as f64),
                 cpu * 1e3,
                 raw_cpu * 1e3,
                 cpu / raw_cpu,
                 scpu * 1e3,
-                verdict(heap_per <= 1024.0),
+                verdict(heap_per <= 256.0),
             );
             j.insert(
                 n.to_string(),
