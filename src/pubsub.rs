@@ -24,6 +24,10 @@
 //!      +--------------------------+   (a user joins meanwhile: SUBSCRIBE again)
 //! ```
 //!
+//! When the last user leaves a confirmed subscription, the driver waits [`LINGER`] (50 ms)
+//! before its UNSUBSCRIBE: a lock passed back and forth between two tasks keeps its channel, and
+//! the task that re-queues joins it without a command.
+//!
 //! So a caller that times out, fails or is dropped never cancels a command half-way: the driver
 //! finishes it, notices that nobody is left, and undoes it; the map entry goes away only once
 //! the server is (as far as can be known) unsubscribed. `subscribe` only waits, bounded by the
@@ -68,6 +72,10 @@ const COMMAND_CAP: Duration = Duration::from_secs(10);
 /// Failed UNSUBSCRIBEs of an unused channel are retried (with backoff) this many times; then
 /// the channel is forgotten.
 const UNSUBSCRIBE_RETRIES: u32 = 5;
+/// How long a confirmed subscription stays after its last local user left, before the driver
+/// sends UNSUBSCRIBE: a holder that re-queues right after its waiter took over (a lock passed
+/// back and forth) joins it without a command and without a second attempt.
+const LINGER: Duration = Duration::from_millis(50);
 
 /// The pub/sub commands of one client, resolved once from [`PublishMode`](crate::PublishMode)
 /// and the deployment when the client is built: unlock scripts publish and waiters subscribe
@@ -530,7 +538,21 @@ impl Hub {
         let mut unsubscribe_failures = 0u32;
         // after a failed UNSUBSCRIBE: no retry before this (a SUBSCRIBE may go out at once)
         let mut retry_at: Option<Instant> = None;
+        let mut lingered = false;
         loop {
+            // the last user left a confirmed subscription: keep it a moment for a quick return
+            let linger = {
+                let st = ch.state.lock();
+                !lingered && st.subscribed && matches!(st.work(), Some(Step::Unsubscribe))
+            };
+            if linger {
+                lingered = true;
+                tokio::select! {
+                    _ = tokio::time::sleep(LINGER) => {}
+                    _ = ch.kick.notified() => {}
+                }
+                continue;
+            }
             let (step, was_maybe) = {
                 let mut st = ch.state.lock();
                 let step = st.work();

@@ -1160,3 +1160,73 @@ async fn a_waiter_joining_a_subscribed_channel_attempts_once_before_it_sleeps() 
             .unwrap();
     }
 }
+
+async fn cmd_calls(raw: &mut redis::aio::MultiplexedConnection, cmd: &str) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(raw)
+        .await
+        .unwrap();
+    let prefix = format!("cmdstat_{cmd}:calls=");
+    info.lines()
+        .find_map(|l| l.strip_prefix(prefix.as_str()))
+        .and_then(|rest| rest.split(',').next())
+        .map_or(0, |n| n.parse().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_passed_back_and_forth_keeps_its_subscription() {
+    // Two tasks of one client take turns: the one that re-queues right after the other took over
+    // finds the channel still subscribed (the last user's leave lingers before UNSUBSCRIBE), so
+    // the turns cost no SUBSCRIBE/UNSUBSCRIBE pair each.
+    let s = RedisServer::start();
+    let client = client(&s).await;
+    let mut raw = s.conn().await;
+    let before = cmd_calls(&mut raw, "subscribe").await;
+    // the number of turns taken so far; a task that released waits for the other's turn before
+    // it queues again (so the other, woken, has taken the lock and left the channel)
+    let (turns, _) = tokio::sync::watch::channel(0usize);
+    let turns = Arc::new(turns);
+    let mut tasks = Vec::new();
+    for _ in 0..2 {
+        let lock = client.lock("pingpong").unwrap();
+        let turns = turns.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut seen = turns.subscribe();
+            for round in 0..50 {
+                let g = lock.lock().await.unwrap();
+                let mut mine = 0;
+                turns.send_modify(|t| {
+                    *t += 1;
+                    mine = *t;
+                });
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                g.unlock().await.unwrap();
+                if round < 49 && mine < 100 {
+                    let _ = seen.wait_for(|t| *t > mine).await;
+                }
+            }
+        }));
+    }
+    for t in tasks {
+        tokio::time::timeout(Duration::from_secs(60), t)
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    assert_eq!(*turns.borrow(), 100);
+    let subscribes = cmd_calls(&mut raw, "subscribe").await - before;
+    assert!(
+        subscribes <= 10,
+        "{subscribes} SUBSCRIBE calls for 100 turns of two tasks (one per hand-over without the linger)"
+    );
+    eventually(
+        Duration::from_secs(5),
+        "the channel is unsubscribed after the last turn",
+        || {
+            let c = client.clone();
+            async move { c.stats().channels == 0 }
+        },
+    )
+    .await;
+}
