@@ -158,6 +158,8 @@ pub(crate) type ChannelsHandle = Arc<Mutex<HashMap<String, Arc<Channel>>>>;
 
 pub(crate) struct Channel {
     pub(crate) notify: Notify,
+    /// When the last unlock message arrived (ms since [`clock_ms`]'s origin; 0: never).
+    last_message_ms: std::sync::atomic::AtomicU64,
     state: Mutex<State>,
     /// Signalled whenever a SUBSCRIBE of this channel ends (joiners wait on it).
     settled: Notify,
@@ -212,10 +214,22 @@ impl Channel {
     pub(crate) fn new() -> Channel {
         Channel {
             notify: Notify::new(),
+            last_message_ms: std::sync::atomic::AtomicU64::new(0),
             state: Mutex::new(State::default()),
             settled: Notify::new(),
             kick: Notify::new(),
         }
+    }
+
+    /// Records that an unlock message arrived now.
+    pub(crate) fn note_message(&self) {
+        self.last_message_ms
+            .store(clock_ms().max(1), std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether an unlock message arrived at or after `since` (a [`clock_ms`] reading).
+    pub(crate) fn message_since(&self, since: u64) -> bool {
+        self.last_message_ms.load(std::sync::atomic::Ordering::Relaxed) >= since.max(1)
     }
 
     /// The server no longer delivers this channel's messages (it dropped the subscription, or
@@ -329,6 +343,12 @@ pub(crate) struct Hub {
     runtime: Option<tokio::runtime::Handle>,
 }
 
+/// Milliseconds on a monotonic clock local to this process (for comparing message times).
+pub(crate) fn clock_ms() -> u64 {
+    static ORIGIN: std::sync::LazyLock<Instant> = std::sync::LazyLock::new(Instant::now);
+    ORIGIN.elapsed().as_millis() as u64
+}
+
 /// Handles every push from the server; must not block.
 pub(crate) fn push_handler(
     channels: ChannelsHandle,
@@ -339,6 +359,7 @@ pub(crate) fn push_handler(
                 if let Some(msg) = redis::Msg::from_push_info(push) {
                     let ch = channels.lock().get(msg.get_channel_name()).cloned();
                     if let Some(ch) = ch {
+                        ch.note_message();
                         match msg.get_payload_bytes() {
                             b"0" => ch.notify.notify_one(),
                             b"1" => ch.notify.notify_waiters(),

@@ -6,7 +6,8 @@
 //! that does not publish, a message lost on its way. So while it sleeps, a waiter registers its
 //! lock's key here; once per [`Config::poll_interval`] one task per client asks Redis, in
 //! batches of up to [`BATCH`] keys (one cluster slot per call), which of them no longer exist
-//! (`lua/common/missing.lua`), and wakes the waiters of those. 10,000 waiters on held locks
+//! (`lua/common/missing.lua`), and wakes the waiters of those (not on a channel that had an
+//! unlock message just before: that lock is being handed over). 10,000 waiters on held locks
 //! cost 10 calls per second, not 10,000; a lock deleted without a message is noticed within one
 //! poll interval. Nothing is sent while nobody waits.
 
@@ -21,6 +22,10 @@ use crate::conn::{slot_groups, Connection};
 use crate::holds::Holds;
 use crate::pubsub::Channel;
 use crate::script;
+
+/// An unlock message this long before a check means the lock is being handed over by message
+/// (the woken waiter's acquire may not have reached Redis yet when the check runs).
+const HANDOVER_MS: u64 = 50;
 
 /// Keys per call (an `EXISTS` each inside one script: about 0.1 µs of server time per key).
 pub(crate) const BATCH: usize = 1_000;
@@ -90,8 +95,11 @@ impl Vanish {
         self.keys.lock().keys().cloned().collect()
     }
 
-    /// Wakes every waiter of `key` (it is gone: they re-try at once).
-    fn wake(&self, key: &str) {
+    /// Wakes every waiter of `key` (it is gone: they re-try at once), except on channels that
+    /// had an unlock message since `since` (a [`clock_ms`](crate::pubsub::clock_ms) reading):
+    /// there the lock is being handed over by message, and waking everyone would only add
+    /// attempts that lose.
+    fn wake(&self, key: &str, since: u64) {
         let channels: Vec<Arc<Channel>> = self
             .keys
             .lock()
@@ -99,6 +107,9 @@ impl Vanish {
             .map(|l| l.iter().map(|(c, _)| c.clone()).collect())
             .unwrap_or_default();
         for ch in channels {
+            if ch.message_since(since) {
+                continue;
+            }
             ch.notify.notify_waiters();
             ch.notify.notify_one();
         }
@@ -151,6 +162,8 @@ impl Task {
     }
 
     async fn check(&self, vanish: &Vanish, keys: &[String]) {
+        // a message shortly before (or after) the check means a hand-over, not a lost message
+        let since = crate::pubsub::clock_ms().saturating_sub(HANDOVER_MS);
         let mut inv = script::MISSING.prepare_invoke();
         for k in keys {
             inv.key(k);
@@ -160,7 +173,7 @@ impl Task {
                 for i in gone {
                     if let Some(key) = i.checked_sub(1).and_then(|i| keys.get(i)) {
                         tracing::debug!(key = %key, "lock gone without an unlock message: waking its waiters");
-                        vanish.wake(key);
+                        vanish.wake(key, since);
                     }
                 }
             }
@@ -201,10 +214,29 @@ mod tests {
         let ch2 = ch.clone();
         let waiter = tokio::spawn(async move { ch2.notify.notified().await });
         tokio::task::yield_now().await;
-        v.wake("k");
+        v.wake("k", crate::pubsub::clock_ms());
         tokio::time::timeout(Duration::from_secs(1), waiter)
             .await
             .unwrap()
             .unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_channel_with_a_fresh_message_is_being_handed_over_and_not_woken() {
+        let v = Arc::new(Vanish::default());
+        let ch = Arc::new(Channel::new());
+        let _w = v.watch("k", ch.clone());
+        let since = crate::pubsub::clock_ms().saturating_sub(HANDOVER_MS);
+        ch.note_message();
+        let ch2 = ch.clone();
+        let waiter = tokio::spawn(async move { ch2.notify.notified().await });
+        tokio::task::yield_now().await;
+        v.wake("k", since);
+        assert!(
+            tokio::time::timeout(Duration::from_millis(200), waiter)
+                .await
+                .is_err(),
+            "a message had just arrived: the waiters were woken by it, not again"
+        );
     }
 }
