@@ -12,8 +12,9 @@ use common::eventually;
 use redis::aio::MultiplexedConnection;
 use redisson_lock::{Client, Config, LostReason, Unlocked};
 
-/// Renewal every 300 ms: each topology state below lasts several renewals.
-const WATCHDOG: Duration = Duration::from_millis(900);
+/// Renewal every second: a failover or a slot move under CI load (seconds of MOVED and topology
+/// refreshes) must not outlast the TTL of a replicated hold.
+const WATCHDOG: Duration = Duration::from_millis(3_000);
 /// A poll interval and lease far beyond every bound below.
 const QUIET_POLL: Duration = Duration::from_secs(60);
 
