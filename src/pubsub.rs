@@ -233,11 +233,12 @@ impl Channel {
     }
 
     /// The server no longer delivers this channel's messages (it dropped the subscription, or
-    /// the connection broke): a confirmed subscription with users counts as dropped, so its
-    /// [`Subscription`]s are stale and their waiters join again. Returns whether it was.
-    fn server_dropped(&self) -> bool {
+    /// the connection broke): a confirmed subscription with users (or, `lingering_too`, one
+    /// lingering without users) counts as dropped, so its [`Subscription`]s are stale and
+    /// their waiters join again. Returns whether it was.
+    fn server_dropped(&self, lingering_too: bool) -> bool {
         let mut st = self.state.lock();
-        let dropped = st.users > 0 && st.subscribed && !st.subscribing;
+        let dropped = (st.users > 0 || lingering_too) && st.subscribed && !st.subscribing;
         if dropped {
             st.subscribed = false;
             st.dropped += 1;
@@ -381,7 +382,8 @@ pub(crate) fn push_handler(
                 });
                 let ch = name.and_then(|n| channels.lock().get(&n).cloned());
                 if let Some(ch) = ch {
-                    if ch.server_dropped() {
+                    // (no users: our own SUNSUBSCRIBE's confirmation)
+                    if ch.server_dropped(false) {
                         tracing::debug!(
                             "the server dropped a sharded subscription (slot moved): waiters re-subscribe"
                         );
@@ -398,7 +400,8 @@ pub(crate) fn push_handler(
             PushKind::Disconnection => {
                 tracing::debug!("pub/sub connection dropped: every waiter re-tries and re-subscribes");
                 for ch in channels.lock().values() {
-                    ch.server_dropped();
+                    // a lingering subscription too: a waiter joining it must not think it listens
+                    ch.server_dropped(true);
                     ch.notify.notify_waiters();
                     ch.notify.notify_one();
                 }

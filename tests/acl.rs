@@ -404,7 +404,7 @@ async fn crate_works_with_key_patterns_narrowed_to_a_prefix() {
 /// Takes each rule of `CRATE_COMMANDS` away in turn: the exercise must fail or be denied
 /// something (ACL LOG). Slow (one full exercise per rule): `cargo test --test acl -- --ignored`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore]
+#[ignore = "slow (one full exercise per ACL rule, ~2 min): scripts/test runs it after the suite"]
 async fn every_rule_is_needed() {
     let (s, mut admin) = start().await;
     let rules: Vec<&str> = CRATE_COMMANDS

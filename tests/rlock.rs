@@ -1230,3 +1230,49 @@ async fn a_lock_passed_back_and_forth_keeps_its_subscription() {
     )
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unlock_published_while_pubsub_is_down_is_not_waited_out() {
+    // F17 with waiters that would otherwise sleep for an hour: the pub/sub connection is killed
+    // and the lock released (DEL + PUBLISH) in the same transaction, so the message is lost. The
+    // disconnection makes the waiter re-try (and re-subscribe): it gets the lock at once.
+    let s = RedisServer::start();
+    let config = Config::default()
+        .poll_interval(Duration::from_secs(3600))
+        .subscribed_poll_interval(Duration::from_secs(3600));
+    let client = client_with(&s, config).await;
+    let mut raw = s.conn().await;
+    let _: () = raw
+        .hset("lost-msg", "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10:1", 1)
+        .await
+        .unwrap();
+    let _: () = raw.pexpire("lost-msg", 3_600_000).await.unwrap();
+    let l = client.lock("lost-msg").unwrap();
+    let waiter = tokio::spawn(async move { l.lock().await.unwrap().unlock().await.unwrap() });
+    eventually(Duration::from_secs(5), "the waiter listens", || {
+        let c = client.clone();
+        async move { c.stats().waiters == 1 && c.stats().watched_keys == 1 }
+    })
+    .await;
+    let _: () = redis::pipe()
+        .atomic()
+        .cmd("CLIENT")
+        .arg("KILL")
+        .arg("TYPE")
+        .arg("pubsub")
+        .ignore()
+        .cmd("DEL")
+        .arg("lost-msg")
+        .ignore()
+        .cmd("PUBLISH")
+        .arg("redisson_lock__channel:{lost-msg}")
+        .arg(0)
+        .ignore()
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), waiter)
+        .await
+        .expect("the waiter got the lock although its unlock message was lost")
+        .unwrap();
+}
