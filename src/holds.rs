@@ -32,11 +32,10 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use tokio::sync::Notify;
 
 use crate::config::Config;
 use crate::core::kind::{Kind, RenewKind};
-use crate::lease::{after, Lease, LeaseState, LostReason};
+use crate::lease::{after, Lease, LeaseState, LostReason, Slot};
 
 /// How one hold keeps its key alive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,88 +46,27 @@ pub(crate) enum Mode {
     Leased { lease_ms: u64, until: Instant },
 }
 
-struct Entry {
-    /// The live epoch, if the field has holds.
-    epoch: Option<Arc<Lease>>,
-    /// Live watchdog-mode holds of the epoch.
-    watchdog: u32,
-    /// Lower bounds of the Redis expiry of the epoch's live leased holds.
-    leased: Vec<Instant>,
-    kind: &'static dyn Kind,
-    /// An operation on this field is in flight.
-    busy: bool,
-    /// Wakes operations waiting for the turn.
-    queue: Option<Arc<Notify>>,
-}
-
-impl Entry {
-    fn new(kind: &'static dyn Kind) -> Entry {
-        Entry {
-            epoch: None,
-            watchdog: 0,
-            leased: Vec::new(),
-            kind,
-            busy: false,
-            queue: None,
-        }
-    }
-
-    fn holds(&self) -> usize {
-        self.watchdog as usize + self.leased.len()
-    }
-
-    /// The live epoch; a lapsed one is cleared (its guards observe `Lost` through the lease).
-    fn live_epoch(&mut self) -> Option<Arc<Lease>> {
-        match &self.epoch {
-            Some(l) if l.state() == LeaseState::Held => Some(l.clone()),
-            Some(_) => {
-                self.end_epoch(None);
-                None
-            }
-            None => None,
-        }
-    }
-
-    /// Ends the epoch: its guards learn `reason` (unless they already know how it ended).
-    fn end_epoch(&mut self, reason: Option<LeaseState>) {
-        if let (Some(l), Some(r)) = (&self.epoch, reason) {
-            l.set(r);
-        }
-        self.epoch = None;
-        self.watchdog = 0;
-        self.leased.clear();
-    }
-
-    fn idle(&self) -> bool {
-        self.epoch.is_none() && !self.busy
-    }
-
-    fn expiry_reason(&self) -> LostReason {
-        if self.watchdog > 0 {
-            LostReason::RenewalFailed
-        } else {
-            LostReason::LeaseExpired
-        }
-    }
-}
-
-/// The owners of one lock that have an entry. Almost always one, so that case is stored inline.
+/// The records of one lock's owners. Almost always one, so that case is one pointer.
+///
+/// Every record ([`Lease`]) is one allocation holding the field, its epoch (what guards see) and
+/// the table's bookkeeping (turn, hold counts), so a held lock costs the client one record, its
+/// key and field strings and a share of this map's buckets.
 enum Owners {
-    One(Arc<str>, Entry),
-    Many(HashMap<Arc<str>, Entry>),
+    One(Arc<Lease>),
+    Many(Box<HashMap<Arc<str>, Arc<Lease>>>),
 }
 
 impl Owners {
-    fn get_mut(&mut self, field: &str) -> Option<&mut Entry> {
+    fn get(&self, field: &str) -> Option<&Arc<Lease>> {
         match self {
-            Owners::One(f, e) => (&**f == field).then_some(e),
-            Owners::Many(m) => m.get_mut(field),
+            Owners::One(r) => (&**r.field() == field).then_some(r),
+            Owners::Many(m) => m.get(field),
         }
     }
 
     fn remove(&mut self, field: &str) {
         match self {
-            Owners::One(f, _) if &**f == field => *self = Owners::Many(HashMap::new()),
+            Owners::One(r) if &**r.field() == field => *self = Owners::Many(Box::default()),
             Owners::One(..) => {}
             Owners::Many(m) => {
                 m.remove(field);
@@ -140,11 +78,31 @@ impl Owners {
         matches!(self, Owners::Many(m) if m.is_empty())
     }
 
-    fn for_each(&mut self, mut f: impl FnMut(&Arc<str>, &mut Entry)) {
+    fn for_each(&self, mut f: impl FnMut(&Arc<Lease>)) {
         match self {
-            Owners::One(field, e) => f(field, e),
-            Owners::Many(m) => m.iter_mut().for_each(|(k, e)| f(k, e)),
+            Owners::One(r) => f(r),
+            Owners::Many(m) => m.values().for_each(f),
         }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Owners::One(..) => 1,
+            Owners::Many(m) => m.len(),
+        }
+    }
+}
+
+/// Hold counts and turn of one record, as the table reads them.
+fn idle(s: &Slot) -> bool {
+    !s.open() && !s.busy
+}
+
+fn expiry_reason(s: &Slot) -> LostReason {
+    if s.watchdog > 0 {
+        LostReason::RenewalFailed
+    } else {
+        LostReason::LeaseExpired
     }
 }
 
@@ -154,35 +112,47 @@ struct Table {
 }
 
 impl Table {
-    fn get_mut(&mut self, key: &str, field: &str) -> Option<&mut Entry> {
-        self.locks.get_mut(key)?.get_mut(field)
+    fn get(&self, key: &str, field: &str) -> Option<&Arc<Lease>> {
+        self.locks.get(key)?.get(field)
     }
 
-    fn entry(&mut self, key: &Arc<str>, field: &Arc<str>, kind: &'static dyn Kind) -> &mut Entry {
+    /// The field's record, made (without an epoch) when missing.
+    fn entry(&mut self, key: &Arc<str>, field: &Arc<str>, kind: &'static dyn Kind) -> &Arc<Lease> {
         let owners = match self.locks.entry(key.clone()) {
             std::collections::hash_map::Entry::Vacant(v) => {
-                return match v.insert(Owners::One(field.clone(), Entry::new(kind))) {
-                    Owners::One(_, e) => e,
+                return match v.insert(Owners::One(Arc::new(Lease::fresh(field.clone(), kind)))) {
+                    Owners::One(r) => r,
                     Owners::Many(_) => unreachable!("just inserted One"),
                 };
             }
             std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
         };
-        if owners.get_mut(field).is_none() {
-            let mut map = match std::mem::replace(owners, Owners::Many(HashMap::new())) {
-                Owners::One(f, e) => HashMap::from([(f, e)]),
+        if owners.get(field).is_none() {
+            let mut map = match std::mem::replace(owners, Owners::Many(Box::default())) {
+                Owners::One(r) => Box::new(HashMap::from([(r.field().clone(), r)])),
                 Owners::Many(m) => m,
             };
-            map.insert(field.clone(), Entry::new(kind));
+            map.insert(field.clone(), Arc::new(Lease::fresh(field.clone(), kind)));
             *owners = Owners::Many(map);
         }
-        owners.get_mut(field).expect("present: found or just inserted")
+        owners.get(field).expect("present: found or just inserted")
     }
 
-    /// Drops the entry when nothing refers to it any more.
+    /// Puts `record` in place of the field's current record (a new epoch after an ended one).
+    fn replace(&mut self, key: &str, record: Arc<Lease>) {
+        match self.locks.get_mut(key) {
+            Some(Owners::One(r)) if r.field() == record.field() => *r = record,
+            Some(Owners::Many(m)) => {
+                m.insert(record.field().clone(), record);
+            }
+            _ => unreachable!("replace is called for a present record"),
+        }
+    }
+
+    /// Drops the record when nothing refers to it any more.
     fn tidy(&mut self, key: &str, field: &str) {
         if let Some(owners) = self.locks.get_mut(key) {
-            if owners.get_mut(field).is_some_and(|e| e.idle()) {
+            if owners.get(field).is_some_and(|r| idle(&r.lock())) {
                 owners.remove(field);
             }
             if owners.is_empty() {
@@ -217,11 +187,10 @@ impl Turn {
 impl Drop for Turn {
     fn drop(&mut self) {
         let mut t = self.holds.table.lock();
-        if let Some(e) = t.get_mut(&self.key, &self.field) {
-            e.busy = false;
-            if let Some(q) = e.queue.take() {
-                q.notify_waiters();
-            }
+        if let Some(r) = t.get(&self.key, &self.field) {
+            let mut s = r.lock();
+            s.busy = false;
+            s.wake();
         }
         t.tidy(&self.key, &self.field);
     }
@@ -283,25 +252,30 @@ impl Holds {
         kind: &'static dyn Kind,
     ) -> Turn {
         loop {
-            let queue = {
+            let waiters = {
                 let mut t = self.table.lock();
-                let e = t.entry(key, field, kind);
-                if !e.busy {
-                    e.busy = true;
+                let mut s = t.entry(key, field, kind).lock();
+                if !s.busy {
+                    s.busy = true;
                     return Turn {
                         holds: self.clone(),
                         key: key.clone(),
                         field: field.clone(),
                     };
                 }
-                e.queue.get_or_insert_with(|| Arc::new(Notify::new())).clone()
+                s.waiters()
             };
-            let notified = queue.notified();
+            let notified = waiters.notified();
             let mut notified = std::pin::pin!(notified);
             notified.as_mut().enable();
+            // the record may have been replaced (a new epoch) or the turn given back meanwhile;
+            // a replaced record's waiters are woken, so waiting on this one is enough
             let still_busy = {
-                let mut t = self.table.lock();
-                t.get_mut(key, field).is_some_and(|e| e.busy)
+                let t = self.table.lock();
+                t.get(key, field).is_some_and(|r| {
+                    let mut s = r.lock();
+                    s.busy && Arc::ptr_eq(&s.waiters(), &waiters)
+                })
             };
             if still_busy {
                 notified.await;
@@ -314,16 +288,16 @@ impl Holds {
         (d.as_millis() as u64).max(1)
     }
 
-    /// The TTL the live holds of an entry need now, if it has any.
-    fn need_of(&self, e: &Entry, now: Instant) -> Option<u64> {
-        if e.holds() == 0 {
+    /// The TTL the live holds of a record need now, if it has any.
+    fn need_of(&self, s: &Slot, now: Instant) -> Option<u64> {
+        if s.holds() == 0 {
             return None;
         }
         let mut need = 0;
-        if e.watchdog > 0 {
+        if s.watchdog > 0 {
             need = self.watchdog_timeout.as_millis() as u64;
         }
-        for u in &e.leased {
+        for u in s.leased() {
             need = need.max(Self::ms_until(*u, now));
         }
         Some(need)
@@ -332,14 +306,15 @@ impl Holds {
     /// The TTL an acquisition of `turn`'s field with `own_ms` should send: its own lease, or
     /// longer when other live holds of the field need longer.
     pub(crate) fn acquire_need(&self, turn: &Turn, own_ms: u64) -> u64 {
-        let mut t = self.table.lock();
-        let Some(e) = t.get_mut(&turn.key, &turn.field) else {
+        let t = self.table.lock();
+        let Some(r) = t.get(&turn.key, &turn.field) else {
             return own_ms;
         };
-        if e.live_epoch().is_none() {
+        let mut s = r.lock();
+        if !s.live() {
             return own_ms;
         }
-        self.need_of(e, Instant::now()).map_or(own_ms, |n| n.max(own_ms))
+        self.need_of(&s, Instant::now()).map_or(own_ms, |n| n.max(own_ms))
     }
 
     /// Records a grant of one hold whose request was sent at `sent_at` with TTL `need_ms`; `count`
@@ -354,100 +329,115 @@ impl Holds {
         count: i64,
     ) -> Arc<Lease> {
         let mut t = self.table.lock();
-        let e = t.entry(&turn.key, &turn.field, kind);
-        let joined = match e.live_epoch() {
-            Some(l) if count == e.holds() as i64 + 1 => Some(l),
-            Some(l) => {
+        let mut record = t.entry(&turn.key, &turn.field, kind).clone();
+        let mut s = record.lock();
+        let joined = if s.live() {
+            if count == s.holds() as i64 + 1 {
+                true
+            } else {
                 // Redis disagrees with what we know (it lost the field and we have not noticed
                 // yet, or it has counts we never saw): the epoch's holds cannot be trusted.
-                tracing::warn!(key = %turn.key, field = %turn.field, redis_count = count, local_holds = e.holds(),
+                tracing::warn!(key = %turn.key, field = %turn.field, redis_count = count, local_holds = s.holds(),
                     "the lock's hold count in Redis contradicts this client's holds: treating them as lost");
-                let _ = l;
-                e.end_epoch(Some(LeaseState::Lost(LostReason::OwnerGone)));
-                None
+                s.end(LeaseState::Lost(LostReason::OwnerGone));
+                false
             }
-            None => {
-                if count != 1 {
-                    tracing::debug!(key = %turn.key, field = %turn.field, redis_count = count,
-                        "granted over counts left by holds this client already lost; the last release clears them");
-                }
-                None
+        } else {
+            if count != 1 {
+                tracing::debug!(key = %turn.key, field = %turn.field, redis_count = count,
+                    "granted over counts left by holds this client already lost; the last release clears them");
             }
+            false
         };
+        let until = after(sent_at, self.config.trusted_for(Duration::from_millis(need_ms)));
+        if !joined {
+            s.end(LeaseState::Held); // a lapsed epoch: drop its holds
+            if s.started {
+                // the field's last epoch ended: its guards keep that record (stale for ever);
+                // the new epoch gets a new one, which inherits the turn
+                let fresh = Arc::new(Lease::fresh(turn.field.clone(), kind));
+                {
+                    let mut n = fresh.lock();
+                    n.busy = s.busy;
+                }
+                s.wake();
+                drop(s);
+                t.replace(&turn.key, fresh.clone());
+                record = fresh;
+                s = record.lock();
+            }
+        }
         match mode {
-            Mode::Watchdog => e.watchdog += 1,
-            Mode::Leased { until, .. } => e.leased.push(until),
+            Mode::Watchdog => s.watchdog += 1,
+            Mode::Leased { until, .. } => s.add(until),
         }
-        let need = Duration::from_millis(need_ms);
-        let until = after(sent_at, self.config.trusted_for(need));
-        let reason = e.expiry_reason();
-        match joined {
-            Some(l) => {
-                l.extend(until, reason);
-                l
-            }
-            None => {
-                let l = Arc::new(Lease::new(until, reason));
-                e.epoch = Some(l.clone());
-                l
-            }
+        let reason = expiry_reason(&s);
+        if joined {
+            s.extend(until, reason);
+        } else {
+            s.start(until, reason);
         }
+        drop(s);
+        record
     }
 
     /// Removes one hold observed through `lease` (an epoch) and says what to send.
     pub(crate) fn begin_release(&self, turn: &Turn, lease: &Arc<Lease>, mode: Mode) -> ReleasePlan {
-        let mut t = self.table.lock();
-        let Some(e) = t.get_mut(&turn.key, &turn.field) else {
+        let t = self.table.lock();
+        let Some(r) = t.get(&turn.key, &turn.field) else {
             return ReleasePlan::Stale;
         };
-        let current = e.live_epoch();
-        if !current.as_ref().is_some_and(|c| Arc::ptr_eq(c, lease)) {
+        if !Arc::ptr_eq(r, lease) {
+            return ReleasePlan::Stale;
+        }
+        let mut s = r.lock();
+        if !s.live() {
+            s.end(LeaseState::Held);
             return ReleasePlan::Stale;
         }
         match mode {
-            Mode::Watchdog if e.watchdog > 0 => e.watchdog -= 1,
-            Mode::Leased { until, .. } => match e.leased.iter().position(|u| *u == until) {
-                Some(i) => {
-                    e.leased.swap_remove(i);
+            Mode::Watchdog if s.watchdog > 0 => s.watchdog -= 1,
+            Mode::Leased { until, .. } => {
+                if !s.remove_leased(until) {
+                    return ReleasePlan::Stale;
                 }
-                None => return ReleasePlan::Stale,
-            },
+            }
             Mode::Watchdog => return ReleasePlan::Stale,
         }
-        self.plan_after_removal(e, lease, mode)
+        self.plan_after_removal(&mut s, mode)
     }
 
     /// A handle-level unlock (Redisson's `unlock()` without a guard): removes one of the field's
     /// holds (a forgotten guard's, usually).
     pub(crate) fn begin_release_any(&self, turn: &Turn) -> (ReleasePlan, Option<Arc<Lease>>) {
-        let mut t = self.table.lock();
-        let Some(e) = t.get_mut(&turn.key, &turn.field) else {
+        let t = self.table.lock();
+        let Some(r) = t.get(&turn.key, &turn.field) else {
             return (ReleasePlan::Unknown, None);
         };
-        let Some(lease) = e.live_epoch() else {
+        let mut s = r.lock();
+        if !s.live() {
+            s.end(LeaseState::Held);
             return (ReleasePlan::Unknown, None);
-        };
-        let mode = if e.watchdog > 0 {
-            e.watchdog -= 1;
+        }
+        let mode = if s.watchdog > 0 {
+            s.watchdog -= 1;
             Mode::Watchdog
         } else {
             // the leased hold that would expire first
-            let Some((i, until)) = e.leased.iter().copied().enumerate().min_by_key(|(_, u)| *u) else {
+            let Some(until) = s.remove_first_leased() else {
                 return (ReleasePlan::Unknown, None);
             };
-            e.leased.swap_remove(i);
             Mode::Leased { lease_ms: 0, until }
         };
-        let plan = self.plan_after_removal(e, &lease, mode);
-        (plan, Some(lease))
+        let plan = self.plan_after_removal(&mut s, mode);
+        (plan, Some(r.clone()))
     }
 
-    fn plan_after_removal(&self, e: &mut Entry, lease: &Arc<Lease>, removed: Mode) -> ReleasePlan {
-        match self.need_of(e, Instant::now()) {
+    fn plan_after_removal(&self, s: &mut Slot, removed: Mode) -> ReleasePlan {
+        match self.need_of(s, Instant::now()) {
             None => {
                 // the field's last hold: renewal stops now, before anything is sent
-                lease.set(LeaseState::Released);
-                e.end_epoch(None);
+                s.end(LeaseState::Released);
                 let own = match removed {
                     Mode::Watchdog => self.watchdog_timeout.as_millis() as u64,
                     Mode::Leased { lease_ms, .. } => lease_ms.max(1),
@@ -474,11 +464,15 @@ impl Holds {
             return; // the epoch already ended locally (or was never known)
         };
         let Some(lease) = lease else { return };
-        let mut t = self.table.lock();
-        let Some(e) = t.get_mut(&turn.key, &turn.field) else {
+        let t = self.table.lock();
+        let Some(r) = t.get(&turn.key, &turn.field) else {
             return;
         };
-        if !e.epoch.as_ref().is_some_and(|c| Arc::ptr_eq(c, lease)) {
+        if !Arc::ptr_eq(r, lease) {
+            return;
+        }
+        let mut s = r.lock();
+        if !s.open() {
             return;
         }
         match outcome {
@@ -487,13 +481,13 @@ impl Holds {
                 // or longer (a read unlock keeps the longest hold's TTL): trust the shorter of
                 // that and what we trusted before
                 let until = after(sent_at, self.config.trusted_for(Duration::from_millis(*need_ms)));
-                let reason = e.expiry_reason();
-                lease.lower_to(until, reason);
+                let reason = expiry_reason(&s);
+                s.lower_to(until, reason);
             }
             Released::Gone | Released::NotHeld => {
                 tracing::warn!(key = %turn.key, field = %turn.field, ?outcome,
                     "a partial release found the owner's holds gone in Redis: the remaining holds are lost");
-                e.end_epoch(Some(LeaseState::Lost(LostReason::OwnerGone)));
+                s.end(LeaseState::Lost(LostReason::OwnerGone));
             }
         }
     }
@@ -501,14 +495,13 @@ impl Holds {
     /// Ends every epoch on `key` (this client force-unlocked it).
     pub(crate) fn lose_key(&self, key: &str, reason: LostReason) {
         let mut t = self.table.lock();
-        if let Some(owners) = t.locks.get_mut(key) {
-            owners.for_each(|_, e| e.end_epoch(Some(LeaseState::Lost(reason))));
+        let mut fields = Vec::new();
+        if let Some(owners) = t.locks.get(key) {
+            owners.for_each(|r| {
+                r.lock().end(LeaseState::Lost(reason));
+                fields.push(r.field().clone());
+            });
         }
-        let fields: Vec<Arc<str>> = match t.locks.get(key) {
-            Some(Owners::One(f, _)) => vec![f.clone()],
-            Some(Owners::Many(m)) => m.keys().cloned().collect(),
-            None => Vec::new(),
-        };
         for f in fields {
             t.tidy(key, &f);
         }
@@ -519,26 +512,27 @@ impl Holds {
         let mut items = Vec::new();
         let mut t = self.table.lock();
         let mut lapsed: Vec<(Arc<str>, Arc<str>)> = Vec::new();
-        for (key, owners) in t.locks.iter_mut() {
-            owners.for_each(|field, e| {
-                let Some(l) = e.epoch.clone() else { return };
-                match l.state() {
-                    LeaseState::Held => {
-                        if e.watchdog > 0 {
-                            items.push(RenewalItem {
-                                key: key.clone(),
-                                field: field.clone(),
-                                lease: l,
-                                renew: e.kind.renew(),
-                            });
-                        }
+        for (key, owners) in t.locks.iter() {
+            owners.for_each(|r| {
+                let mut s = r.lock();
+                if !s.open() {
+                    return;
+                }
+                if s.live() {
+                    if s.watchdog > 0 {
+                        items.push(RenewalItem {
+                            key: key.clone(),
+                            field: r.field().clone(),
+                            lease: r.clone(),
+                            renew: s.kind.renew(),
+                        });
                     }
-                    state => {
-                        tracing::warn!(key = %key, field = %field, ?state,
-                            "lock lost: no grant or renewal succeeded before the hold's deadline");
-                        e.end_epoch(None);
-                        lapsed.push((key.clone(), field.clone()));
-                    }
+                } else {
+                    let state = s.state_now();
+                    tracing::warn!(key = %key, field = %r.field(), ?state,
+                        "lock lost: no grant or renewal succeeded before the hold's deadline");
+                    s.end(LeaseState::Held);
+                    lapsed.push((key.clone(), r.field().clone()));
                 }
             });
         }
@@ -550,38 +544,37 @@ impl Holds {
 
     /// Watchdog: `item` was renewed by a request sent at `sent_at`.
     pub(crate) fn renewed(&self, item: &RenewalItem, sent_at: Instant) {
-        let mut t = self.table.lock();
-        let Some(e) = t.get_mut(&item.key, &item.field) else {
+        let t = self.table.lock();
+        let Some(r) = t.get(&item.key, &item.field) else {
             return;
         };
+        if !Arc::ptr_eq(r, &item.lease) {
+            return;
+        }
+        let mut s = r.lock();
         // only while the epoch still has watchdog holds: a release in between may have set a
         // shorter TTL that this renewal's reply must not paper over
-        if e.watchdog > 0 && e.epoch.as_ref().is_some_and(|c| Arc::ptr_eq(c, &item.lease)) {
+        if s.watchdog > 0 && s.open() {
             let until = after(sent_at, self.config.trusted_for(self.watchdog_timeout));
-            item.lease.extend(until, LostReason::RenewalFailed);
+            s.extend(until, LostReason::RenewalFailed);
         }
     }
 
     /// Watchdog: renewal found the owner's field gone (or the key of another type).
     pub(crate) fn owner_gone(&self, item: &RenewalItem) {
         let mut t = self.table.lock();
-        if let Some(e) = t.get_mut(&item.key, &item.field) {
-            if e.epoch.as_ref().is_some_and(|c| Arc::ptr_eq(c, &item.lease)) {
-                e.end_epoch(None);
-            }
-        }
+        item.lease.lock().end(LeaseState::Lost(LostReason::OwnerGone));
         t.tidy(&item.key, &item.field);
-        drop(t);
-        item.lease.set(LeaseState::Lost(LostReason::OwnerGone));
     }
 
     /// Number of fields being renewed by the watchdog.
     pub(crate) fn renewing(&self) -> usize {
-        let mut t = self.table.lock();
+        let t = self.table.lock();
         let mut n = 0;
-        for owners in t.locks.values_mut() {
-            owners.for_each(|_, e| {
-                if e.watchdog > 0 && e.epoch.is_some() {
+        for owners in t.locks.values() {
+            owners.for_each(|r| {
+                let s = r.lock();
+                if s.watchdog > 0 && s.open() {
                     n += 1;
                 }
             });
@@ -589,16 +582,10 @@ impl Holds {
         n
     }
 
-    /// Number of (lock, field) entries, live or in use (for tests and diagnostics).
+    /// Number of (lock, field) records, live or in use (for tests and diagnostics).
     pub(crate) fn entries(&self) -> usize {
         let t = self.table.lock();
-        t.locks
-            .values()
-            .map(|o| match o {
-                Owners::One(..) => 1,
-                Owners::Many(m) => m.len(),
-            })
-            .sum()
+        t.locks.values().map(Owners::len).sum()
     }
 
     pub(crate) fn is_closed(&self) -> bool {
@@ -610,16 +597,17 @@ impl Holds {
     pub(crate) fn close(&self) -> Vec<Remaining> {
         self.closed.store(true, Ordering::SeqCst);
         let mut out = Vec::new();
-        let mut t = self.table.lock();
-        for (key, owners) in t.locks.iter_mut() {
-            owners.for_each(|field, e| {
-                if e.live_epoch().is_some() {
+        let t = self.table.lock();
+        for (key, owners) in t.locks.iter() {
+            owners.for_each(|r| {
+                let mut s = r.lock();
+                if s.live() {
                     out.push(Remaining {
                         key: key.clone(),
-                        field: field.clone(),
-                        kind: e.kind,
+                        field: r.field().clone(),
+                        kind: s.kind,
                     });
-                    e.end_epoch(Some(LeaseState::Lost(LostReason::Shutdown)));
+                    s.end(LeaseState::Lost(LostReason::Shutdown));
                 }
             });
         }
@@ -761,6 +749,47 @@ mod tests {
             .await
             .expect("released turn wakes the waiter")
             .unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_turn_waiter_survives_a_new_epoch_record() {
+        let h = holds();
+        let (k, f) = names();
+        let t = h.turn(&k, &f, &DUMMY).await;
+        let old = h.granted(&t, &DUMMY, Mode::Watchdog, Instant::now(), 30_000, 1);
+        let h2 = h.clone();
+        let (k2, f2) = (k.clone(), f.clone());
+        let waiter = tokio::spawn(async move {
+            let _t = h2.turn(&k2, &f2, &DUMMY).await;
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!waiter.is_finished());
+        // the epoch ends (Redis lost the field) and a grant under the same turn starts a new
+        // record: the waiter queued on the old one must still get the turn
+        old.set(LeaseState::Lost(LostReason::OwnerGone));
+        let new = h.granted(&t, &DUMMY, Mode::Watchdog, Instant::now(), 30_000, 1);
+        assert!(
+            !Arc::ptr_eq(&old, &new),
+            "an ended epoch's record is never reused"
+        );
+        assert_eq!(old.state(), LeaseState::Lost(LostReason::OwnerGone));
+        assert_eq!(h.begin_release(&t, &old, Mode::Watchdog), ReleasePlan::Stale);
+        drop(t);
+        tokio::time::timeout(Duration::from_secs(1), waiter)
+            .await
+            .expect("the turn moved to the new record with its waiters")
+            .unwrap();
+        assert_eq!(h.entries(), 1, "the live epoch keeps its record");
+        assert_eq!(new.state(), LeaseState::Held);
+    }
+
+    #[test]
+    fn a_held_field_costs_one_small_record() {
+        // the record (epoch, counts, turn) is one allocation; keep it small: it is most of the
+        // client's memory per held lock (see the watchdog section of benches/REPORT.md)
+        let record = std::mem::size_of::<Lease>() + 2 * std::mem::size_of::<usize>();
+        assert!(record <= 96, "record is {record} bytes");
+        assert!(std::mem::size_of::<Owners>() <= 16);
     }
 
     #[tokio::test]

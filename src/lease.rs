@@ -1,9 +1,12 @@
-//! Lease state shared by a guard and the watchdog: the lock-lost signal.
+//! Lease state shared by a guard, the hold table and the watchdog: the lock-lost signal.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use tokio::sync::watch;
+use tokio::sync::Notify;
+
+use crate::core::kind::Kind;
 
 /// Why a hold ended without the owner releasing it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,106 +52,270 @@ pub enum LeaseState {
     Released,
 }
 
-/// One lease (a watchdog entry or a leased hold), observed by its guards.
-#[derive(Debug)]
+/// One epoch of one (lock key, owner field) and the hold-table record it lives in: a single
+/// allocation per held field, shared by the hold table, the watchdog and the field's guards.
+///
+/// The hold table ([`crate::holds`]) keeps the field's current record; a record whose epoch
+/// ended is never revived: the next grant of the field starts a new record, so a guard of the
+/// old epoch stays stale (and keeps reporting how its epoch ended) for ever.
 pub(crate) struct Lease {
-    state: watch::Sender<LeaseState>,
-    /// Until when the hold is trusted, and the reason to report when that passes.
-    valid_until: Mutex<(Instant, LostReason)>,
+    field: Arc<str>,
+    slot: Mutex<Slot>,
 }
 
-impl Lease {
-    pub(crate) fn new(valid_until: Instant, on_expiry: LostReason) -> Self {
-        Lease {
-            state: watch::Sender::new(LeaseState::Held),
-            valid_until: Mutex::new((valid_until, on_expiry)),
-        }
-    }
+/// The mutable part of a [`Lease`]: the epoch as guards see it, and the hold table's
+/// bookkeeping for the field (which only [`crate::holds`] touches).
+pub(crate) struct Slot {
+    /// `Held` until the epoch ends (also before it started: see `started`).
+    state: LeaseState,
+    /// Until when the hold is trusted, and the reason to report when that passes.
+    until: Instant,
+    reason: LostReason,
+    /// Whether an epoch was started in this record (a record made for a turn has none yet).
+    pub started: bool,
+    /// An operation on this field is in flight (the field's turn is taken).
+    pub busy: bool,
+    /// Live watchdog-mode holds of the epoch.
+    pub watchdog: u32,
+    /// Lower bounds of the Redis expiry of the epoch's live leased holds (rare: boxed).
+    pub leased: Option<Box<Vec<Instant>>>,
+    pub kind: &'static dyn Kind,
+    /// Wakes `lost()` futures and operations waiting for the turn; made when first needed.
+    waiters: Option<Arc<Notify>>,
+}
 
+impl Slot {
     /// The current state, turning `Held` into `Lost` once the deadline has passed.
-    pub(crate) fn state(&self) -> LeaseState {
-        let s = *self.state.borrow();
-        if s == LeaseState::Held {
-            let (until, reason) = *self.valid_until.lock();
-            if Instant::now() >= until {
-                self.set(LeaseState::Lost(reason));
-                return *self.state.borrow();
-            }
+    pub(crate) fn state_now(&mut self) -> LeaseState {
+        if self.state == LeaseState::Held && Instant::now() >= self.until {
+            self.end(LeaseState::Lost(self.reason));
         }
-        s
+        self.state
     }
 
-    pub(crate) fn valid_until(&self) -> Instant {
-        self.valid_until.lock().0
+    /// Whether the record has a live epoch (started, not ended, deadline not passed).
+    pub(crate) fn live(&mut self) -> bool {
+        self.started && self.state_now() == LeaseState::Held
+    }
+
+    /// Whether the epoch was started and has not been ended explicitly (its deadline may have
+    /// passed without anyone looking yet).
+    pub(crate) fn open(&self) -> bool {
+        self.started && self.state == LeaseState::Held
+    }
+
+    /// Live holds of the epoch.
+    pub(crate) fn holds(&self) -> usize {
+        self.watchdog as usize + self.leased.as_ref().map_or(0, |v| v.len())
+    }
+
+    /// Moves out of `Held` (first transition wins; `Lost` and `Released` are final) and drops
+    /// the epoch's holds. `Held` only clears the holds (the epoch lapsed and was noticed).
+    pub(crate) fn end(&mut self, to: LeaseState) {
+        if self.state == LeaseState::Held && to != LeaseState::Held {
+            self.state = to;
+            if let LeaseState::Lost(reason) = to {
+                crate::metrics::lost(reason);
+            }
+            self.wake();
+        }
+        self.watchdog = 0;
+        self.leased = None;
+    }
+
+    /// Starts the record's epoch, trusted until `until`.
+    pub(crate) fn start(&mut self, until: Instant, reason: LostReason) {
+        debug_assert!(!self.started, "a record holds one epoch");
+        self.started = true;
+        self.state = LeaseState::Held;
+        self.until = until;
+        self.reason = reason;
     }
 
     /// Records a successful grant or renewal: trusted until `until` (never moves backwards);
     /// `reason` is what to report if that deadline passes.
-    pub(crate) fn extend(&self, until: Instant, reason: LostReason) {
-        let mut v = self.valid_until.lock();
-        if *self.state.borrow() == LeaseState::Held {
-            if until > v.0 {
-                v.0 = until;
+    pub(crate) fn extend(&mut self, until: Instant, reason: LostReason) {
+        if self.state_now() == LeaseState::Held {
+            if until > self.until {
+                self.until = until;
             }
-            v.1 = reason;
+            self.reason = reason;
+            self.wake();
         }
-        drop(v);
-        self.wake_watchers();
     }
 
     /// Moves the deadline back to `until` if that is earlier (a partial release may have set a
     /// shorter TTL); never moves it forward.
-    pub(crate) fn lower_to(&self, until: Instant, reason: LostReason) {
-        let mut v = self.valid_until.lock();
-        if *self.state.borrow() == LeaseState::Held {
-            if until < v.0 {
-                v.0 = until;
+    pub(crate) fn lower_to(&mut self, until: Instant, reason: LostReason) {
+        if self.state_now() == LeaseState::Held {
+            if until < self.until {
+                self.until = until;
             }
-            v.1 = reason;
+            self.reason = reason;
+            self.wake();
         }
-        drop(v);
-        self.wake_watchers();
     }
 
-    /// Lets `lost()` futures re-read the deadline.
-    fn wake_watchers(&self) {
-        self.state.send_modify(|_| {});
+    pub(crate) fn add(&mut self, until: Instant) {
+        self.leased.get_or_insert_with(Default::default).push(until);
+    }
+
+    /// Removes one leased hold expiring at `until`.
+    pub(crate) fn remove_leased(&mut self, until: Instant) -> bool {
+        let Some(v) = self.leased.as_mut() else {
+            return false;
+        };
+        match v.iter().position(|u| *u == until) {
+            Some(i) => {
+                v.swap_remove(i);
+                if v.is_empty() {
+                    self.leased = None;
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Removes the leased hold that would expire first, returning its expiry.
+    pub(crate) fn remove_first_leased(&mut self) -> Option<Instant> {
+        let v = self.leased.as_ref()?;
+        let (_, until) = v.iter().copied().enumerate().min_by_key(|(_, u)| *u)?;
+        self.remove_leased(until);
+        Some(until)
+    }
+
+    pub(crate) fn leased(&self) -> &[Instant] {
+        self.leased.as_deref().map_or(&[], |v| v.as_slice())
+    }
+
+    /// The notifier woken on every change, made on first use.
+    pub(crate) fn waiters(&mut self) -> Arc<Notify> {
+        self.waiters
+            .get_or_insert_with(|| Arc::new(Notify::new()))
+            .clone()
+    }
+
+    /// Wakes everyone waiting on this record (they re-check what they wait for).
+    pub(crate) fn wake(&self) {
+        if let Some(n) = &self.waiters {
+            n.notify_waiters();
+        }
+    }
+}
+
+impl Lease {
+    /// A record for `field` without an epoch yet.
+    pub(crate) fn fresh(field: Arc<str>, kind: &'static dyn Kind) -> Lease {
+        Lease {
+            field,
+            slot: Mutex::new(Slot {
+                state: LeaseState::Held,
+                until: Instant::now(),
+                reason: LostReason::RenewalFailed,
+                started: false,
+                busy: false,
+                watchdog: 0,
+                leased: None,
+                kind,
+                waiters: None,
+            }),
+        }
+    }
+
+    /// A record with a started epoch, trusted until `valid_until` (tests).
+    #[cfg(test)]
+    pub(crate) fn new(valid_until: Instant, on_expiry: LostReason) -> Self {
+        struct NoKind;
+        impl Kind for NoKind {
+            fn label(&self) -> &'static str {
+                "test"
+            }
+            fn channel(&self, key: &str, _: &str) -> String {
+                key.to_owned()
+            }
+            fn release(
+                &self,
+                _: &crate::core::kind::Ctx<'_>,
+                _: &crate::core::kind::ReleaseArgs<'_>,
+            ) -> redis::ScriptInvocation<'static> {
+                unreachable!()
+            }
+            fn force_release(&self, _: &crate::core::kind::Ctx<'_>) -> redis::ScriptInvocation<'static> {
+                unreachable!()
+            }
+        }
+        static NO_KIND: NoKind = NoKind;
+        let l = Lease::fresh("test".into(), &NO_KIND);
+        l.lock().start(valid_until, on_expiry);
+        l
+    }
+
+    /// The owner field this record is for.
+    pub(crate) fn field(&self) -> &Arc<str> {
+        &self.field
+    }
+
+    /// The record's state, for the hold table.
+    pub(crate) fn lock(&self) -> parking_lot::MutexGuard<'_, Slot> {
+        self.slot.lock()
+    }
+
+    /// The current state, turning `Held` into `Lost` once the deadline has passed.
+    pub(crate) fn state(&self) -> LeaseState {
+        self.slot.lock().state_now()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn extend(&self, until: Instant, reason: LostReason) {
+        self.slot.lock().extend(until, reason);
+    }
+
+    #[cfg(test)]
+    pub(crate) fn lower_to(&self, until: Instant, reason: LostReason) {
+        self.slot.lock().lower_to(until, reason);
     }
 
     /// Moves out of `Held` (first transition wins; `Lost` and `Released` are final).
+    #[cfg(test)]
     pub(crate) fn set(&self, to: LeaseState) {
-        let changed = self.state.send_if_modified(|s| {
-            if *s == LeaseState::Held && to != LeaseState::Held {
-                *s = to;
-                true
-            } else {
-                false
-            }
-        });
-        if let (true, LeaseState::Lost(reason)) = (changed, to) {
-            crate::metrics::lost(reason);
-        }
+        self.slot.lock().end(to);
     }
 
     /// Resolves when the hold is lost; pends forever once it was released normally.
     pub(crate) async fn lost(&self) -> LostReason {
-        let mut rx = self.state.subscribe();
         loop {
-            match self.state() {
+            let waiters = self.slot.lock().waiters();
+            let notified = waiters.notified();
+            let mut notified = std::pin::pin!(notified);
+            notified.as_mut().enable();
+            // read after registering, so a change in between wakes us
+            let (state, deadline) = {
+                let mut s = self.slot.lock();
+                (s.state_now(), s.until)
+            };
+            match state {
                 LeaseState::Lost(r) => return r,
                 LeaseState::Released => std::future::pending::<()>().await,
                 LeaseState::Held => {}
             }
-            let deadline = self.valid_until();
             tokio::select! {
-                changed = rx.changed() => {
-                    if changed.is_err() {
-                        std::future::pending::<()>().await;
-                    }
-                }
+                _ = notified => {}
                 _ = tokio::time::sleep_until(deadline.into()) => {}
             }
         }
+    }
+}
+
+impl std::fmt::Debug for Lease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = self.slot.lock();
+        f.debug_struct("Lease")
+            .field("field", &&*self.field)
+            .field("state", &s.state)
+            .field("started", &s.started)
+            .field("until", &s.until)
+            .finish()
     }
 }
 
