@@ -120,3 +120,8 @@ pub use crate::name::NameMapper;
 pub use crate::owner::OwnerId;
 pub use crate::redisson_config::{RedissonConfig, RedissonConfigLoader, RedissonServers};
 pub use crate::sentinel::SentinelConnection;
+
+// Compiles (and runs) the Rust examples of the migration guide as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/from-redisson.md")]
+struct FromRedissonGuide;
