@@ -51,6 +51,10 @@ pub(crate) enum Mode {
 /// Every record ([`Lease`]) is one allocation holding the field, its epoch (what guards see) and
 /// the table's bookkeeping (turn, hold counts), so a held lock costs the client one record, its
 /// key and field strings and a share of this map's buckets.
+#[allow(
+    clippy::box_collection,
+    reason = "the rare many-owner map is boxed so every lock's entry stays one pointer wide"
+)]
 enum Owners {
     One(Arc<Lease>),
     Many(Box<HashMap<Arc<str>, Arc<Lease>>>),
@@ -516,6 +520,11 @@ impl Holds {
             owners.for_each(|r| {
                 let mut s = r.lock();
                 if !s.open() {
+                    // ended without the table being told (a guard read its lapsed deadline):
+                    // nothing refers to it through the table any more
+                    if !s.busy {
+                        lapsed.push((key.clone(), r.field().clone()));
+                    }
                     return;
                 }
                 if s.live() {
@@ -540,6 +549,13 @@ impl Holds {
             t.tidy(&k, &f);
         }
         items
+    }
+
+    /// Drops the field's record if its epoch has ended and no operation is in flight: a guard
+    /// of an ended hold was dropped (its epoch may have ended lazily, when someone read its
+    /// lapsed deadline, with nobody holding the table).
+    pub(crate) fn forget_ended(&self, key: &str, field: &str) {
+        self.table.lock().tidy(key, field);
     }
 
     /// Watchdog: `item` was renewed by a request sent at `sent_at`.

@@ -535,3 +535,67 @@ async fn an_acquire_sent_twice_counts_once() {
         assert_eq!(count, "1", "the cancelled attempt changed nothing");
     }
 }
+
+/// A hold that ended on its own (its lease ran out; nobody unlocked it) leaves nothing in the
+/// client once its guard is dropped: neither when the guard noticed the loss first nor when the
+/// drop is the first to look. (A record of an epoch ended this way used to stay in the hold
+/// table for ever: one leaked record per expired lease.)
+#[tokio::test]
+async fn an_expired_lease_leaves_no_record_behind() {
+    let s = RedisServer::start();
+    // a long watchdog period: its sweep must not be what cleans up here
+    let client = s
+        .client(Config::default().lock_watchdog_timeout(Duration::from_secs(60)))
+        .await;
+    for noticed_first in [true, false] {
+        let name = format!("expiring-{noticed_first}");
+        let g = client
+            .lock(&name)
+            .unwrap()
+            .lock_with_lease(Duration::from_millis(200))
+            .await
+            .unwrap();
+        assert_eq!(client.stats().holds, 1);
+        if noticed_first {
+            assert_eq!(g.lost().await, LostReason::LeaseExpired);
+        } else {
+            let raw = s.conn().await;
+            eventually(Duration::from_secs(5), "the lease expired in Redis", || {
+                let mut raw = raw.clone();
+                let name = name.clone();
+                async move { !key_exists(&mut raw, &name).await }
+            })
+            .await;
+        }
+        drop(g);
+        assert_eq!(
+            client.stats().holds,
+            0,
+            "the ended hold's record is gone as soon as its guard is (noticed first: {noticed_first})"
+        );
+    }
+}
+
+/// A guard of an expired lease that is never dropped (forgotten, or parked in a long-lived
+/// struct) does not pin its record either: the watchdog's round sweeps ended records.
+#[tokio::test]
+async fn the_watchdog_sweeps_records_of_ended_holds() {
+    let s = RedisServer::start();
+    let client = s
+        .client(Config::default().lock_watchdog_timeout(Duration::from_millis(900)))
+        .await;
+    let g = client
+        .lock("swept")
+        .unwrap()
+        .lock_with_lease(Duration::from_millis(100))
+        .await
+        .unwrap();
+    assert_eq!(g.lost().await, LostReason::LeaseExpired);
+    eventually(Duration::from_secs(5), "the ended record was swept", || {
+        let c = client.clone();
+        async move { c.stats().holds == 0 }
+    })
+    .await;
+    assert_eq!(g.state(), LeaseState::Lost(LostReason::LeaseExpired));
+    assert!(matches!(g.unlock().await, Err(Error::NotHeld { .. })));
+}

@@ -191,6 +191,11 @@ impl<K: AcquireKind> Drop for Held<K> {
         };
         if inner.lease.state() != LeaseState::Held {
             tracing::debug!(key = %inner.core.key, field = %inner.field, "guard of an ended hold dropped: nothing to release");
+            inner
+                .core
+                .client
+                .holds
+                .forget_ended(&inner.core.key, &inner.field);
             return;
         }
         let key = inner.core.key.clone();
