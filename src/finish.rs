@@ -8,28 +8,34 @@ use std::task::{Context, Poll};
 
 use futures::future::BoxFuture;
 
-type Abandoned<T> = Box<dyn FnOnce(T) -> BoxFuture<'static, ()> + Send>;
-
 /// A future that, when dropped while pending, keeps running in the background and hands its
 /// output to `on_abandon` (e.g. to release a lock Redis granted after the caller gave up).
-pub(crate) struct FinishOnDrop<T: Send + 'static> {
+///
+/// The request is boxed (a pinned future can only be handed to a task from the heap); the
+/// abandon handler is not (it is only ever moved).
+pub(crate) struct FinishOnDrop<T: Send + 'static, A: FnOnce(T) -> BoxFuture<'static, ()> + Send + 'static> {
     fut: Option<BoxFuture<'static, T>>,
-    on_abandon: Option<Abandoned<T>>,
+    on_abandon: Option<A>,
 }
 
-impl<T: Send + 'static> FinishOnDrop<T> {
-    pub(crate) fn new(
-        fut: impl Future<Output = T> + Send + 'static,
-        on_abandon: impl FnOnce(T) -> BoxFuture<'static, ()> + Send + 'static,
-    ) -> Self {
+impl<T: Send + 'static, A: FnOnce(T) -> BoxFuture<'static, ()> + Send + 'static> FinishOnDrop<T, A> {
+    pub(crate) fn new(fut: impl Future<Output = T> + Send + 'static, on_abandon: A) -> Self {
         FinishOnDrop {
             fut: Some(Box::pin(fut)),
-            on_abandon: Some(Box::new(on_abandon)),
+            on_abandon: Some(on_abandon),
         }
     }
 }
 
-impl<T: Send + 'static> Future for FinishOnDrop<T> {
+// Nothing is pinned in place: the request is boxed, the handler only ever moved.
+impl<T: Send + 'static, A: FnOnce(T) -> BoxFuture<'static, ()> + Send + 'static> Unpin
+    for FinishOnDrop<T, A>
+{
+}
+
+impl<T: Send + 'static, A: FnOnce(T) -> BoxFuture<'static, ()> + Send + 'static> Future
+    for FinishOnDrop<T, A>
+{
     type Output = T;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
@@ -46,7 +52,7 @@ impl<T: Send + 'static> Future for FinishOnDrop<T> {
     }
 }
 
-impl<T: Send + 'static> Drop for FinishOnDrop<T> {
+impl<T: Send + 'static, A: FnOnce(T) -> BoxFuture<'static, ()> + Send + 'static> Drop for FinishOnDrop<T, A> {
     fn drop(&mut self) {
         let (Some(fut), Some(on_abandon)) = (self.fut.take(), self.on_abandon.take()) else {
             return;

@@ -62,8 +62,47 @@ pub(crate) fn token_key(name: &str) -> String {
 }
 
 /// The unlock latch `redisson_unlock_latch:{N}:<request id>`.
+#[cfg(test)]
 pub(crate) fn latch(name: &str, request_id: &str) -> String {
-    format!("{}:{request_id}", prefix_name("redisson_unlock_latch", name))
+    let mut s = latch_prefix(name, request_id.len());
+    s.push_str(request_id);
+    s
+}
+
+/// A latch key with a fresh request id (32 hex digits), built in one allocation: this runs twice
+/// per lock + unlock. The id is this process's random 64-bit prefix and a 64-bit counter: unique
+/// without asking the thread RNG for 16 bytes per request.
+pub(crate) fn fresh_latch(name: &str) -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::LazyLock;
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    static PROCESS: LazyLock<u64> = LazyLock::new(rand::random);
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let mut s = latch_prefix(name, 32);
+    for word in [*PROCESS, n] {
+        for shift in (0..16).rev() {
+            s.push(HEX[((word >> (shift * 4)) & 15) as usize] as char);
+        }
+    }
+    s
+}
+
+/// `redisson_unlock_latch:{name}:` (or without braces when the name has a hash tag), with room
+/// for `extra` more bytes.
+fn latch_prefix(name: &str, extra: usize) -> String {
+    const PREFIX: &str = "redisson_unlock_latch:";
+    let mut s = String::with_capacity(PREFIX.len() + name.len() + 3 + extra);
+    s.push_str(PREFIX);
+    if name.contains('{') {
+        s.push_str(name);
+    } else {
+        s.push('{');
+        s.push_str(name);
+        s.push('}');
+    }
+    s.push(':');
+    s
 }
 
 /// Maps user-facing lock names to Redis keys (Redisson's `NameMapper`).
@@ -141,6 +180,16 @@ mod tests {
         assert_eq!(lock_channel("{t}:a"), "redisson_lock__channel:{t}:a");
         assert_eq!(rwlock_channel("x"), "redisson_rwlock:{x}");
         assert_eq!(latch("x", "ab"), "redisson_unlock_latch:{x}:ab");
+        let (a, b) = (fresh_latch("x"), fresh_latch("x"));
+        let id = a.strip_prefix("redisson_unlock_latch:{x}:").expect("prefix");
+        assert_eq!(id.len(), 32);
+        assert!(
+            id.bytes()
+                .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)),
+            "{a}"
+        );
+        assert_ne!(a, b, "every request gets its own latch");
+        assert!(fresh_latch("{t}x").starts_with("redisson_unlock_latch:{t}x:"));
         assert_eq!(token_key("x"), "redisson_lock_token:{x}");
         assert_eq!(fair_queue("x"), "redisson_lock_queue:{x}");
         assert_eq!(fair_deadlines("{t}x"), "redisson_lock_timeout:{t}x");

@@ -195,6 +195,18 @@ impl ReplicaSyncer {
                 Synced::NotAsked,
             ));
         }
+        // boxed: its state would otherwise make every lock and unlock future (and the boxes that
+        // make them cancel-safe) several KB larger, also when replica sync is off
+        Box::pin(self.run_synced(conn, timeout, key, inv)).await
+    }
+
+    async fn run_synced<T: FromRedisValue>(
+        &self,
+        conn: &Connection,
+        timeout: Duration,
+        key: &str,
+        inv: &ScriptInvocation<'_>,
+    ) -> Result<(T, Synced)> {
         let wanted = self.replicas(conn, timeout, key).await;
         if wanted == 0 || (self.mode == ReplicaSync::BestEffort && self.lagging(key)) {
             return Ok((

@@ -34,6 +34,12 @@ pub(crate) fn summary(j: &serde_json::Map<String, Value>, target_us: f64) -> Str
                 "| 2. throughput, {c} tasks, vs raw EVALSHA pairs | {r:.2}× | ≥ 0.9× | {} |",
                 verdict(r >= 0.9)
             );
+            let cpu = f(&v["cpu"]["ours"]["client_us_per_op"]) / f(&v["cpu"]["floor"]["client_us_per_op"]);
+            let _ = writeln!(
+                s,
+                "| 2. client CPU per lock + unlock, {c} tasks, vs raw EVALSHA pairs | {cpu:.2}× | ≤ 1.2× | {} |",
+                verdict(cpu <= 1.2)
+            );
             let rj = f(&v["ratio_ours_vs_redisson"]);
             if rj.is_finite() {
                 let _ = writeln!(
@@ -133,13 +139,12 @@ pub(crate) fn reading(j: &serde_json::Map<String, Value>, target_us: f64) -> Str
             let _ = writeln!(
                 s,
                 "For scale, one spawned task + oneshot hand-over costs {} here (floor + spawn = {:.2}×, measured \
-                 separately; `LockCore::attempt` no longer spawns, it finishes a dropped request in the background \
-                 only on cancel). What remains per attempt on our side: `script::run` wraps the call in \
-                 `tokio::time::timeout` although the `ConnectionManager` already has the same response timeout, \
-                 the field is a fresh `format!` + `Arc<str>`, and watchdog mode registers the hold (mutex, HashMap \
-                 insert, a `watch` channel per hold) — and the run-to-run noise of a shared 2-core machine is of the \
-                 same size (see the spread). rslock's `SET NX PX` ({}) is below the floor because a plain SET is \
-                 cheaper for Redis than a script.",
+                 separately; `LockCore::attempt` does not spawn, it finishes a dropped request in the background \
+                 only on cancel). The client's own work per lock + unlock is a few µs of CPU (benches/PROFILE.md: \
+                 the hold table, names and ids, the cancel-safety box, a `tokio::time::timeout` per call on top of \
+                 the connection's own response timeout), well under the gap, and the per-repeat spread shows the \
+                 noise of a shared 2-core machine is as large as the gap. rslock's `SET NX PX` ({}) is below the \
+                 floor because a plain SET is cheaper for Redis than a script.",
                 us(spawn - floor),
                 spawn / floor,
                 us(rs)
@@ -191,6 +196,64 @@ pub(crate) fn reading(j: &serde_json::Map<String, Value>, target_us: f64) -> Str
             };
             misses.push(format!("{r:.2}× at C = {c}: {why}"));
         }
+        let cpu_ratios: Vec<String> = t
+            .iter()
+            .map(|(c, v)| {
+                format!(
+                    "{:.2}× at C = {c}",
+                    f(&v["cpu"]["ours"]["client_us_per_op"]) / f(&v["cpu"]["floor"]["client_us_per_op"])
+                )
+            })
+            .collect();
+        // per concurrency: (C, floor / Redisson, ours / Redisson)
+        let vs_redisson: Vec<(String, f64, f64)> = t
+            .iter()
+            .filter(|(_, v)| f(&v["ratio_ours_vs_redisson"]).is_finite())
+            .map(|(c, v)| {
+                (
+                    c.clone(),
+                    1.0 / f(&v["ratio_redisson_vs_floor"]),
+                    f(&v["ratio_ours_vs_redisson"]),
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "* **Client CPU** per lock + unlock against the raw pairs': {}. Where it goes (perf, frame pointers, \
+             ours and the floor side by side): [PROFILE.md](PROFILE.md), from `scripts/profile`.",
+            cpu_ratios.join(", ")
+        );
+        if !vs_redisson.is_empty() {
+            let bounded: Vec<String> = vs_redisson
+                .iter()
+                .filter(|(_, fr, _)| *fr < 2.5)
+                .map(|(c, fr, _)| format!("{fr:.2}× at C = {c}"))
+                .collect();
+            let ours_short: Vec<String> = vs_redisson
+                .iter()
+                .filter(|(_, fr, or)| *fr >= 2.5 && *or < 2.5)
+                .map(|(c, fr, or)| format!("at C = {c} the floor does {fr:.2}× Redisson and we do {or:.2}×"))
+                .collect();
+            if !bounded.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "* **Against Redisson** the ceiling is the floor itself where the raw EVALSHA pairs of our \
+                     scripts do less than 2.5× Redisson's throughput on this machine ({}): a client cannot go faster \
+                     than the raw calls it makes. On 2 cores shared by redis-server, the JVM and this process, both \
+                     the server's CPU per op (the scripts, including the latch each acquire and unlock writes so \
+                     that a lost reply can be settled and a retried unlock is never applied twice) and the client's \
+                     count.",
+                    bounded.join(", ")
+                );
+            }
+            if !ours_short.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "* **Against Redisson**, {}: there the gap is ours, the client CPU per op above.",
+                    ours_short.join("; ")
+                );
+            }
+        }
         if misses.is_empty() {
             let _ = writeln!(
                 s,
@@ -199,9 +262,8 @@ pub(crate) fn reading(j: &serde_json::Map<String, Value>, target_us: f64) -> Str
         } else {
             let _ = writeln!(
                 s,
-                "* **Throughput** misses the 0.9× target at {}. The client CPU per op goes to the guard and watchdog \
-                 bookkeeping, the per-call `tokio::time::timeout` and the janitor's wake-ups; every µs of it is also \
-                 taken from Redis on this machine.",
+                "* **Throughput** misses the 0.9× target at {}. Every µs of client CPU per op (see PROFILE.md) is \
+                 also taken from Redis on this machine.",
                 misses.join("; ")
             );
         }
@@ -267,10 +329,17 @@ pub(crate) fn reading(j: &serde_json::Map<String, Value>, target_us: f64) -> Str
             if f(&v["heap_bytes_per_lock"]) > 256.0 {
                 let _ = writeln!(
                     s,
-                    "  Over the 256 B target: per held lock the client keeps the guard's hold (`Lease`: state, \
-                     deadline, its `watch` channel for `lost()`), the hold table's entry (src/holds.rs: key and owner \
-                     field as `Arc<str>`, epoch, lease list) and the table's hash map slot, which doubles as N grows; \
-                     reaching 256 B needs those merged into one allocation per hold (not done yet)."
+                    "  Over the 256 B target: per held lock the client keeps one hold record (src/lease.rs \
+                     `Lease`: field, epoch state, deadline, hold counts, turn), the key and field strings and a slot \
+                     of the hold table's map, which doubles as N grows."
+                );
+            } else {
+                let _ = writeln!(
+                    s,
+                    "  Per held lock the client keeps one hold record (src/lease.rs `Lease`, 96 B: field, epoch \
+                     state, deadline, hold counts, turn, shared by the guard, the table and the watchdog), the key \
+                     and owner-field strings (shared, 32 + 56 B here) and a 32 B slot of the hold table's map \
+                     (more per lock right after the map doubles)."
                 );
             }
         }

@@ -385,7 +385,7 @@ impl<K: AcquireKind> LockCore<K> {
         } else {
             holds.acquire_need(&turn, own_ms)
         };
-        let latch = name::latch(&self.key, &request_id());
+        let latch = name::fresh_latch(&self.key);
         let channel = self.kind.channel(&self.key, &field);
         let args = AcquireArgs {
             ttl_ms: need_ms,
@@ -420,7 +420,7 @@ impl<K: AcquireKind> LockCore<K> {
                 // The request may or may not have run. Never re-send it: ask Redis. Now, if the
                 // caller's wait allows one more request; else in the background.
                 let settled = if deadline.is_none_or(|d| Instant::now() < d) {
-                    self.settle(&latch).await.ok()
+                    Box::pin(self.settle(&latch)).await.ok() // boxed: rare and large
                 } else {
                     None
                 };
@@ -451,7 +451,8 @@ impl<K: AcquireKind> LockCore<K> {
                         // also wakes waiters), then the caller's loop retries like any failure
                         drop(turn);
                         let field = held.field().to_owned();
-                        match held.unlock().await {
+                        // boxed: the release's state would otherwise be part of every attempt's
+                        match Box::pin(held.unlock()).await {
                             Ok(_) => {
                                 tracing::warn!(key = %self.key, field = %field, wanted, "no replica confirmed the acquisition: undone")
                             }
@@ -663,31 +664,4 @@ pub(crate) fn epoch_ms() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0)
-}
-
-/// 16 random bytes, lowercase hex (Redisson's unlock request id; ours for attempts too).
-pub(crate) fn request_id() -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let bytes: [u8; 16] = rand::random();
-    let mut s = String::with_capacity(32);
-    for b in bytes {
-        s.push(HEX[usize::from(b >> 4)] as char);
-        s.push(HEX[usize::from(b & 15)] as char);
-    }
-    s
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn request_id_is_32_lowercase_hex() {
-        let a = super::request_id();
-        assert_eq!(a.len(), 32);
-        assert!(
-            a.bytes()
-                .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)),
-            "{a}"
-        );
-        assert_ne!(a, super::request_id());
-    }
 }

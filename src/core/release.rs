@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use crate::config::millis;
 use crate::core::kind::{AcquireKind, Ctx, Kind, ReleaseArgs};
-use crate::core::{request_id, LockCore};
+use crate::core::LockCore;
 use crate::error::{Error, Result};
 use crate::finish::FinishOnDrop;
 use crate::holds::{Mode, ReleasePlan, Released, Turn};
@@ -88,7 +88,7 @@ impl Releaser {
             ReleasePlan::Send { last, need_ms } => (last, need_ms),
             ReleasePlan::Unknown => (false, millis("lock_watchdog_timeout", cfg.lock_watchdog_timeout)?),
         };
-        let latch = name::latch(&self.key, &request_id());
+        let latch = name::fresh_latch(&self.key);
         let channel = self.kind.channel(&self.key, field);
         let args = ReleaseArgs {
             ttl_ms: need_ms,

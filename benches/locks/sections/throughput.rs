@@ -140,6 +140,7 @@ impl Bench {
                 json!({
                     "ops_per_s": m, "ratio_ours_vs_floor": ours_r.0,
                     "ratio_ours_vs_redisson": if m.contains_key("redisson") { rr("ours", "redisson").0 } else { f64::NAN },
+                    "ratio_redisson_vs_floor": if m.contains_key("redisson") { rr("redisson", "floor").0 } else { f64::NAN },
                     "ratio_floor_del_vs_floor": rr("floor_del", "floor").0,
                     "cpu": cpu_c,
                 }),
