@@ -417,6 +417,8 @@ pub struct ClientBuilder {
     source: Source,
     pubsub: Option<redis::Client>,
     config: Config,
+    #[cfg(feature = "tls-rustls")]
+    tls: Option<crate::Tls>,
 }
 
 impl Default for ClientBuilder {
@@ -425,6 +427,8 @@ impl Default for ClientBuilder {
             source: Source::None,
             pubsub: None,
             config: Config::default(),
+            #[cfg(feature = "tls-rustls")]
+            tls: None,
         }
     }
 }
@@ -498,6 +502,8 @@ impl ClientBuilder {
             username,
             password,
             db,
+            #[cfg(feature = "tls-rustls")]
+            tls: None,
         });
         self
     }
@@ -548,6 +554,26 @@ impl ClientBuilder {
         self
     }
 
+    /// TLS settings (trusted roots, client certificate, verification) for the `rediss://`
+    /// addresses of [`url`](Self::url), [`cluster`](Self::cluster) or
+    /// [`sentinel`](Self::sentinel) (feature `tls-rustls`). Without them a `rediss://` address
+    /// trusts the system's roots and checks the host name. With a sentinel, the sentinels'
+    /// `rediss://` addresses use them, and so does the master when the last sentinel address is
+    /// `rediss://` (Redisson takes the master's scheme from the sentinels').
+    ///
+    /// ```no_run
+    /// # async fn demo() -> redisson_lock::Result<()> {
+    /// use redisson_lock::{Client, Tls, TlsVerify};
+    /// let tls = Tls::new().truststore_file("ca.pem", None)?.verify(TlsVerify::CaOnly);
+    /// let client = Client::builder().url("rediss://10.0.0.7:6380/").tls(tls).build().await?;
+    /// # let _ = client; Ok(()) }
+    /// ```
+    #[cfg(feature = "tls-rustls")]
+    pub fn tls(mut self, tls: crate::Tls) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
     /// Connects and starts the background tasks. Must be called inside a tokio runtime.
     ///
     /// # Errors
@@ -557,6 +583,16 @@ impl ClientBuilder {
     pub async fn build(self) -> Result<Client> {
         let config = self.config;
         config.validate()?;
+        #[cfg(feature = "tls-rustls")]
+        let tls = self.tls;
+        #[cfg(feature = "tls-rustls")]
+        if tls.is_some() && matches!(self.source, Source::Redis(_) | Source::Connection(_)) {
+            return Err(Error::InvalidArgument(
+                "tls settings apply to url, cluster and sentinel connections; a redis::Client or \
+                 connection brings its own (redis::Client::build_with_tls)"
+                    .into(),
+            ));
+        }
         let channels = Hub::new_channels();
         let (conn, pubsub) = match self.source {
             Source::None => {
@@ -565,8 +601,17 @@ impl ClientBuilder {
                 ))
             }
             Source::Url(url) => {
-                let client = redis::Client::open(url.as_str())
-                    .map_err(|e| Error::InvalidArgument(format!("bad redis URL `{}`: {e}", redact(&url))))?;
+                let bad_url = |e: redis::RedisError| {
+                    Error::InvalidArgument(format!("bad redis URL `{}`: {e}", redact(&url)))
+                };
+                let info = redis::IntoConnectionInfo::into_connection_info(url.as_str()).map_err(bad_url)?;
+                #[cfg(feature = "tls-rustls")]
+                let client = match &tls {
+                    Some(tls) => tls.client(info)?,
+                    None => redis::Client::open(info).map_err(bad_url)?,
+                };
+                #[cfg(not(feature = "tls-rustls"))]
+                let client = redis::Client::open(info).map_err(bad_url)?;
                 manager_pair(&client, &config, channels.clone()).await?
             }
             Source::Redis(client) => manager_pair(&client, &config, channels.clone()).await?,
@@ -587,17 +632,41 @@ impl ClientBuilder {
                 if nodes.is_empty() {
                     return Err(Error::InvalidArgument("no cluster nodes given".into()));
                 }
-                let cc = redis::cluster::ClusterClientBuilder::new(nodes)
+                #[cfg(feature = "tls-rustls")]
+                let tls_nodes = nodes
+                    .iter()
+                    .any(|n| n.trim_start().to_ascii_lowercase().starts_with("rediss://"));
+                let builder = redis::cluster::ClusterClientBuilder::new(nodes)
                     .use_protocol(ProtocolVersion::RESP3)
                     .push_sender(push_handler(channels.clone()))
                     .response_timeout(config.command_timeout)
-                    .connection_timeout(config.connect_timeout)
+                    .connection_timeout(config.connect_timeout);
+                #[cfg(feature = "tls-rustls")]
+                let builder = match &tls {
+                    Some(_) if !tls_nodes => {
+                        return Err(Error::InvalidArgument(
+                            "tls settings were given but no cluster node address is rediss://".into(),
+                        ))
+                    }
+                    Some(tls) => {
+                        let b = builder.certs(tls.certificates());
+                        match tls.get_verify() {
+                            crate::TlsVerify::Strict => b,
+                            crate::TlsVerify::CaOnly => b.danger_accept_invalid_hostnames(true),
+                            _ => b.tls(redis::TlsMode::Insecure),
+                        }
+                    }
+                    None => builder,
+                };
+                let cc = builder
                     .build()
                     .map_err(|e| Error::InvalidArgument(format!("bad cluster configuration: {e}")))?;
                 let conn = cc.get_async_connection().await?;
                 (Connection::Cluster(conn.clone()), Some(PubSubConn::Cluster(conn)))
             }
             Source::Sentinel(spec) => {
+                #[cfg(feature = "tls-rustls")]
+                let spec = crate::sentinel::SentinelSpec { tls, ..spec };
                 let link = crate::sentinel::SentinelLink::connect(spec, &config, channels.clone()).await?;
                 (
                     Connection::Sentinel(crate::sentinel::SentinelConnection(link.clone())),

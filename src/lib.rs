@@ -98,6 +98,8 @@ mod release_queue;
 mod script;
 mod sentinel;
 mod sync;
+#[cfg(feature = "tls-rustls")]
+mod tls;
 mod vanish;
 mod watchdog;
 
@@ -120,6 +122,8 @@ pub use crate::name::NameMapper;
 pub use crate::owner::OwnerId;
 pub use crate::redisson_config::{RedissonConfig, RedissonConfigLoader, RedissonServers};
 pub use crate::sentinel::SentinelConnection;
+#[cfg(feature = "tls-rustls")]
+pub use crate::tls::{Tls, TlsVerify};
 
 // Compiles (and runs) the Rust examples of the migration guide as doctests.
 #[cfg(doctest)]

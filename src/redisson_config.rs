@@ -38,9 +38,17 @@
 //! | `nameMapper` | `org.redisson.config.DefaultNameMapper` (or absent): identity. Any other class: **refused**, unless registered with [`RedissonConfigLoader::name_mapper_class`] (Redisson has no built-in prefix mapper; a custom Java class cannot run here) |
 //! | `username`, `password` | honoured (the server section's own, deprecated, `username`/`password` win, as in Redisson) |
 //! | `commandMapper`, `credentialsResolver` | default class or absent: fine; any other class: **refused** (renamed commands / computed credentials cannot be reproduced) |
+//! | `sslTruststore`, `sslTruststorePassword` | honoured (feature `tls-rustls`, for `rediss://` addresses): a `file:` URL as the JVM reads it (`file:/abs`, `file:///abs`, `file:relative` to the working directory); a PKCS#12 store (its certificate entries) or PEM. JKS/JCEKS stores, other URL schemes (`classpath:`, `https:`) and bare paths (which Redisson rejects too) are **refused** |
+//! | `sslKeystore`, `sslKeystorePassword` | honoured: the client certificate for servers with `tls-auth-clients yes`; a PKCS#12 store's first private key entry (its key under the store password, as Java reads it) or PEM with both |
+//! | `sslKeystoreType` | `PKCS12` or `PEM`: fine (the content decides); `JKS` / `JCEKS` / others **refused** |
+//! | `sslVerificationMode` (3.41+), `sslEnableEndpointIdentification` (older) | honoured: `STRICT` (default; `true`) → [`TlsVerify::Strict`](crate::TlsVerify::Strict); `CA_ONLY` → `CaOnly`; `NONE` (`false`) → `None`, or `CaOnly` when a trust store is given (Redisson still checks the chain then) |
+//! | `sslProtocols` | checked: a list without `TLSv1.2` and `TLSv1.3` is **refused** (rustls speaks only those); a narrower list is accepted with a warning (not enforced: the server picks 1.2 or 1.3) |
+//! | `sslCiphers` | accepted with a warning, not enforced (rustls' own suites, AEAD only) |
+//! | `sslProvider` (`JDK`/`OPENSSL`), `sslTrustManagerFactory`, `sslKeyManagerFactory` | ignored (rustls is the engine; the factories are Java objects Redisson skips in files) |
+//! | `ssl*` placement | Redisson 4.x reads them at the top level, 3.x in the server section; both are read, the top level wins (and its `STRICT` default gives way to a section's other mode), as 4.x merges them. For a sentinel set, TLS is used for the `rediss://` sentinels and for the master when the last sentinel address is `rediss://`, as in Redisson. With plain `redis://` addresses the `ssl*` keys are ignored, as in Redisson |
 //! | `codec` | ignored (locks do not use a codec; only Redisson's FasterMultiLock would) |
-//! | `threads`, `nettyThreads`, `transportMode`, `executor`, `eventLoopGroup`, `nettyHook`, `referenceEnabled`, `keepPubSubOrder`, `useScriptCache`, `minCleanUpDelay`, `maxCleanUpDelay`, `cleanUpKeysAmount`, `reliableTopicWatchdogTimeout`, `useThreadClassLoader`, `addressResolverGroupFactory`, `lazyInitialization`, `protocol`, `valkeyCapabilities`, `connectionListener`, `ssl*`, `tcp*`, anything else | ignored (logged with `tracing::debug!`) |
-//! | **`singleServerConfig`** | `address` (required), `database`, `username`, `password` → the connection; `timeout` → [`Config::command_timeout`]; `connectTimeout` → [`Config::connect_timeout`]; `retryAttempts` → [`Config::retry_attempts`]; `retryInterval` (3.x) and `retryDelay` (3.48+: `ConstantDelay` `delay`, or the jitter delays' `maxDelay`; wins over `retryInterval`) → [`Config::retry_interval`]; `subscriptionTimeout` → [`Config::subscription_timeout`]; pool sizes, `clientName`, `idleConnectionTimeout`, `pingConnectionInterval`, `subscriptionsPerConnection`, `reconnectionDelay`, `dnsMonitoring*`, `ssl*`, ... ignored |
+//! | `threads`, `nettyThreads`, `transportMode`, `executor`, `eventLoopGroup`, `nettyHook`, `referenceEnabled`, `keepPubSubOrder`, `useScriptCache`, `minCleanUpDelay`, `maxCleanUpDelay`, `cleanUpKeysAmount`, `reliableTopicWatchdogTimeout`, `useThreadClassLoader`, `addressResolverGroupFactory`, `lazyInitialization`, `protocol`, `valkeyCapabilities`, `connectionListener`, `tcp*`, anything else | ignored (logged with `tracing::debug!`) |
+//! | **`singleServerConfig`** | `address` (required), `database`, `username`, `password` → the connection; `timeout` → [`Config::command_timeout`]; `connectTimeout` → [`Config::connect_timeout`]; `retryAttempts` → [`Config::retry_attempts`]; `retryInterval` (3.x) and `retryDelay` (3.48+: `ConstantDelay` `delay`, or the jitter delays' `maxDelay`; wins over `retryInterval`) → [`Config::retry_interval`]; `subscriptionTimeout` → [`Config::subscription_timeout`]; pool sizes, `clientName`, `idleConnectionTimeout`, `pingConnectionInterval`, `subscriptionsPerConnection`, `reconnectionDelay`, `dnsMonitoring*`, ... ignored; `ssl*` as at the top level (Redisson 3.x spelling) |
 //! | **`clusterServersConfig`** | `nodeAddresses` (required) → [`ClientBuilder::cluster`]; `shardedSubscriptionMode` `AUTO`/`ON`/`OFF` → [`PublishMode::Auto`]/[`Sharded`](PublishMode::Sharded)/[`Classic`](PublishMode::Classic); `database` other than 0 **refused**; `natMapper` other than `DefaultNatMapper` **refused**; the timeouts and retries as above; `scanInterval`, `readMode`, `subscriptionMode`, `checkSlotsCoverage`, pool sizes, ... ignored |
 //! | **`sentinelServersConfig`** | `sentinelAddresses` (required), `masterName` (required) → [`ClientBuilder::sentinel`]; `sentinelUsername`/`sentinelPassword` → the sentinels' login; `username`/`password`/`database` → the master's; `scanInterval` → [`Config::sentinel_scan_interval`]; the timeouts and retries as above; `natMapper` other than `DefaultNatMapper` **refused**; `checkSentinelsList`, `sentinelsDiscovery`, `checkSlaveStatusWithSyncing`, `readMode`, `subscriptionMode`, pool sizes, ... ignored |
 //! | **`masterSlaveServersConfig`** | `masterAddress` (required), `database`, `username`, `password` → a connection to the master (locks only ever use the master); `slaveAddresses`, `readMode`, `subscriptionMode`, pool sizes ignored; the timeouts and retries as above |
@@ -151,6 +159,8 @@ impl std::fmt::Debug for RedissonServers {
 pub struct RedissonConfig {
     config: Config,
     servers: RedissonServers,
+    #[cfg(feature = "tls-rustls")]
+    tls: Option<crate::Tls>,
 }
 
 type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
@@ -373,6 +383,22 @@ impl RedissonConfig {
         &self.servers
     }
 
+    /// The TLS settings of the file's `ssl*` keys, when an address is `rediss://` (feature
+    /// `tls-rustls`); `None` for plain addresses (Redisson ignores `ssl*` there too) and for
+    /// `rediss://` without any `ssl*` key (system roots, strict checks).
+    ///
+    /// ```
+    /// let parsed = redisson_lock::RedissonConfig::from_yaml_str(
+    ///     "sslVerificationMode: CA_ONLY\nsingleServerConfig: {address: 'rediss://10.0.0.7:6380'}\n",
+    /// )?;
+    /// assert_eq!(parsed.tls().unwrap().get_verify(), redisson_lock::TlsVerify::CaOnly);
+    /// # Ok::<(), redisson_lock::Error>(())
+    /// ```
+    #[cfg(feature = "tls-rustls")]
+    pub fn tls(&self) -> Option<&crate::Tls> {
+        self.tls.as_ref()
+    }
+
     /// A [`ClientBuilder`] with the servers and the [`config`](Self::config) of the file; change
     /// more before [`build`](ClientBuilder::build) if needed.
     ///
@@ -384,6 +410,11 @@ impl RedissonConfig {
     /// ```
     pub fn client_builder(&self) -> ClientBuilder {
         let builder = Client::builder().config(self.config.clone());
+        #[cfg(feature = "tls-rustls")]
+        let builder = match &self.tls {
+            Some(tls) => builder.tls(tls.clone()),
+            None => builder,
+        };
         match &self.servers {
             RedissonServers::Single { url } => builder.url(url.clone()),
             RedissonServers::Cluster { nodes } => builder.cluster(nodes.clone()),
@@ -546,8 +577,10 @@ impl Parser<'_> {
         let mut sections = Vec::new();
         let mut check_synced: Option<bool> = None;
         let mut mapper: Option<(String, Value)> = None;
+        let mut ssl = Ssl::default();
         for (key, v) in entries("<root>", root)? {
             match key {
+                k if k.starts_with("ssl") => ssl.set(k, k, v)?,
                 "lockWatchdogTimeout" => {
                     let d = millis(key, v)?;
                     if d < Duration::from_millis(3) {
@@ -597,7 +630,8 @@ impl Parser<'_> {
                 )))
             }
         };
-        let (config, servers, server_mapper) = self.section(mode, section, config, &top_auth)?;
+        let (config, servers, server_mapper, section_ssl) = self.section(mode, section, config, &top_auth)?;
+        let ssl = ssl.over(section_ssl);
         // The server section's (deprecated) nameMapper wins over the top-level one, as in Redisson.
         let mapper = server_mapper.or(mapper);
         let mut config = match mapper {
@@ -610,7 +644,25 @@ impl Parser<'_> {
             (Mode::Cluster | Mode::Sentinel | Mode::MasterSlave, _) => ReplicaSync::Required,
         });
         config.validate()?;
-        Ok(RedissonConfig { config, servers })
+        #[cfg(feature = "tls-rustls")]
+        let tls = if servers.uses_tls() {
+            ssl.tls()?
+        } else {
+            if !ssl.is_empty() {
+                tracing::debug!("redisson config: ssl* settings ignored: no address is rediss://");
+            }
+            None
+        };
+        #[cfg(not(feature = "tls-rustls"))]
+        if !ssl.is_empty() {
+            tracing::debug!("redisson config: ssl* settings ignored (no rediss:// address can be used without the tls-rustls feature)");
+        }
+        Ok(RedissonConfig {
+            config,
+            servers,
+            #[cfg(feature = "tls-rustls")]
+            tls,
+        })
     }
 
     fn name_mapper(&self, key: &str, v: &Value) -> Result<NameMapper> {
@@ -644,7 +696,8 @@ impl Parser<'_> {
         section: &Value,
         mut config: Config,
         top: &Auth,
-    ) -> Result<(Config, RedissonServers, Option<(String, Value)>)> {
+    ) -> Result<(Config, RedissonServers, Option<(String, Value)>, Ssl)> {
+        let mut ssl = Ssl::default();
         let sk = mode.key();
         let mut auth = top.clone();
         let mut database = 0i64;
@@ -657,6 +710,7 @@ impl Parser<'_> {
             let full = format!("{sk}.{key}");
             let full = full.as_str();
             match (mode, key) {
+                (_, k) if k.starts_with("ssl") => ssl.set(full, k, v)?,
                 (_, "timeout") => config = config.command_timeout(millis(full, v)?),
                 (_, "connectTimeout") => config = config.connect_timeout(millis(full, v)?),
                 (_, "subscriptionTimeout") => config = config.subscription_timeout(millis(full, v)?),
@@ -760,8 +814,256 @@ impl Parser<'_> {
                 database,
             },
         };
-        Ok((config, servers, mapper))
+        Ok((config, servers, mapper, ssl))
     }
+}
+
+impl RedissonServers {
+    /// Whether the connection uses TLS: a `rediss://` address (for a sentinel set, any of them:
+    /// the master then follows the last one's scheme, see [`ClientBuilder::tls`]).
+    #[cfg(feature = "tls-rustls")]
+    fn uses_tls(&self) -> bool {
+        let tls = |u: &String| u.starts_with("rediss://");
+        match self {
+            RedissonServers::Single { url } => tls(url),
+            RedissonServers::Cluster { nodes } => nodes.iter().any(tls),
+            RedissonServers::Sentinel { sentinels, .. } => sentinels.iter().any(tls),
+        }
+    }
+}
+
+/// How strictly the server's certificate is checked, as the file spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SslVerify {
+    Strict,
+    CaOnly,
+    None,
+}
+
+/// The `ssl*` keys of one place (the top level, Redisson 4.x; or a server section, 3.x and the
+/// deprecated 4.x spelling), each with the key it came from (for errors).
+#[derive(Clone, Default)]
+struct Ssl {
+    verify: Option<(String, SslVerify)>,
+    truststore: Option<(String, String)>,
+    truststore_password: Option<String>,
+    keystore: Option<(String, String)>,
+    keystore_password: Option<String>,
+    keystore_type: Option<(String, String)>,
+    protocols: Option<(String, Vec<String>)>,
+    ciphers: Option<String>,
+    any: bool,
+}
+
+impl Ssl {
+    /// Reads one `ssl*` key (`full` is how errors name it).
+    fn set(&mut self, full: &str, key: &str, v: &Value) -> Result<()> {
+        self.any = true;
+        let full_s = full.to_owned();
+        match key {
+            "sslVerificationMode" => {
+                let s = string(full, v)?.unwrap_or_default();
+                let mode = match s.as_str() {
+                    "STRICT" => SslVerify::Strict,
+                    "CA_ONLY" => SslVerify::CaOnly,
+                    "NONE" => SslVerify::None,
+                    _ => return Err(bad(full, format!("expected STRICT, CA_ONLY or NONE, got `{s}`"))),
+                };
+                self.verify = Some((full_s, mode));
+            }
+            // Redisson < 3.41 (deprecated since): true = STRICT, false = NONE
+            "sslEnableEndpointIdentification" => {
+                let mode = if boolean(full, v)? {
+                    SslVerify::Strict
+                } else {
+                    SslVerify::None
+                };
+                // sslVerificationMode, where both are given, is the newer spelling: it wins
+                if !self
+                    .verify
+                    .as_ref()
+                    .is_some_and(|(k, _)| k.ends_with("sslVerificationMode"))
+                {
+                    self.verify = Some((full_s, mode));
+                }
+            }
+            "sslTruststore" => self.truststore = string(full, v)?.map(|u| (full_s, u)),
+            "sslTruststorePassword" => self.truststore_password = string(full, v)?,
+            "sslKeystore" => self.keystore = string(full, v)?.map(|u| (full_s, u)),
+            "sslKeystorePassword" => self.keystore_password = string(full, v)?,
+            "sslKeystoreType" => self.keystore_type = string(full, v)?.map(|t| (full_s, t)),
+            "sslProvider" => {
+                let p = string(full, v)?.unwrap_or_default();
+                if !matches!(p.as_str(), "JDK" | "OPENSSL") {
+                    return Err(bad(full, format!("expected JDK or OPENSSL, got `{p}`")));
+                }
+                tracing::debug!(key = full, provider = %p, "redisson config: ssl provider ignored (rustls is used)");
+            }
+            "sslProtocols" => {
+                let list = match untagged(v) {
+                    Value::Null => Vec::new(),
+                    Value::Sequence(items) => items
+                        .iter()
+                        .map(|i| string(full, i).map(Option::unwrap_or_default))
+                        .collect::<Result<Vec<_>>>()?,
+                    other => string(full, other)?
+                        .unwrap_or_default()
+                        .split(',')
+                        .map(|p| p.trim().to_owned())
+                        .filter(|p| !p.is_empty())
+                        .collect(),
+                };
+                self.protocols = (!list.is_empty()).then_some((full_s, list));
+            }
+            "sslCiphers" => {
+                if !matches!(untagged(v), Value::Null) {
+                    self.ciphers = Some(full_s);
+                }
+            }
+            _ => {
+                // sslTrustManagerFactory / sslKeyManagerFactory are Java objects Redisson
+                // itself skips in a file; anything else is unknown
+                tracing::debug!(key = full, "redisson config: ignored");
+            }
+        }
+        Ok(())
+    }
+
+    fn is_empty(&self) -> bool {
+        !self.any
+    }
+
+    /// Redisson 4.x merges the top level (`self`) over a server section's deprecated copies:
+    /// a value given at the top wins; the verification mode of the section counts when the top
+    /// level leaves it at its default (`STRICT`).
+    fn over(self, section: Ssl) -> Ssl {
+        let verify = match (self.verify, section.verify) {
+            (Some((_, SslVerify::Strict)), Some(s)) => Some(s),
+            (top, s) => top.or(s),
+        };
+        Ssl {
+            verify,
+            truststore: self.truststore.or(section.truststore),
+            truststore_password: self.truststore_password.or(section.truststore_password),
+            keystore: self.keystore.or(section.keystore),
+            keystore_password: self.keystore_password.or(section.keystore_password),
+            keystore_type: self.keystore_type.or(section.keystore_type),
+            protocols: self.protocols.or(section.protocols),
+            ciphers: self.ciphers.or(section.ciphers),
+            any: self.any || section.any,
+        }
+    }
+
+    /// The TLS settings these keys describe (files are read now).
+    #[cfg(feature = "tls-rustls")]
+    fn tls(&self) -> Result<Option<crate::Tls>> {
+        if !self.any {
+            return Ok(None);
+        }
+        if let Some((key, t)) = &self.keystore_type {
+            match t.to_ascii_uppercase().as_str() {
+                "PKCS12" | "PEM" => {}
+                "JKS" | "JCEKS" => {
+                    return Err(bad(
+                        key,
+                        format!(
+                            "{t} stores cannot be read here; convert them to PKCS#12 (Java reads it too): \
+                             keytool -importkeystore -srckeystore STORE -destkeystore STORE.p12 -deststoretype pkcs12"
+                        ),
+                    ))
+                }
+                _ => return Err(bad(key, format!("unsupported key store type `{t}` (PKCS12 or PEM)"))),
+            }
+        }
+        if let Some((key, list)) = &self.protocols {
+            let has = |p: &str| list.iter().any(|x| x.eq_ignore_ascii_case(p));
+            match (has("TLSv1.2"), has("TLSv1.3")) {
+                (false, false) => {
+                    return Err(bad(
+                        key,
+                        format!("{list:?}: this client speaks TLS 1.2 and 1.3 only (rustls)"),
+                    ))
+                }
+                (true, true) => {}
+                _ => tracing::warn!(key = %key, protocols = ?list,
+                    "redisson config: TLS versions cannot be narrowed here; rustls offers TLS 1.2 and 1.3 and the server picks"),
+            }
+        }
+        if let Some(key) = &self.ciphers {
+            tracing::warn!(key = %key, "redisson config: cipher suites are not configurable here; rustls uses its own (modern AEAD suites only)");
+        }
+        let mut tls = crate::Tls::new();
+        if let Some((key, url)) = &self.truststore {
+            let path = file_url(key, url)?;
+            tls = tls
+                .truststore_file(&path, self.truststore_password.as_deref())
+                .map_err(|e| bad(key, e))?;
+        }
+        if let Some((key, url)) = &self.keystore {
+            let path = file_url(key, url)?;
+            tls = tls
+                .keystore_file(&path, self.keystore_password.as_deref())
+                .map_err(|e| bad(key, e))?;
+        }
+        let verify = match self.verify.as_ref().map(|(_, v)| *v) {
+            None | Some(SslVerify::Strict) => crate::TlsVerify::Strict,
+            Some(SslVerify::CaOnly) => crate::TlsVerify::CaOnly,
+            // Redisson: NONE with a trust store still checks the chain against it
+            Some(SslVerify::None) if self.truststore.is_some() => crate::TlsVerify::CaOnly,
+            Some(SslVerify::None) => crate::TlsVerify::None,
+        };
+        Ok(Some(tls.verify(verify)))
+    }
+}
+
+/// The local path of a Java `file:` URL (`file:/abs`, `file:///abs`, `file://localhost/abs`,
+/// `file:relative` to the working directory, as the JVM reads them; `%XX` decoded).
+#[cfg(feature = "tls-rustls")]
+fn file_url(key: &str, url: &str) -> Result<std::path::PathBuf> {
+    let url = url.trim();
+    let Some((scheme, rest)) = url.split_once(':').filter(|(s, _)| s.len() > 1) else {
+        return Err(bad(
+            key,
+            format!("`{url}` is not a URL; Redisson wants one like file:/etc/redis/truststore.p12 (and rejects a bare path too)"),
+        ));
+    };
+    if !scheme.eq_ignore_ascii_case("file") {
+        return Err(bad(
+            key,
+            format!("only file: URLs can be read here, not `{scheme}:` (a classpath: URL is not readable by Redisson either)"),
+        ));
+    }
+    let path = match rest.strip_prefix("//") {
+        Some(after) => {
+            let (host, path) = after.split_at(after.find('/').unwrap_or(after.len()));
+            if !(host.is_empty() || host.eq_ignore_ascii_case("localhost")) {
+                return Err(bad(key, format!("`{url}` names another host")));
+            }
+            path
+        }
+        None => rest,
+    };
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
+            if let Some(b) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    let decoded =
+        String::from_utf8(out).map_err(|_| bad(key, format!("`{url}` is not UTF-8 once decoded")))?;
+    if decoded.is_empty() {
+        return Err(bad(key, format!("`{url}` has no path")));
+    }
+    Ok(std::path::PathBuf::from(decoded))
 }
 
 /// A class-valued setting that may only be Redisson's default class.

@@ -44,6 +44,9 @@ pub(crate) struct SentinelSpec {
     pub(crate) username: Option<String>,
     pub(crate) password: Option<String>,
     pub(crate) db: i64,
+    /// TLS for the `rediss://` sentinels, and for the master when the last sentinel is one.
+    #[cfg(feature = "tls-rustls")]
+    pub(crate) tls: Option<crate::Tls>,
 }
 
 impl std::fmt::Debug for SentinelSpec {
@@ -91,24 +94,12 @@ impl SentinelLink {
         if spec.master_name.is_empty() {
             return Err(Error::InvalidArgument("the sentinel master name is empty".into()));
         }
-        let mut info = redis::RedisConnectionInfo::default().set_db(spec.db);
-        if let Some(u) = &spec.username {
-            info = info.set_username(u);
-        }
-        if let Some(p) = &spec.password {
-            info = info.set_password(p);
-        }
-        let node_info = SentinelNodeConnectionInfo::default().set_redis_connection_info(info);
-        let mut sentinels = SentinelClient::build(
-            spec.nodes.clone(),
-            spec.master_name.clone(),
-            Some(node_info),
-            SentinelServerType::Master,
-        )
-        .map_err(|e| Error::InvalidArgument(format!("bad sentinel configuration: {e}")))?;
+        let mut sentinels = sentinel_client(&spec)
+            .map_err(|e| Error::InvalidArgument(format!("bad sentinel configuration: {e}")))?;
         let master = tokio::time::timeout(config.connect_timeout, sentinels.async_get_client())
             .await
             .map_err(|_| Error::CommandTimeout(config.connect_timeout))??;
+        let master = master_client(&spec, master)?;
         let bound = bind(&master, config, &channels, 0).await?;
         tracing::info!(master = %bound.addr, service = %spec.master_name, "sentinel: connected to the master");
         let link = Arc::new(SentinelLink {
@@ -144,7 +135,13 @@ impl SentinelLink {
         let client = {
             let mut s = self.sentinels.lock().await;
             match tokio::time::timeout(self.config.connect_timeout, s.async_get_client()).await {
-                Ok(Ok(c)) => c,
+                Ok(Ok(c)) => match master_client(&self.spec, c) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        tracing::warn!(error = %e, service = %self.spec.master_name, "sentinel: cannot use the master's address");
+                        return false;
+                    }
+                },
                 Ok(Err(e)) => {
                     tracing::debug!(error = %e, service = %self.spec.master_name, "sentinel: no master known");
                     return false;
@@ -251,6 +248,99 @@ impl SentinelLink {
             res => res,
         }
     }
+}
+
+/// The sentinel client: the sentinels' own login from their URLs, the master's from the spec.
+fn sentinel_client(spec: &SentinelSpec) -> RedisResult<SentinelClient> {
+    #[cfg(feature = "tls-rustls")]
+    if let Some(tls) = &spec.tls {
+        return tls_sentinel_client(spec, tls);
+    }
+    let node_info = SentinelNodeConnectionInfo::default().set_redis_connection_info(master_login(spec));
+    SentinelClient::build(
+        spec.nodes.clone(),
+        spec.master_name.clone(),
+        Some(node_info),
+        SentinelServerType::Master,
+    )
+}
+
+fn master_login(spec: &SentinelSpec) -> redis::RedisConnectionInfo {
+    let mut info = redis::RedisConnectionInfo::default().set_db(spec.db);
+    if let Some(u) = &spec.username {
+        info = info.set_username(u);
+    }
+    if let Some(p) = &spec.password {
+        info = info.set_password(p);
+    }
+    info
+}
+
+/// With TLS settings: the `rediss://` sentinels get them; the master is reached over TLS (with
+/// them) when the last sentinel address is `rediss://`, as Redisson decides.
+#[cfg(feature = "tls-rustls")]
+fn tls_sentinel_client(spec: &SentinelSpec, tls: &crate::Tls) -> RedisResult<SentinelClient> {
+    use redis::sentinel::SentinelClientBuilder;
+    use redis::{ConnectionAddr, IntoConnectionInfo};
+    let infos = spec
+        .nodes
+        .iter()
+        .map(|u| u.as_str().into_connection_info())
+        .collect::<RedisResult<Vec<_>>>()?;
+    let is_tls = |i: &redis::ConnectionInfo| matches!(i.addr(), ConnectionAddr::TcpTls { .. });
+    if !infos.iter().any(is_tls) {
+        return Err(redis::RedisError::from((
+            redis::ErrorKind::InvalidClientConfig,
+            "tls settings were given but no sentinel address is rediss://",
+        )));
+    }
+    let mut addrs = Vec::with_capacity(infos.len());
+    for info in &infos {
+        if is_tls(info) {
+            let client = tls.client(info.clone()).map_err(|e| {
+                redis::RedisError::from((redis::ErrorKind::InvalidClientConfig, "tls", e.to_string()))
+            })?;
+            addrs.push(client.get_connection_info().addr().clone());
+        } else {
+            addrs.push(info.addr().clone());
+        }
+    }
+    let mut b = SentinelClientBuilder::new(addrs, &spec.master_name, SentinelServerType::Master)?
+        .set_client_to_redis_db(spec.db);
+    let sentinel_login = infos[0].redis_settings();
+    if let Some(u) = sentinel_login.username() {
+        b = b.set_client_to_sentinel_username(u);
+    }
+    if let Some(p) = sentinel_login.password() {
+        b = b.set_client_to_sentinel_password(p);
+    }
+    if let Some(u) = &spec.username {
+        b = b.set_client_to_redis_username(u);
+    }
+    if let Some(p) = &spec.password {
+        b = b.set_client_to_redis_password(p);
+    }
+    if infos.last().is_some_and(is_tls) {
+        b = b
+            .set_client_to_redis_tls_mode(redis::TlsMode::Secure)
+            .set_client_to_redis_certificates(tls.certificates());
+    }
+    b.build()
+}
+
+/// The master's client as the sentinels gave it, with the TLS verification mode applied.
+fn master_client(spec: &SentinelSpec, client: redis::Client) -> Result<redis::Client> {
+    #[cfg(feature = "tls-rustls")]
+    if let Some(tls) = &spec.tls {
+        if matches!(
+            client.get_connection_info().addr(),
+            redis::ConnectionAddr::TcpTls { .. }
+        ) {
+            return tls.with_verify(client);
+        }
+    }
+    let _ = spec;
+    Ok(client)
 }
 
 /// A reply that means "not a writable master", and that the command did not run.

@@ -2,12 +2,17 @@
 //! (the harness' `--config`), redisson-lock with `RedissonConfig::from_path`. The file's
 //! `lockWatchdogTimeout` (5 s, not the harness' 30 s) is in effect on both sides, a Java holder
 //! blocks a Rust `try_lock`, and a Rust unlock wakes a Java waiter at once (pub/sub, not TTL).
-//! Real redis-server processes; a sentinel-shaped file too (1 master, 2 replicas, 3 sentinels).
+//! Real redis-server processes; a sentinel-shaped file too (1 master, 2 replicas, 3 sentinels),
+//! and TLS files (a trust store made by Java's keytool, a client key store, mutual TLS) in
+//! Redisson 4.x's spelling (top-level `ssl*`) and 3.x's (in the server section).
 
 // Shared with the crate's own tests; not ours to format (rustfmt would follow the path).
 #[rustfmt::skip]
 #[path = "../../tests/common/mod.rs"]
 mod common;
+#[rustfmt::skip]
+#[path = "../../tests/common/tls.rs"]
+mod pki;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -206,4 +211,68 @@ async fn one_cluster_yaml_configures_java_and_rust() {
         ),
     );
     both_sides_share(&jar, &file, "cluster").await;
+}
+
+/// A Java trust store as a Java team makes it: keytool imports the CA into PKCS#12.
+fn keytool_truststore(pki: &pki::Pki) -> PathBuf {
+    let out = pki.dir.join("keytool-truststore.p12");
+    let status = Command::new("keytool")
+        .args([
+            "-importcert",
+            "-noprompt",
+            "-alias",
+            "test-ca",
+            "-storetype",
+            "PKCS12",
+        ])
+        .arg("-file")
+        .arg(&pki.ca)
+        .arg("-keystore")
+        .arg(&out)
+        .args(["-storepass", pki::STORE_PASSWORD])
+        .output()
+        .expect("keytool (from the JDK) runs");
+    assert!(
+        status.status.success(),
+        "keytool failed: {}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    out
+}
+
+/// Mutual TLS from one file: Redisson and the crate read the same keytool trust store and client
+/// key store, checked strictly against a certificate for 127.0.0.1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_tls_yaml_configures_java_and_rust() {
+    for (version, top_level) in [("4.7.0", true), ("3.52.0", false)] {
+        let Some(jar) = jar(version) else { return };
+        let pki = pki::Pki::new();
+        let (_server, tls_port) = pki.start_server(&pki.server, "yes");
+        let truststore = keytool_truststore(&pki);
+        let ssl = format!(
+            "sslTruststore: \"{}\"\nsslTruststorePassword: \"{pw}\"\nsslKeystore: \"{}\"\nsslKeystorePassword: \"{pw}\"\nsslVerificationMode: \"STRICT\"\n",
+            pki::file_url(&truststore),
+            pki::file_url(&pki.keystore_p12),
+            pw = pki::STORE_PASSWORD,
+        );
+        let indented: String = ssl.lines().map(|l| format!("  {l}\n")).collect();
+        let (top, section) = if top_level {
+            (ssl, String::new())
+        } else {
+            (String::new(), indented)
+        };
+        let file = write_file(
+            &format!("tls-{version}.yaml"),
+            &format!(
+                "lockWatchdogTimeout: {WATCHDOG_MS}\nthreads: 4\nnettyThreads: 8\n{top}\
+                 singleServerConfig:\n  address: \"rediss://127.0.0.1:{tls_port}\"\n  connectionPoolSize: 8\n  \
+                 connectionMinimumIdleSize: 1\n  subscriptionConnectionPoolSize: 2\n  subscriptionConnectionMinimumIdleSize: 1\n{section}"
+            ),
+        );
+        let parsed = RedissonConfig::from_path(&file).unwrap();
+        let tls = parsed.tls().expect("the file's ssl keys");
+        assert_eq!(tls.root_certificate_count(), Some(1), "the keytool store's CA");
+        assert!(tls.has_client_identity());
+        both_sides_share(&jar, &file, &format!("tls-{version}")).await;
+    }
 }
