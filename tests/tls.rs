@@ -1,8 +1,8 @@
 //! TLS (feature `tls-rustls`) against real redis-servers with a TLS port: locks and wake-ups
 //! over `rediss://`, each verification mode against a certificate it must accept and one it must
 //! refuse, client certificates (`tls-auth-clients yes`), PEM and PKCS#12 stores, Redisson config
-//! files with `ssl*` keys at the top level (4.x) and in the server section (3.x), and a sentinel
-//! set whose sentinels and master speak TLS.
+//! files with `ssl*` keys at the top level (4.x) and in the server section (3.x), a sentinel set
+//! whose sentinels and master speak TLS, and a TLS cluster.
 
 mod common;
 #[path = "common/tls.rs"]
@@ -18,10 +18,13 @@ fn rediss(port: u16) -> String {
     format!("rediss://127.0.0.1:{port}/")
 }
 
+/// Short timeouts; waiters learn of an unlock only from its message (the batched check for
+/// deleted locks and polling wait a minute), so a quick wake-up proves pub/sub over TLS.
 fn quick() -> Config {
     Config::default()
         .connect_timeout(Duration::from_secs(3))
         .command_timeout(Duration::from_secs(2))
+        .poll_interval(Duration::from_secs(60))
 }
 
 async fn connect(url: &str, tls: Tls) -> redisson_lock::Result<Client> {
@@ -245,4 +248,61 @@ async fn a_sentinel_set_over_tls() {
     assert_eq!(holders(&master, "tls:sentinel").await.len(), 1);
     g.unlock().await.unwrap();
     drop(sentinel);
+}
+
+/// A cluster whose nodes (and bus) speak TLS: seeds by `rediss://`, the slots' nodes reached over
+/// TLS with the same settings, unlock messages through the cluster pub/sub connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_over_tls() {
+    let pki = Pki::new();
+    let ports: Vec<u16> = (0..3).map(|_| pki::free_port()).collect();
+    let cluster = common::cluster::Cluster::start_with(3, 0, |i| {
+        let mut a = pki.server_args(ports[i], &pki.server, "yes");
+        a.extend(["--tls-cluster", "yes", "--tls-replication", "yes"].map(String::from));
+        a.extend(
+            [
+                "--tls-client-cert-file",
+                &pki.client.cert.display().to_string(),
+                "--tls-client-key-file",
+                &pki.client.key.display().to_string(),
+            ]
+            .map(|s| s.to_string()),
+        );
+        a
+    })
+    .await;
+    let tls = || {
+        Tls::new()
+            .truststore_file(&pki.truststore_p12, Some(STORE_PASSWORD))
+            .unwrap()
+            .keystore_file(&pki.keystore_p12, Some(STORE_PASSWORD))
+            .unwrap()
+    };
+    let seeds: Vec<String> = ports.iter().map(|p| rediss(*p)).collect();
+    let build = |seeds: Vec<String>| {
+        Client::builder()
+            .cluster(seeds)
+            .tls(tls())
+            .config(quick())
+            .build()
+    };
+    let a = build(seeds.clone()).await.expect("cluster over TLS");
+    let b = build(seeds).await.unwrap();
+    // keys on all three masters
+    for k in 0..6 {
+        let name = format!("tls:cluster:{k}");
+        let g = a.lock(&name).unwrap().lock().await.unwrap();
+        assert!(b.lock(&name).unwrap().try_lock().await.unwrap().is_none());
+        let lock_b = b.lock(&name).unwrap();
+        let waiter = tokio::spawn(async move { lock_b.lock().await.unwrap().unlock().await.unwrap() });
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        g.unlock().await.unwrap();
+        tokio::time::timeout(Duration::from_secs(5), waiter)
+            .await
+            .expect("woken over the TLS cluster pub/sub")
+            .unwrap();
+    }
+    // a plain seed with tls settings is refused
+    let e = build(vec![cluster.urls()[0].clone()]).await.unwrap_err();
+    assert!(e.to_string().contains("rediss://"), "{e}");
 }

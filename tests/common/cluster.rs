@@ -17,9 +17,26 @@ impl Cluster {
     /// Starts and joins the nodes, and waits until every node reports `cluster_state:ok` and
     /// knows every other node.
     pub async fn start(masters: usize, replicas: usize) -> Cluster {
+        Self::start_with(masters, replicas, |_| Vec::new()).await
+    }
+
+    /// [`start`](Self::start) with more arguments for node `i` (e.g. its own TLS port).
+    pub async fn start_with(
+        masters: usize,
+        replicas: usize,
+        extra: impl Fn(usize) -> Vec<String>,
+    ) -> Cluster {
         let n = masters * (1 + replicas);
         let nodes: Vec<RedisServer> = (0..n)
-            .map(|_| RedisServer::start_with(&["--cluster-enabled", "yes", "--cluster-node-timeout", "5000"]))
+            .map(|i| {
+                let mut args: Vec<String> = ["--cluster-enabled", "yes", "--cluster-node-timeout", "5000"]
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect();
+                args.extend(extra(i));
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                RedisServer::start_with(&args)
+            })
             .collect();
         let addrs: Vec<String> = nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)).collect();
         let replicas_arg = replicas.to_string();
