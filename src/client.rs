@@ -335,11 +335,7 @@ impl Client {
         let remaining = inner.holds.close();
         tracing::info!(client_id = %inner.id, holds = remaining.len(), queued = inner.releases.pending(), "shutting down: releasing every hold");
         let releases = remaining.into_iter().map(|r| {
-            let releaser = Releaser {
-                client: inner.clone(),
-                key: r.key,
-                kind: r.kind,
-            };
+            let releaser = Releaser::new(inner.clone(), r.key, r.kind);
             tokio::spawn(async move { releaser.release_all(&r.field).await })
         });
         let work = async {

@@ -171,8 +171,33 @@ impl OwnerSel {
 }
 
 /// The hash field of an owner.
-pub(crate) fn field(client_id: &str, owner: OwnerId) -> String {
-    format!("{client_id}:{}", owner.0)
+/// `<client id>:<owner id><suffix>`, the owner's hash field, built in one allocation (this runs
+/// for every acquisition: owners are per acquisition by default).
+pub(crate) fn field(client_id: &str, owner: OwnerId, suffix: &str) -> std::sync::Arc<str> {
+    use std::fmt::Write as _;
+    /// A stack buffer for the common case (a UUID, a u64, a short suffix).
+    struct Buf {
+        b: [u8; 96],
+        n: usize,
+    }
+    impl std::fmt::Write for Buf {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            let end = self.n + s.len();
+            if end > self.b.len() {
+                return Err(std::fmt::Error);
+            }
+            self.b[self.n..end].copy_from_slice(s.as_bytes());
+            self.n = end;
+            Ok(())
+        }
+    }
+    let mut buf = Buf { b: [0; 96], n: 0 };
+    if write!(buf, "{client_id}:{}{suffix}", owner.0).is_ok() {
+        if let Ok(s) = std::str::from_utf8(&buf.b[..buf.n]) {
+            return s.into();
+        }
+    }
+    format!("{client_id}:{}{suffix}", owner.0).into()
 }
 
 #[cfg(test)]
@@ -224,6 +249,13 @@ mod tests {
 
     #[test]
     fn field_format() {
-        assert_eq!(field("abc", OwnerId(7)), "abc:7");
+        assert_eq!(&*field("abc", OwnerId(7), ""), "abc:7");
+        assert_eq!(
+            &*field("abc", OwnerId(u64::MAX), ":write"),
+            format!("abc:{}:write", u64::MAX)
+        );
+        // a client id longer than the stack buffer still gives the whole field
+        let long = "x".repeat(200);
+        assert_eq!(&*field(&long, OwnerId(1), ":write"), format!("{long}:1:write"));
     }
 }

@@ -57,7 +57,7 @@ impl<K: AcquireKind> LockCore<K> {
     }
 
     pub(crate) fn handle_field(&self) -> Option<String> {
-        self.owner.fixed().map(|o| self.field_of(o))
+        self.owner.fixed().map(|o| self.field_of(o).to_string())
     }
 
     /// Waits as long as it takes.
@@ -107,7 +107,7 @@ impl<K: AcquireKind> LockCore<K> {
 
     /// Redisson-style unlock by the handle's owner (no guard).
     pub(crate) async fn unlock(&self) -> Result<Unlocked> {
-        let field: std::sync::Arc<str> = self.field_of(self.fixed_owner()?).into();
+        let field = self.field_of(self.fixed_owner()?);
         let releaser = Releaser::of(self);
         detached(
             async move { releaser.release_any(&field).await },
@@ -123,7 +123,7 @@ impl<K: AcquireKind> LockCore<K> {
     pub(crate) async fn is_held_by(&self, owner: OwnerId) -> Result<bool> {
         let field = self.field_of(owner);
         let n: i64 = self
-            .query(redis::cmd("HEXISTS").arg(&*self.key).arg(&field))
+            .query(redis::cmd("HEXISTS").arg(&*self.key).arg(&*field))
             .await?;
         Ok(n == 1)
     }
@@ -134,7 +134,9 @@ impl<K: AcquireKind> LockCore<K> {
 
     pub(crate) async fn hold_count(&self) -> Result<u64> {
         let field = self.field_of(self.fixed_owner()?);
-        let n: Option<u64> = self.query(redis::cmd("HGET").arg(&*self.key).arg(&field)).await?;
+        let n: Option<u64> = self
+            .query(redis::cmd("HGET").arg(&*self.key).arg(&*field))
+            .await?;
         Ok(n.unwrap_or(0))
     }
 

@@ -7,6 +7,8 @@
 //! lease, the hold table, the pub/sub hub and the watchdog are written once, over these traits,
 //! and never ask which kind they serve.
 
+use std::sync::Arc;
+
 use redis::{ScriptInvocation, Value};
 
 use crate::error::{Error, Result};
@@ -85,12 +87,17 @@ pub(crate) enum Wake {
 pub(crate) trait Kind: Send + Sync + 'static {
     /// A short name for logs and inspection ("lock", "read", "fenced", ...).
     fn label(&self) -> &'static str;
-    /// The hash field of an owner (`<client id>:<owner>`, plus e.g. `:write`).
-    fn field(&self, owner_field: String) -> String {
-        owner_field
+    /// What follows `<client id>:<owner>` in the hash field of an owner (e.g. `:write`).
+    fn field_suffix(&self) -> &'static str {
+        ""
     }
     /// The channel waiters of `field` listen on (and unlocks publish to).
     fn channel(&self, key: &str, field: &str) -> String;
+    /// Whether [`channel`](Self::channel) depends on the owner's field (the fair lock's
+    /// per-waiter channels); otherwise it is computed once per lock handle.
+    fn channel_per_owner(&self) -> bool {
+        false
+    }
     /// How waiters wait.
     fn wake(&self) -> Wake {
         Wake::PubSub
@@ -123,6 +130,29 @@ pub(crate) trait Kind: Send + Sync + 'static {
     /// cancelled) must send to leave no trace (the fair lock's queue entry); replies anything.
     fn give_up(&self, _c: &Ctx<'_>, _a: &AcquireArgs<'_>) -> Option<ScriptInvocation<'static>> {
         None
+    }
+}
+
+/// A lock's unlock channel, computed once when it does not depend on the owner.
+#[derive(Clone)]
+pub(crate) struct Channel(Option<Arc<str>>);
+
+impl Channel {
+    pub(crate) fn new(kind: &dyn Kind, key: &str) -> Channel {
+        Channel((!kind.channel_per_owner()).then(|| kind.channel(key, "").into()))
+    }
+
+    /// The channel of `field` on `key` (the cached one unless the kind has one per owner).
+    pub(crate) fn of<'a>(&'a self, kind: &dyn Kind, key: &str, field: &str) -> std::borrow::Cow<'a, str> {
+        match &self.0 {
+            Some(c) => std::borrow::Cow::Borrowed(c),
+            None => std::borrow::Cow::Owned(kind.channel(key, field)),
+        }
+    }
+
+    /// The channel when it does not depend on the owner.
+    pub(crate) fn shared(&self) -> Option<&str> {
+        self.0.as_deref()
     }
 }
 

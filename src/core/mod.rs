@@ -33,6 +33,8 @@ pub(crate) struct LockCore<K: AcquireKind> {
     pub kind: &'static K,
     pub owner: OwnerSel,
     pub wake: Wake,
+    /// The unlock channel, made once.
+    pub channel: kind::Channel,
 }
 
 impl<K: AcquireKind> Clone for LockCore<K> {
@@ -43,6 +45,7 @@ impl<K: AcquireKind> Clone for LockCore<K> {
             kind: self.kind,
             owner: self.owner,
             wake: self.wake,
+            channel: self.channel.clone(),
         }
     }
 }
@@ -65,6 +68,7 @@ enum Attempt<K: AcquireKind> {
 impl<K: AcquireKind> LockCore<K> {
     pub(crate) fn new(client: Arc<ClientInner>, key: String, kind: &'static K) -> Self {
         LockCore {
+            channel: kind::Channel::new(kind, &key),
             client,
             key: key.into(),
             kind,
@@ -84,8 +88,16 @@ impl<K: AcquireKind> LockCore<K> {
         .await
     }
 
-    pub(crate) fn field_of(&self, owner: OwnerId) -> String {
-        self.kind.field(owner::field(&self.client.id, owner))
+    pub(crate) fn field_of(&self, owner: OwnerId) -> Arc<str> {
+        owner::field(&self.client.id, owner, self.kind.field_suffix())
+    }
+
+    /// The unlock channel `owner` listens on (computed only for kinds with one per owner).
+    fn channel_of(&self, owner: OwnerId) -> std::borrow::Cow<'_, str> {
+        match self.channel.shared() {
+            Some(c) => std::borrow::Cow::Borrowed(c),
+            None => std::borrow::Cow::Owned(self.kind.channel(&self.key, &self.field_of(owner))),
+        }
     }
 
     /// The owner of handle-level operations, or an error explaining how to get one.
@@ -197,7 +209,7 @@ impl<K: AcquireKind> LockCore<K> {
                 // Other local waiters keep the channel subscribed: listen before the first
                 // attempt, so that a refusal needs no second attempt after subscribing (an
                 // unlock after this attempt reaches us as a message).
-                let channel = self.kind.channel(&self.key, &self.field_of(owner));
+                let channel = self.channel_of(owner);
                 sub = self.client.hub.join_subscribed(&channel);
             }
             let chan = sub.as_ref().map(|s| s.channel());
@@ -265,7 +277,7 @@ impl<K: AcquireKind> LockCore<K> {
                         // before leaving, so the channel is re-subscribed, not unsubscribed
                         let budget =
                             remaining.map_or(cfg.subscription_timeout, |r| r.min(cfg.subscription_timeout));
-                        let channel = self.kind.channel(&self.key, &self.field_of(owner));
+                        let channel = self.channel_of(owner);
                         let fresh = self.client.hub.subscribe(&channel, budget).await;
                         if let Err(e) = &fresh {
                             tracing::debug!(key = %self.key, channel = %channel, error = %e, "could not subscribe again; polling instead");
@@ -278,7 +290,7 @@ impl<K: AcquireKind> LockCore<K> {
                     if sub.is_none() && self.client.hub.has_connection() {
                         let budget =
                             remaining.map_or(cfg.subscription_timeout, |r| r.min(cfg.subscription_timeout));
-                        let channel = self.kind.channel(&self.key, &self.field_of(owner));
+                        let channel = self.channel_of(owner);
                         match self.client.hub.subscribe(&channel, budget).await {
                             Ok(s) => {
                                 sub = Some(s);
@@ -369,7 +381,7 @@ impl<K: AcquireKind> LockCore<K> {
         } = plan;
         let cfg = &self.client.config;
         let holds = &self.client.holds;
-        let field: Arc<str> = self.field_of(owner).into();
+        let field = self.field_of(owner);
         let turn = match deadline {
             None => holds.turn(&self.key, &field, self.kind).await,
             Some(d) => {
@@ -386,7 +398,7 @@ impl<K: AcquireKind> LockCore<K> {
             holds.acquire_need(&turn, own_ms)
         };
         let latch = name::fresh_latch(&self.key);
-        let channel = self.kind.channel(&self.key, &field);
+        let channel = self.channel.of(self.kind, &self.key, &field);
         let args = AcquireArgs {
             ttl_ms: need_ms,
             latch: &latch,
@@ -576,14 +588,14 @@ struct Plan {
 struct GiveUp {
     client: Arc<ClientInner>,
     key: Arc<str>,
-    field: String,
+    field: Arc<str>,
     inv: Option<redis::ScriptInvocation<'static>>,
 }
 
 impl GiveUp {
     fn arm<K: AcquireKind>(core: &LockCore<K>, owner: OwnerId, plan: &Plan) -> Option<GiveUp> {
         let field = core.field_of(owner);
-        let channel = core.kind.channel(&core.key, &field);
+        let channel = core.channel.of(core.kind, &core.key, &field);
         let args = AcquireArgs {
             ttl_ms: plan.own_ms,
             latch: "",

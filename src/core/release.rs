@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::config::millis;
-use crate::core::kind::{AcquireKind, Ctx, Kind, ReleaseArgs};
+use crate::core::kind::{AcquireKind, Channel, Ctx, Kind, ReleaseArgs};
 use crate::core::LockCore;
 use crate::error::{Error, Result};
 use crate::finish::FinishOnDrop;
@@ -19,6 +19,7 @@ pub(crate) struct Releaser {
     pub client: Arc<ClientInner>,
     pub key: Arc<str>,
     pub kind: &'static dyn Kind,
+    channel: Channel,
 }
 
 impl Releaser {
@@ -27,6 +28,16 @@ impl Releaser {
             client: core.client.clone(),
             key: core.key.clone(),
             kind: core.kind,
+            channel: core.channel.clone(),
+        }
+    }
+
+    pub(crate) fn new(client: Arc<ClientInner>, key: Arc<str>, kind: &'static dyn Kind) -> Releaser {
+        Releaser {
+            channel: Channel::new(kind, &key),
+            client,
+            key,
+            kind,
         }
     }
 
@@ -89,7 +100,7 @@ impl Releaser {
             ReleasePlan::Unknown => (false, millis("lock_watchdog_timeout", cfg.lock_watchdog_timeout)?),
         };
         let latch = name::fresh_latch(&self.key);
-        let channel = self.kind.channel(&self.key, field);
+        let channel = self.channel.of(self.kind, &self.key, field);
         let args = ReleaseArgs {
             ttl_ms: need_ms,
             latch: &latch,
@@ -144,7 +155,7 @@ impl Releaser {
 
     /// Deletes the lock whoever holds it (the kind's force unlock).
     pub(crate) async fn force(&self) -> Result<bool> {
-        let channel = self.kind.channel(&self.key, "");
+        let channel = self.channel.of(self.kind, &self.key, "");
         let inv = self.kind.force_release(&self.ctx(&channel, ""));
         let timeout = self.client.config.command_timeout;
         let (r, _): (i64, _) = self

@@ -32,6 +32,10 @@ impl Kind for FairKind {
         format!("{}:{field}", name::lock_channel(key))
     }
 
+    fn channel_per_owner(&self) -> bool {
+        true
+    }
+
     fn release(&self, c: &Ctx<'_>, a: &ReleaseArgs<'_>) -> ScriptInvocation<'static> {
         let mut inv = script::FAIR_UNLOCK.prepare_invoke();
         inv.key(c.key)

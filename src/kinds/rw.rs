@@ -84,8 +84,8 @@ impl Kind for WriteKind {
         "write"
     }
 
-    fn field(&self, owner_field: String) -> String {
-        owner_field + ":write"
+    fn field_suffix(&self) -> &'static str {
+        ":write"
     }
 
     fn channel(&self, key: &str, _field: &str) -> String {
