@@ -646,8 +646,8 @@ mod tests {
         fn label(&self) -> &'static str {
             "dummy"
         }
-        fn channel(&self, key: &str, _: &str) -> String {
-            key.to_owned()
+        fn write_channel(&self, out: &mut String, key: &str, _: &str) {
+            out.push_str(key)
         }
         fn release(&self, _: &Ctx<'_>, _: &ReleaseArgs<'_>) -> ScriptInvocation<'static> {
             unreachable!()

@@ -235,8 +235,8 @@ impl Lease {
             fn label(&self) -> &'static str {
                 "test"
             }
-            fn channel(&self, key: &str, _: &str) -> String {
-                key.to_owned()
+            fn write_channel(&self, out: &mut String, key: &str, _: &str) {
+                out.push_str(key)
             }
             fn release(
                 &self,

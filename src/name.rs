@@ -6,10 +6,21 @@ use crate::error::{Error, Result};
 
 /// Redisson's prefix rule: `P:N` when `N` contains `{`, otherwise `P:{N}`.
 pub(crate) fn prefix_name(prefix: &str, name: &str) -> String {
+    let mut s = String::with_capacity(prefix.len() + name.len() + 3);
+    push_prefix_name(&mut s, prefix, name);
+    s
+}
+
+/// [`prefix_name`] appended to `out`.
+pub(crate) fn push_prefix_name(out: &mut String, prefix: &str, name: &str) {
+    out.push_str(prefix);
+    out.push(':');
     if name.contains('{') {
-        format!("{prefix}:{name}")
+        out.push_str(name);
     } else {
-        format!("{prefix}:{{{name}}}")
+        out.push('{');
+        out.push_str(name);
+        out.push('}');
     }
 }
 
@@ -27,9 +38,20 @@ pub(crate) fn lock_channel(name: &str) -> String {
     prefix_name("redisson_lock__channel", name)
 }
 
+/// [`lock_channel`] appended to `out`.
+pub(crate) fn push_lock_channel(out: &mut String, name: &str) {
+    push_prefix_name(out, "redisson_lock__channel", name)
+}
+
 /// The read-write lock channel `redisson_rwlock:{N}`.
+#[cfg(test)]
 pub(crate) fn rwlock_channel(name: &str) -> String {
     prefix_name("redisson_rwlock", name)
+}
+
+/// [`rwlock_channel`] appended to `out`.
+pub(crate) fn push_rwlock_channel(out: &mut String, name: &str) {
+    push_prefix_name(out, "redisson_rwlock", name)
 }
 
 /// A reader's timeout-key prefix `{N}:<field>:rwlock_timeout` (suffix rule).
@@ -179,6 +201,9 @@ mod tests {
         assert_eq!(lock_channel("order:42"), "redisson_lock__channel:{order:42}");
         assert_eq!(lock_channel("{t}:a"), "redisson_lock__channel:{t}:a");
         assert_eq!(rwlock_channel("x"), "redisson_rwlock:{x}");
+        let mut s = String::from("keep:");
+        push_rwlock_channel(&mut s, "{t}y");
+        assert_eq!(s, "keep:redisson_rwlock:{t}y");
         assert_eq!(latch("x", "ab"), "redisson_unlock_latch:{x}:ab");
         let (a, b) = (fresh_latch("x"), fresh_latch("x"));
         let id = a.strip_prefix("redisson_unlock_latch:{x}:").expect("prefix");

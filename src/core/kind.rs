@@ -7,8 +7,6 @@
 //! lease, the hold table, the pub/sub hub and the watchdog are written once, over these traits,
 //! and never ask which kind they serve.
 
-use std::sync::Arc;
-
 use redis::{ScriptInvocation, Value};
 
 use crate::error::{Error, Result};
@@ -91,10 +89,16 @@ pub(crate) trait Kind: Send + Sync + 'static {
     fn field_suffix(&self) -> &'static str {
         ""
     }
-    /// The channel waiters of `field` listen on (and unlocks publish to).
-    fn channel(&self, key: &str, field: &str) -> String;
+    /// Appends the channel waiters of `field` listen on (and unlocks publish to).
+    fn write_channel(&self, out: &mut String, key: &str, field: &str);
+    /// The channel waiters of `field` listen on.
+    fn channel(&self, key: &str, field: &str) -> String {
+        let mut s = String::new();
+        self.write_channel(&mut s, key, field);
+        s
+    }
     /// Whether [`channel`](Self::channel) depends on the owner's field (the fair lock's
-    /// per-waiter channels); otherwise it is computed once per lock handle.
+    /// per-waiter channels); otherwise the machinery does not build a field to name it.
     fn channel_per_owner(&self) -> bool {
         false
     }
@@ -133,27 +137,22 @@ pub(crate) trait Kind: Send + Sync + 'static {
     }
 }
 
-/// A lock's unlock channel, computed once when it does not depend on the owner.
-#[derive(Clone)]
-pub(crate) struct Channel(Option<Arc<str>>);
-
-impl Channel {
-    pub(crate) fn new(kind: &dyn Kind, key: &str) -> Channel {
-        Channel((!kind.channel_per_owner()).then(|| kind.channel(key, "").into()))
+/// Runs `f` with the channel of `field` on `key`, written into a per-thread buffer: the channel
+/// is only ever copied into a request or looked up, twice per lock + unlock, so it is neither
+/// allocated nor kept (a held lock's guard would keep it for as long as the hold lives).
+pub(crate) fn with_channel<R>(kind: &dyn Kind, key: &str, field: &str, f: impl FnOnce(&str) -> R) -> R {
+    thread_local! {
+        static BUF: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
     }
-
-    /// The channel of `field` on `key` (the cached one unless the kind has one per owner).
-    pub(crate) fn of<'a>(&'a self, kind: &dyn Kind, key: &str, field: &str) -> std::borrow::Cow<'a, str> {
-        match &self.0 {
-            Some(c) => std::borrow::Cow::Borrowed(c),
-            None => std::borrow::Cow::Owned(kind.channel(key, field)),
+    BUF.with(|buf| match buf.try_borrow_mut() {
+        Ok(mut b) => {
+            b.clear();
+            kind.write_channel(&mut b, key, field);
+            f(&b)
         }
-    }
-
-    /// The channel when it does not depend on the owner.
-    pub(crate) fn shared(&self) -> Option<&str> {
-        self.0.as_deref()
-    }
+        // (`f` itself named a channel: not done today, but never panic for it)
+        Err(_) => f(&kind.channel(key, field)),
+    })
 }
 
 /// A kind that can be acquired: its request and the decoding of its reply.

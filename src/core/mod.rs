@@ -33,8 +33,6 @@ pub(crate) struct LockCore<K: AcquireKind> {
     pub kind: &'static K,
     pub owner: OwnerSel,
     pub wake: Wake,
-    /// The unlock channel, made once.
-    pub channel: kind::Channel,
 }
 
 impl<K: AcquireKind> Clone for LockCore<K> {
@@ -45,7 +43,6 @@ impl<K: AcquireKind> Clone for LockCore<K> {
             kind: self.kind,
             owner: self.owner,
             wake: self.wake,
-            channel: self.channel.clone(),
         }
     }
 }
@@ -68,7 +65,6 @@ enum Attempt<K: AcquireKind> {
 impl<K: AcquireKind> LockCore<K> {
     pub(crate) fn new(client: Arc<ClientInner>, key: String, kind: &'static K) -> Self {
         LockCore {
-            channel: kind::Channel::new(kind, &key),
             client,
             key: key.into(),
             kind,
@@ -92,11 +88,13 @@ impl<K: AcquireKind> LockCore<K> {
         owner::field(&self.client.id, owner, self.kind.field_suffix())
     }
 
-    /// The unlock channel `owner` listens on (computed only for kinds with one per owner).
-    fn channel_of(&self, owner: OwnerId) -> std::borrow::Cow<'_, str> {
-        match self.channel.shared() {
-            Some(c) => std::borrow::Cow::Borrowed(c),
-            None => std::borrow::Cow::Owned(self.kind.channel(&self.key, &self.field_of(owner))),
+    /// The unlock channel `owner` listens on (a field is built only for kinds with one
+    /// channel per owner).
+    fn channel_of(&self, owner: OwnerId) -> String {
+        if self.kind.channel_per_owner() {
+            self.kind.channel(&self.key, &self.field_of(owner))
+        } else {
+            self.kind.channel(&self.key, "")
         }
     }
 
@@ -147,7 +145,8 @@ impl<K: AcquireKind> LockCore<K> {
         let mut stats = LoopStats::default();
         let result = {
             let _waiting = crate::metrics::Waiting::new(&labels);
-            let span = tracing::debug_span!("acquire", key = %self.key, kind = self.kind.label());
+            // `field`: the owner field of the attempt in flight (the holder's, once granted)
+            let span = tracing::debug_span!("acquire", key = %self.key, kind = self.kind.label(), field = tracing::field::Empty);
             tracing::Instrument::instrument(self.wait_loop(&plan, stable, wait, &mut stats), span).await
         };
         crate::metrics::acquisition(
@@ -205,12 +204,20 @@ impl<K: AcquireKind> LockCore<K> {
             // settled in the background never holds up the next one (unless the kind needs one
             // owner throughout: a fair waiter's place in the queue)
             let owner = stable.unwrap_or_else(|| self.owner.for_acquire());
+            let span = tracing::Span::current();
+            if !span.is_disabled() {
+                span.record("field", &*self.field_of(owner));
+            }
             if std::mem::take(&mut first) && backoff.is_none() && wait != Some(Duration::ZERO) {
                 // Other local waiters keep the channel subscribed: listen before the first
                 // attempt, so that a refusal needs no second attempt after subscribing (an
                 // unlock after this attempt reaches us as a message).
-                let channel = self.channel_of(owner);
-                sub = self.client.hub.join_subscribed(&channel);
+                let hub = &self.client.hub;
+                sub = if self.kind.channel_per_owner() {
+                    hub.join_subscribed(&self.channel_of(owner))
+                } else {
+                    kind::with_channel(self.kind, &self.key, "", |ch| hub.join_subscribed(ch))
+                };
             }
             let chan = sub.as_ref().map(|s| s.channel());
             let notified = chan.as_ref().map(|c| c.notify.notified());
@@ -398,7 +405,6 @@ impl<K: AcquireKind> LockCore<K> {
             holds.acquire_need(&turn, own_ms)
         };
         let latch = name::fresh_latch(&self.key);
-        let channel = self.channel.of(self.kind, &self.key, &field);
         let args = AcquireArgs {
             ttl_ms: need_ms,
             latch: &latch,
@@ -406,7 +412,9 @@ impl<K: AcquireKind> LockCore<K> {
             wait_ms: plan.wait_ms,
             queued: plan.queued,
         };
-        let inv = self.kind.acquire(&self.ctx(&channel, &field), &args);
+        let inv = kind::with_channel(self.kind, &self.key, &field, |channel| {
+            self.kind.acquire(&self.ctx(channel, &field), &args)
+        });
         let sent_at = Instant::now();
         let mode = match lease {
             None => Mode::Watchdog,
@@ -595,7 +603,7 @@ struct GiveUp {
 impl GiveUp {
     fn arm<K: AcquireKind>(core: &LockCore<K>, owner: OwnerId, plan: &Plan) -> Option<GiveUp> {
         let field = core.field_of(owner);
-        let channel = core.channel.of(core.kind, &core.key, &field);
+        let channel = core.kind.channel(&core.key, &field);
         let args = AcquireArgs {
             ttl_ms: plan.own_ms,
             latch: "",

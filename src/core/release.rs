@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::config::millis;
-use crate::core::kind::{AcquireKind, Channel, Ctx, Kind, ReleaseArgs};
+use crate::core::kind::{with_channel, AcquireKind, Ctx, Kind, ReleaseArgs};
 use crate::core::LockCore;
 use crate::error::{Error, Result};
 use crate::finish::FinishOnDrop;
@@ -19,7 +19,6 @@ pub(crate) struct Releaser {
     pub client: Arc<ClientInner>,
     pub key: Arc<str>,
     pub kind: &'static dyn Kind,
-    channel: Channel,
 }
 
 impl Releaser {
@@ -28,17 +27,11 @@ impl Releaser {
             client: core.client.clone(),
             key: core.key.clone(),
             kind: core.kind,
-            channel: core.channel.clone(),
         }
     }
 
     pub(crate) fn new(client: Arc<ClientInner>, key: Arc<str>, kind: &'static dyn Kind) -> Releaser {
-        Releaser {
-            channel: Channel::new(kind, &key),
-            client,
-            key,
-            kind,
-        }
+        Releaser { client, key, kind }
     }
 
     fn ctx<'a>(&'a self, channel: &'a str, field: &'a str) -> Ctx<'a> {
@@ -100,14 +93,15 @@ impl Releaser {
             ReleasePlan::Unknown => (false, millis("lock_watchdog_timeout", cfg.lock_watchdog_timeout)?),
         };
         let latch = name::fresh_latch(&self.key);
-        let channel = self.channel.of(self.kind, &self.key, field);
         let args = ReleaseArgs {
             ttl_ms: need_ms,
             latch: &latch,
             latch_ms: cfg.retry_window_ms(),
             all: last,
         };
-        let inv = self.kind.release(&self.ctx(&channel, field), &args);
+        let inv = with_channel(self.kind, &self.key, field, |channel| {
+            self.kind.release(&self.ctx(channel, field), &args)
+        });
         let sent_at = Instant::now();
         let mut tries = 0;
         let reply = loop {
@@ -155,8 +149,9 @@ impl Releaser {
 
     /// Deletes the lock whoever holds it (the kind's force unlock).
     pub(crate) async fn force(&self) -> Result<bool> {
-        let channel = self.channel.of(self.kind, &self.key, "");
-        let inv = self.kind.force_release(&self.ctx(&channel, ""));
+        let inv = with_channel(self.kind, &self.key, "", |channel| {
+            self.kind.force_release(&self.ctx(channel, ""))
+        });
         let timeout = self.client.config.command_timeout;
         let (r, _): (i64, _) = self
             .client

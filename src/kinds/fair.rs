@@ -28,8 +28,10 @@ impl Kind for FairKind {
     }
 
     /// Each waiter listens on `redisson_lock__channel:{N}:<its field>`; unlocks wake the head only.
-    fn channel(&self, key: &str, field: &str) -> String {
-        format!("{}:{field}", name::lock_channel(key))
+    fn write_channel(&self, out: &mut String, key: &str, field: &str) {
+        name::push_lock_channel(out, key);
+        out.push(':');
+        out.push_str(field);
     }
 
     fn channel_per_owner(&self) -> bool {

@@ -22,8 +22,8 @@ impl Kind for FencedKind {
         "fenced"
     }
 
-    fn channel(&self, key: &str, _field: &str) -> String {
-        name::lock_channel(key)
+    fn write_channel(&self, out: &mut String, key: &str, _field: &str) {
+        name::push_lock_channel(out, key)
     }
 
     fn release(&self, c: &Ctx<'_>, a: &ReleaseArgs<'_>) -> ScriptInvocation<'static> {

@@ -21,8 +21,8 @@ impl Kind for ReentrantKind {
         "lock"
     }
 
-    fn channel(&self, key: &str, _field: &str) -> String {
-        name::lock_channel(key)
+    fn write_channel(&self, out: &mut String, key: &str, _field: &str) {
+        name::push_lock_channel(out, key)
     }
 
     fn release(&self, c: &Ctx<'_>, a: &ReleaseArgs<'_>) -> ScriptInvocation<'static> {

@@ -22,8 +22,8 @@ impl Kind for ReadKind {
         "read"
     }
 
-    fn channel(&self, key: &str, _field: &str) -> String {
-        name::rwlock_channel(key)
+    fn write_channel(&self, out: &mut String, key: &str, _field: &str) {
+        name::push_rwlock_channel(out, key)
     }
 
     fn release(&self, c: &Ctx<'_>, a: &ReleaseArgs<'_>) -> ScriptInvocation<'static> {
@@ -88,8 +88,8 @@ impl Kind for WriteKind {
         ":write"
     }
 
-    fn channel(&self, key: &str, _field: &str) -> String {
-        name::rwlock_channel(key)
+    fn write_channel(&self, out: &mut String, key: &str, _field: &str) {
+        name::push_rwlock_channel(out, key)
     }
 
     fn release(&self, c: &Ctx<'_>, a: &ReleaseArgs<'_>) -> ScriptInvocation<'static> {

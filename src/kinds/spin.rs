@@ -22,8 +22,8 @@ impl Kind for SpinKind {
         "spin"
     }
 
-    fn channel(&self, key: &str, _field: &str) -> String {
-        name::lock_channel(key) // never published or subscribed to; named for inspection
+    fn write_channel(&self, out: &mut String, key: &str, _field: &str) {
+        name::push_lock_channel(out, key) // never published or subscribed to; named for inspection
     }
 
     fn wake(&self) -> Wake {
