@@ -16,8 +16,10 @@ use crate::script;
 
 /// Largest number of keys in one `DEL`.
 const BATCH: usize = 256;
-/// How long the janitor waits for more latches before deleting a partial batch.
-const LINGER: Duration = Duration::from_millis(5);
+/// How long the janitor waits for more latches before deleting a partial batch: 50 ms gathers
+/// ~150 latches of a client doing one lock + unlock at a time (one `DEL` instead of ~15 at 5 ms);
+/// the latches expire by themselves seconds later anyway.
+const LINGER: Duration = Duration::from_millis(50);
 
 enum Job {
     Delete(String),
