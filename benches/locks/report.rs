@@ -34,7 +34,7 @@ pub(crate) fn summary(j: &serde_json::Map<String, Value>, target_us: f64) -> Str
                 "| 2. throughput, {c} tasks, vs raw EVALSHA pairs | {r:.2}× | ≥ 0.9× | {} |",
                 verdict(r >= 0.9)
             );
-            let cpu = f(&v["cpu"]["ours"]["client_us_per_op"]) / f(&v["cpu"]["floor"]["client_us_per_op"]);
+            let cpu = f(&v["ratio_client_cpu_ours_vs_floor"]);
             let _ = writeln!(
                 s,
                 "| 2. client CPU per lock + unlock, {c} tasks, vs raw EVALSHA pairs | {cpu:.2}× | ≤ 1.2× | {} |",
@@ -198,12 +198,7 @@ pub(crate) fn reading(j: &serde_json::Map<String, Value>, target_us: f64) -> Str
         }
         let cpu_ratios: Vec<String> = t
             .iter()
-            .map(|(c, v)| {
-                format!(
-                    "{:.2}× at C = {c}",
-                    f(&v["cpu"]["ours"]["client_us_per_op"]) / f(&v["cpu"]["floor"]["client_us_per_op"])
-                )
-            })
+            .map(|(c, v)| format!("{:.2}× at C = {c}", f(&v["ratio_client_cpu_ours_vs_floor"])))
             .collect();
         // per concurrency: (C, floor / Redisson, ours / Redisson)
         let vs_redisson: Vec<(String, f64, f64)> = t

@@ -7,7 +7,11 @@ pub(crate) struct Scale {
     pub(crate) name: &'static str,
     /// Repeats of every latency / throughput / handoff measurement.
     pub(crate) rounds: usize,
+    /// Repeats of the latency and throughput sections (more, shorter repeats: their ratios are
+    /// medians of per-repeat ratios).
+    pub(crate) lat_rounds: usize,
     pub(crate) lat_iters: usize,
+    pub(crate) tp_rounds: usize,
     pub(crate) tp_concurrency: Vec<usize>,
     pub(crate) tp_ms: u64,
     pub(crate) waiters: Vec<usize>,
@@ -31,9 +35,11 @@ impl Scale {
         Scale {
             name: "full",
             rounds: 5,
-            lat_iters: 2000,
+            lat_rounds: 9,
+            lat_iters: 1200,
+            tp_rounds: 9,
             tp_concurrency: vec![1, 16, 256],
-            tp_ms: 1500,
+            tp_ms: 500,
             waiters: vec![1, 10, 100, 1000],
             handoffs: 400,
             rs_handoffs: 25,
@@ -51,7 +57,9 @@ impl Scale {
         Scale {
             name: "quick",
             rounds: 2,
+            lat_rounds: 2,
             lat_iters: 300,
+            tp_rounds: 2,
             tp_concurrency: vec![1, 16, 256],
             tp_ms: 300,
             waiters: vec![1, 10, 100, 1000],

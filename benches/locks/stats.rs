@@ -75,14 +75,19 @@ impl Dist {
     }
 }
 
-/// Ratio of pooled p50s, and the min–max of the per-repeat p50 ratios.
+/// The median of the per-repeat p50 ratios (each repeat pairs measurements taken close together,
+/// so a burst of noise on a shared machine moves one pair, not the verdict), and their min–max.
 pub(crate) fn ratio(ours: &Dist, base: &Dist) -> (f64, f64, f64) {
-    let r = ours.p50() / base.p50();
     let a = ours.round_p50s();
     let b = base.round_p50s();
+    paired(&a, &b)
+}
+
+/// Median and min–max of `a[i] / b[i]`.
+pub(crate) fn paired(a: &[f64], b: &[f64]) -> (f64, f64, f64) {
     let per: Vec<f64> = a.iter().zip(b.iter()).map(|(x, y)| x / y).collect();
     let (lo, hi) = minmax(&per);
-    (r, lo, hi)
+    (p50(&per), lo, hi)
 }
 
 pub(crate) fn fmt_ratio((r, lo, hi): (f64, f64, f64)) -> String {

@@ -46,7 +46,7 @@ impl Bench {
         ];
         let mut d: BTreeMap<&str, Dist> = names.iter().map(|n| (*n, Dist::default())).collect();
         let mut java: BTreeMap<&str, Dist> = BTreeMap::new();
-        for round in 0..s.rounds {
+        for round in 0..s.lat_rounds {
             for k in 0..names.len() {
                 let name = names[(k + round) % names.len()];
                 let mut v = Vec::with_capacity(s.lat_iters);
@@ -140,10 +140,10 @@ impl Bench {
             md,
             "{} repeats × {} iterations per variant, variants interleaved; one key per system, always free. \
              Floor = `EVALSHA` of our own `acquire.lua` (and `unlock.lua`, fresh latch) through redis-rs on a `ConnectionManager`, \
-             like the client's. Ratio = pooled p50 / floor p50 (min–max of per-repeat ratios). \
+             like the client's. Ratio = median over the repeats of p50 / floor p50 in the same repeat (min–max of the per-repeat ratios); p50 and p99 pooled. \
              Ours = `try_lock()` (and `unlock()`); rslock = `lock()` (`SET NX PX`) / `unlock()` (`EVAL`); \
              Redisson = `tryLock()` / `unlock()` / `lock()` in the JVM after 2000 warm-up iterations.\n",
-            s.rounds, s.lat_iters
+            s.lat_rounds, s.lat_iters
         );
         let _ = writeln!(md, "| operation | system | p50 | p99 | ratio vs floor | target |");
         let _ = writeln!(md, "|---|---|---|---|---|---|");

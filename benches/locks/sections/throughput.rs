@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::Bench;
 use crate::jvm::jcall;
-use crate::stats::{fmt_ratio, minmax, p50, verdict};
+use crate::stats::{fmt_ratio, p50, paired, verdict};
 use crate::sysinfo::{cmdstats, flushall, proc_cpu, server_cpu, stats_delta};
 use crate::systems::{our_client, rslock_manager, Sys};
 use crate::RUN_START;
@@ -27,7 +27,7 @@ impl Bench {
         let ours = our_client(&self.url, Config::default()).await;
         let rs = rslock_manager(&self.url);
         let dur = Duration::from_millis(s.tp_ms);
-        let rounds = s.rounds.min(3);
+        let rounds = s.tp_rounds;
         // per concurrency: system -> per-round ops/s
         let mut res: BTreeMap<usize, BTreeMap<&str, Vec<f64>>> = BTreeMap::new();
         // per concurrency: system -> per-round (client CPU µs / op, server CPU µs / op)
@@ -80,7 +80,7 @@ impl Bench {
             "C tasks share one client (one multiplexed connection, so concurrent requests are pipelined); each task loops \
              acquire + release on its own key for {} ms; {rounds} repeats, interleaved. Floor = the same C tasks sending \
              `EVALSHA acquire.lua` then `EVALSHA unlock.lua` on a raw `ConnectionManager`. Ours = `lock()` + `unlock()`. \
-             Redisson = C JVM threads doing `lock()` + `unlock()`. Ratio = median ops/s over median floor ops/s (min–max of per-repeat ratios). \
+             Redisson = C JVM threads doing `lock()` + `unlock()`. Ratio = median over the repeats of ops/s over the floor's ops/s in the same repeat (min–max of the per-repeat ratios); CPU ratios likewise. \
              \"floor + bg DEL\" is a diagnostic: the floor plus one background `DEL` of the unlock latch per op (what our unlock cost before latches were batched; the last column shows what it sends now).\n",
             s.tp_ms
         );
@@ -96,11 +96,19 @@ impl Bench {
                 let (Some(a), Some(b)) = (m.get(k), m.get(base)) else {
                     return (f64::NAN, f64::NAN, f64::NAN);
                 };
-                let per: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
-                let (lo, hi) = minmax(&per);
-                (p50(a) / p50(b), lo, hi)
+                paired(a, b)
             };
             let ours_r = rr("ours", "floor");
+            // client CPU per op, ours over the floor's, paired per repeat
+            let cpu_ratio = |k: &str, base: &str| -> f64 {
+                let per = |name: &str| -> Vec<f64> {
+                    cpu.get(c)
+                        .and_then(|m| m.get(name))
+                        .map(|v| v.iter().map(|x| x.0).collect())
+                        .unwrap_or_default()
+                };
+                paired(&per(k), &per(base)).0
+            };
             let _ = writeln!(
                 md,
                 "| {c} | {:.0} | {:.0} | {} | ≥ 0.9× — {} | {} | {:.0} | {} | {} | {} | {} |",
@@ -142,6 +150,7 @@ impl Bench {
                     "ratio_ours_vs_redisson": if m.contains_key("redisson") { rr("ours", "redisson").0 } else { f64::NAN },
                     "ratio_redisson_vs_floor": if m.contains_key("redisson") { rr("redisson", "floor").0 } else { f64::NAN },
                     "ratio_floor_del_vs_floor": rr("floor_del", "floor").0,
+                    "ratio_client_cpu_ours_vs_floor": cpu_ratio("ours", "floor"),
                     "cpu": cpu_c,
                 }),
             );
