@@ -129,35 +129,35 @@ pub(crate) fn reading(j: &serde_json::Map<String, Value>, target_us: f64) -> Str
         let spawn = f(&u["floor_spawn_acq"]["p50"]);
         let ours = f(&u["ours_acq"]["p50"]);
         let rs = f(&u["rslock_acq"]["p50"]);
-        let r = ours / floor;
+        // the summary's ratio: the median of per-repeat ratios
+        let r = f(&u["ratio_acquire_vs_floor"]);
         let _ = write!(
             s,
-            "* **Acquire** costs {r:.2}× one raw EVALSHA ({} over it). ",
-            us((ours - floor).max(0.0))
+            "* **Acquire** costs {r:.2}× one raw EVALSHA (pooled p50s {} apart). ",
+            us((ours - floor).abs())
         );
         if r > 1.05 {
             let _ = writeln!(
                 s,
-                "For scale, one spawned task + oneshot hand-over costs {} here (floor + spawn = {:.2}×, measured \
-                 separately; `LockCore::attempt` does not spawn, it finishes a dropped request in the background \
-                 only on cancel). The client's own work per lock + unlock is a few µs of CPU (benches/PROFILE.md: \
-                 the hold table, names and ids, the cancel-safety box, a `tokio::time::timeout` per call on top of \
-                 the connection's own response timeout), well under the gap, and the per-repeat spread shows the \
-                 noise of a shared 2-core machine is as large as the gap. rslock's `SET NX PX` ({}) is below the \
-                 floor because a plain SET is cheaper for Redis than a script.",
-                us(spawn - floor),
+                "For scale, the floor plus one spawned task + oneshot hand-over measures {:.2}× here (`LockCore::attempt` \
+                 does not spawn; it finishes a dropped request in the background only on cancel). The client's own \
+                 work per acquire is a few µs: the wait-loop entry, the owner field and the field's turn in the \
+                 hold table, the TTL, latch and request before the send, recording the grant after it \
+                 (benches/PROFILE.md has the CPU by function); the per-repeat spread shows how much of the rest is \
+                 the noise of a shared 2-core machine. rslock's `SET NX PX` ({}) is below the floor because a \
+                 plain SET is cheaper for Redis than a script.",
                 spawn / floor,
                 us(rs)
             );
         } else {
             s.push_str("Within the target.\n");
         }
-        let ar = f(&u["ours_acq_rel"]["p50"]) / f(&u["floor_acq_rel"]["p50"]);
+        let ar = f(&u["ratio_acq_rel_vs_floor"]);
         let _ = writeln!(
             s,
             "* **Acquire + release** costs {ar:.2}× two raw EVALSHAs: besides the acquire overhead, each unlock hands \
-             its latch key to the client's janitor (src/latch.rs), which deletes queued latches with one `DEL` per \
-             batch: a task wake-up and, when unlocks are sparse, one `DEL` per unlock."
+             its latch key to the client's janitor (src/latch.rs), which deletes what queued up in 50 ms with one \
+             `DEL`."
         );
     }
     if let Some(Value::Object(t)) = j.get("throughput") {
