@@ -200,16 +200,20 @@ pub(crate) async fn run_throughput(
     let c = systems.len();
     let stop = Arc::new(AtomicBool::new(false));
     let ops = Arc::new(AtomicU64::new(0));
-    let barrier = Arc::new(tokio::sync::Barrier::new(c + 1));
+    // `ready`: every task finished its warm-up; `go`: the counters are read, time starts. The
+    // warm-up (first use of each key and handle) is thus in neither the ops nor the CPU.
+    let ready = Arc::new(tokio::sync::Barrier::new(c + 1));
+    let go = Arc::new(tokio::sync::Barrier::new(c + 1));
     let mut tasks = Vec::with_capacity(c);
     for sys in systems {
-        let (stop, ops, barrier) = (stop.clone(), ops.clone(), barrier.clone());
+        let (stop, ops, ready, go) = (stop.clone(), ops.clone(), ready.clone(), go.clone());
         tasks.push(tokio::spawn(async move {
             for _ in 0..10 {
                 let h = sys.try_once().await;
                 sys.release(h).await;
             }
-            barrier.wait().await;
+            ready.wait().await;
+            go.wait().await;
             let mut n = 0u64;
             while !stop.load(Ordering::Relaxed) {
                 let h = sys.try_once().await;
@@ -219,10 +223,11 @@ pub(crate) async fn run_throughput(
             ops.fetch_add(n, Ordering::Relaxed);
         }));
     }
+    ready.wait().await;
     let k0 = cmdstats(&mut admin).await;
     let s0 = server_cpu(&mut admin).await;
     let c0 = proc_cpu(tck);
-    barrier.wait().await;
+    go.wait().await;
     let t = Instant::now();
     tokio::time::sleep(dur).await;
     stop.store(true, Ordering::Relaxed);
@@ -235,7 +240,7 @@ pub(crate) async fn run_throughput(
     let k1 = cmdstats(&mut admin).await;
     let n = ops.load(Ordering::Relaxed) as f64;
     // DEL calls the client sent itself: every full release also runs one DEL (and one PUBLISH) in
-    // its script; counted over the whole run (warm-up included), per timed op
+    // its script; counted over the timed run, per op
     let d = stats_delta(&k0, &k1);
     let g = |k: &str| d.get(k).copied().unwrap_or(0) as f64;
     let client_dels = (g("del") - g("publish")).max(0.0) / n;
