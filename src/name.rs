@@ -113,16 +113,9 @@ pub(crate) fn fresh_latch(name: &str) -> String {
 /// `redisson_unlock_latch:{name}:` (or without braces when the name has a hash tag), with room
 /// for `extra` more bytes.
 fn latch_prefix(name: &str, extra: usize) -> String {
-    const PREFIX: &str = "redisson_unlock_latch:";
-    let mut s = String::with_capacity(PREFIX.len() + name.len() + 3 + extra);
-    s.push_str(PREFIX);
-    if name.contains('{') {
-        s.push_str(name);
-    } else {
-        s.push('{');
-        s.push_str(name);
-        s.push('}');
-    }
+    const PREFIX: &str = "redisson_unlock_latch";
+    let mut s = String::with_capacity(PREFIX.len() + name.len() + 4 + extra);
+    push_prefix_name(&mut s, PREFIX, name);
     s.push(':');
     s
 }
