@@ -31,7 +31,8 @@ impl Bench {
             "N locks held in watchdog mode by one client with `lock_watchdog_timeout` = {:?} (renewal period {:?}), \
              measured over {} periods while nothing else runs. Baseline = one raw renewal round: the same \
              `renew_batch.lua` calls (100 keys each) for the same locks, sent concurrently on a raw connection. \
-             Memory = live heap bytes (counting global allocator) and RSS, after − before acquiring, per lock \
+             Memory = live heap bytes (counting global allocator) and RSS, after − before acquiring, per lock, once the heap \
+             has settled (the janitor's queue of latch keys to delete drained) \
              (the `Vec<LockGuard>` is allocated beforehand; a guard is {} bytes inline).\n",
             s.wd_timeout,
             period,
@@ -71,8 +72,18 @@ impl Bench {
             }
             drop(st);
             let acquire_s = t.elapsed().as_secs_f64();
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            let heap1 = LIVE_BYTES.load(Ordering::Relaxed);
+            // steady state: the janitor still holds the acquisitions' latch keys for a while
+            // (deleted in batches after they queued up); wait until the heap stops moving
+            let mut heap1 = LIVE_BYTES.load(Ordering::Relaxed);
+            for _ in 0..50 {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                let now = LIVE_BYTES.load(Ordering::Relaxed);
+                let settled = now.abs_diff(heap1) as f64 <= 0.002 * (heap1.saturating_sub(heap0) as f64);
+                heap1 = now;
+                if settled {
+                    break;
+                }
+            }
             let rss1 = rss_bytes();
             // align to a period boundary: wait for one renewal round to pass
             tokio::time::sleep(period).await;
