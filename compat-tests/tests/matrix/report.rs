@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use redisson_lock_compat_tests::Result;
 
-use crate::counter::MIN_HANDOVERS;
+use crate::counter::{MIN_HANDOVERS, SPIN_MAX_SECS, SPIN_MIN_HANDOVERS};
 use crate::kinds::{Dir, Kind};
 use crate::rwlock::RW_WAKE_BOUND_MS;
 use crate::spin::SPIN_WAKE_BOUND_MS;
@@ -219,7 +219,8 @@ pub fn render(rows: &[Row], info: &RunInfo) -> String {
     let _ = writeln!(md, "10 s-poll Rust client (Java waits its 30 s TTL), bound {} ms. 42 runs the crate in `Auto` against every version: the bug of", crate::cluster::CLUSTER_WAKE_BOUND_MS);
     let _ = writeln!(md, "issue 12 (3.17.7 waiters are never woken by an `Auto` unlock, and `Auto` waiters never by a 3.17.7 unlock) must reproduce there.");
     let _ = writeln!(md, "19, 23, 26, 30, 34, 37: J→R = the Java counter workers start first, R→J the Rust tasks; the lock must pass between the languages");
-    let _ = writeln!(md, "at least {MIN_HANDOVERS} times each way (a kind whose unlock wakes no waiter of the other language manages 0–3).\n");
+    let _ = writeln!(md, "at least {MIN_HANDOVERS} times each way (a kind whose unlock wakes no waiter of the other language manages 0–3);");
+    let _ = writeln!(md, "the spin lock (23), whose waiters poll and are not fair, at least {SPIN_MIN_HANDOVERS} times each way within {SPIN_MAX_SECS} s.\n");
     let _ = writeln!(
         md,
         "Rows are grouped by lock kind. A kind's heading row says whether the version's harness jar has it"

@@ -42,7 +42,7 @@ pub const SCENARIOS: &[Scenario] = &[
     sc(22, "Spin: force_unlock by B publishes nothing; a polling waiter of A's language gets in within 500 ms; A's unlock is then 'not held'"),
     Scenario {
         limit_s: 120,
-        ..sc(23, "Spin: mutual exclusion: 2 Java + 2 Rust tasks x 100 rounds, 2 ms apart; counter = 400, no overlap, ≥ 10 hand-overs each way, nothing published")
+        ..sc(23, "Spin: mutual exclusion: 2 Java + 2 Rust tasks x 100 rounds, 2 ms apart; counter = 400, no overlap, ≥ 3 hand-overs each way (polling, not fair) within 20 s, nothing published")
     },
 ];
 
