@@ -67,8 +67,10 @@
 //! # Cancel safety
 //!
 //! Every acquire future may be dropped at any point: if Redis granted the lock in the attempt in
-//! flight, that hold is released in the background and never renewed. Unlock futures run the
-//! release in a task of their own, so dropping them does not cancel the release.
+//! flight, that hold is released in the background and never renewed. Dropping an unlock future
+//! does not cancel the release: the client's release queue finishes it, with the same request id
+//! (it never releases twice), and [`Client::shutdown`] waits for it. None of this costs anything
+//! until a future is dropped: requests run in the caller's task, unboxed.
 //!
 //! [Redisson]: https://github.com/redisson/redisson
 #![deny(missing_docs)]
@@ -81,7 +83,6 @@ mod config;
 mod conn;
 mod core;
 mod error;
-mod finish;
 mod holds;
 mod inner;
 pub mod inspect;

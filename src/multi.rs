@@ -455,7 +455,8 @@ impl MultiGuard {
     ///
     /// # Cancel safety
     ///
-    /// Each member's release runs in its own task: dropping this future does not cancel them.
+    /// Dropping this future does not cancel the releases: the member being released and those
+    /// not reached yet are finished on their clients' release queues.
     ///
     /// ```no_run
     /// # async fn demo(g: redisson_lock::MultiGuard) -> redisson_lock::Result<()> {

@@ -783,20 +783,20 @@ async fn cancelled_acquisitions_never_leave_a_renewed_lock() {
     let mut raw = s.conn().await;
     // Cancel acquisitions of free locks at many points of their flight: before sending, while
     // Redis runs the script, and after it granted the lock but before the caller saw the reply.
+    let mut completed = Vec::new();
     for i in 0..300u64 {
         let l = client.lock(&format!("cancel:{i}")).unwrap().with_owner(i + 1);
         if let Ok(g) = tokio::time::timeout(Duration::from_micros(i * 4), l.lock()).await {
             g.unwrap().forget(); // completed: keep the hold, released explicitly below
+            completed.push(l);
         }
     }
-    for i in 0..300u64 {
-        let l = client.lock(&format!("cancel:{i}")).unwrap().with_owner(i + 1);
-        while l.is_held().await.unwrap() {
-            l.unlock().await.unwrap();
-        }
+    assert!(completed.len() < 300, "some acquisitions must be cancelled");
+    for l in &completed {
+        assert_eq!(l.unlock().await.unwrap(), Unlocked::Released);
     }
-    // A cancelled attempt that Redis granted is released by its supervisor; without that, its key
-    // would stay for the whole 30 s watchdog timeout.
+    // A cancelled attempt that Redis granted is released in the background; without that, its
+    // key would stay for the whole 30 s watchdog timeout (nobody renews it, nobody unlocks it).
     eventually(Duration::from_secs(5), "no lock is left", || {
         let mut raw = raw.clone();
         async move {
@@ -806,6 +806,82 @@ async fn cancelled_acquisitions_never_leave_a_renewed_lock() {
     })
     .await;
     assert_eq!(client.stats().renewing, 0);
+    let _ = &mut raw;
+}
+
+#[tokio::test]
+async fn cancelled_unlocks_release_exactly_once() {
+    init_tracing();
+    let s = RedisServer::start();
+    let client = client(&s).await;
+    let mut raw = s.conn().await;
+    // Each lock is held twice (count 2); the inner hold's unlock is cancelled at many points of
+    // its flight: before sending, while Redis runs the script, after Redis applied it but before
+    // the caller saw the reply. Finished in the background, it must count exactly once (a
+    // second release would free a lock the outer guard still holds; none would leave it forever).
+    let mut outers = Vec::new();
+    for i in 0..300u64 {
+        let l = client
+            .lock(&format!("cancel-unlock:{i}"))
+            .unwrap()
+            .with_owner(i + 1);
+        let outer = l.lock().await.unwrap();
+        let inner = outer.reenter().await.unwrap();
+        let _ = tokio::time::timeout(Duration::from_micros(i * 4), inner.unlock()).await;
+        outers.push(outer);
+    }
+    eventually(Duration::from_secs(10), "every cancelled unlock finished", || {
+        let n = client.stats().queued_releases;
+        async move { n == 0 }
+    })
+    .await;
+    for (i, outer) in outers.into_iter().enumerate() {
+        let key = format!("cancel-unlock:{i}");
+        let count: Option<i64> = raw.hget(&key, outer.field()).await.unwrap();
+        assert_eq!(count, Some(1), "{key}: one release of the two holds");
+        assert_eq!(outer.state(), LeaseState::Held, "{key}");
+        assert_eq!(outer.unlock().await.unwrap(), Unlocked::Released, "{key}");
+    }
+    let keys: Vec<String> = raw.keys("cancel-unlock:*").await.unwrap();
+    assert!(keys.is_empty(), "left: {keys:?}");
+    assert_eq!(client.stats().renewing, 0);
+}
+
+#[tokio::test]
+async fn an_unlock_cancelled_while_waiting_for_its_turn_is_still_sent() {
+    init_tracing();
+    let s = RedisServer::start();
+    let client = client(&s).await;
+    let mut raw = s.conn().await;
+    let lock = client.lock("turn-cancel").unwrap().with_owner(7);
+    let outer = lock.lock().await.unwrap();
+    let inner = outer.reenter().await.unwrap();
+    // The outer unlock takes the owner's turn and is in flight; the inner one waits for the turn
+    // and is dropped there, before anything was sent for it.
+    let mut first = Box::pin(outer.unlock());
+    assert!(
+        futures::poll!(first.as_mut()).is_pending(),
+        "one round trip at least"
+    );
+    let mut second = Box::pin(inner.unlock());
+    assert!(futures::poll!(second.as_mut()).is_pending(), "waits for the turn");
+    drop(second);
+    assert_eq!(first.await.unwrap(), Unlocked::Partial);
+    // the dropped unlock is queued and sent: the lock is free, not renewed forever
+    eventually(
+        Duration::from_secs(10),
+        "the dropped unlock released the lock",
+        || {
+            let mut raw = raw.clone();
+            async move { raw.exists::<_, i64>("turn-cancel").await.unwrap() == 0 }
+        },
+    )
+    .await;
+    eventually(Duration::from_secs(5), "nothing renewed, nothing queued", || {
+        let st = client.stats();
+        async move { st.renewing == 0 && st.queued_releases == 0 }
+    })
+    .await;
     let _ = &mut raw;
 }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures::FutureExt;
 
 use crate::core::kind::AcquireKind;
-use crate::core::release::{detached, Releaser};
+use crate::core::release::Releaser;
 use crate::core::{Held, LockCore};
 use crate::error::{Error, Result};
 use crate::owner::{OwnerId, OwnerSel};
@@ -108,12 +108,7 @@ impl<K: AcquireKind> LockCore<K> {
     /// Redisson-style unlock by the handle's owner (no guard).
     pub(crate) async fn unlock(&self) -> Result<Unlocked> {
         let field = self.field_of(self.fixed_owner()?);
-        let releaser = Releaser::of(self);
-        detached(
-            async move { releaser.release_any(&field).await },
-            self.key.clone(),
-        )
-        .await
+        Releaser::of(self).release_any(&field).await
     }
 
     pub(crate) async fn force_unlock(&self) -> Result<bool> {

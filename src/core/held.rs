@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::core::kind::{AcquireKind, Reentrant};
-use crate::core::release::{detached, Releaser};
+use crate::core::release::Releaser;
 use crate::core::LockCore;
 use crate::error::{Error, Result};
 use crate::holds::Mode;
@@ -137,24 +137,21 @@ impl<K: AcquireKind> Held<K> {
         core
     }
 
-    /// Releases this hold. The release runs in its own task: cancelling the returned future
-    /// does not cancel the release. A hold known to have ended sends nothing (`NotHeld`).
+    /// Releases this hold. Cancelling the returned future does not cancel the release: it is
+    /// finished on the client's release queue. A hold known to have ended sends nothing
+    /// (`NotHeld`).
     pub(crate) async fn unlock(mut self) -> Result<crate::Unlocked> {
         let Some(inner) = self.inner.take() else {
             return Err(Error::Shutdown);
         };
         let releaser = Releaser::of(&inner.core);
-        let key = inner.core.key.clone();
-        let span = tracing::debug_span!("release", key = %key, field = %inner.field);
-        let request = tracing::Instrument::instrument(
-            async move {
-                releaser
-                    .release_hold(&inner.field, &inner.lease, inner.mode)
-                    .await
-            },
-            span,
-        );
-        detached(request, key).await
+        let span = tracing::debug_span!("release", key = %inner.core.key, field = %inner.field);
+        let request = async move {
+            releaser
+                .release_hold(&inner.field, &inner.lease, inner.mode)
+                .await
+        };
+        tracing::Instrument::instrument(request, span).await
     }
 
     /// Gives up the guard without releasing (renewal goes on in watchdog mode).

@@ -14,7 +14,6 @@ use redis::Value;
 
 use crate::config::millis;
 use crate::error::{Error, Result};
-use crate::finish::FinishOnDrop;
 use crate::holds::{Mode, Turn};
 use crate::inner::ClientInner;
 use crate::lease::after;
@@ -363,23 +362,11 @@ impl<K: AcquireKind> LockCore<K> {
         }
     }
 
-    /// One attempt, supervised: if the caller's future is dropped while it is in flight, it
-    /// finishes in the background, and a hold Redis granted is released at once.
+    /// One attempt, supervised: if the caller's future is dropped while the request may be in
+    /// Redis, the attempt is settled in the background through its latch (it is made never to
+    /// apply, or found granted and released at once). Nothing is boxed or spawned unless that
+    /// happens.
     async fn attempt(&self, owner: OwnerId, plan: Plan) -> Result<Attempt<K>> {
-        let core = self.clone();
-        let request = async move { core.attempt_inner(owner, plan).await };
-        FinishOnDrop::new(request, move |res: Result<Attempt<K>>| {
-            Box::pin(async move {
-                if let Ok(Attempt::Granted(held)) = res {
-                    tracing::debug!(key = %held.key(), field = %held.field(), "acquire was cancelled after Redis granted it: releasing");
-                    drop(held); // queues the release
-                }
-            })
-        })
-        .await
-    }
-
-    async fn attempt_inner(&self, owner: OwnerId, plan: Plan) -> Result<Attempt<K>> {
         let Plan {
             lease,
             own_ms,
@@ -425,6 +412,18 @@ impl<K: AcquireKind> LockCore<K> {
         };
         // replicas known to lag: a required acquisition fails before anything is sent
         self.client.sync.refuse_now(&self.key)?;
+        // from here until its outcome is known, the request may be in Redis
+        let flight = InFlight {
+            core: self,
+            sent: Some(Sent {
+                turn,
+                latch,
+                mode,
+                sent_at,
+                need_ms,
+                owner,
+            }),
+        };
         let mut synced = Synced::NotAsked;
         let reply = match self
             .client
@@ -440,7 +439,7 @@ impl<K: AcquireKind> LockCore<K> {
                 // The request may or may not have run. Never re-send it: ask Redis. Now, if the
                 // caller's wait allows one more request; else in the background.
                 let settled = if deadline.is_none_or(|d| Instant::now() < d) {
-                    Box::pin(self.settle(&latch)).await.ok() // boxed: rare and large
+                    Box::pin(self.settle(flight.latch())).await.ok() // boxed: rare and large
                 } else {
                     None
                 };
@@ -450,17 +449,26 @@ impl<K: AcquireKind> LockCore<K> {
                         Reply::Granted { count, grant }
                     }
                     Some(_) => {
+                        drop(flight.land());
                         tracing::debug!(key = %self.key, field = %field, error = %e, "acquire reply was lost; it never took effect and now never will");
                         return Err(e);
                     }
-                    None => {
-                        self.settle_in_background(turn, latch, mode, sent_at, need_ms, owner);
-                        return Err(e);
-                    }
+                    None => return Err(e), // `flight` settles it in the background
                 }
             }
-            Err(e) => return Err(self.kind.map_error(&self.key, &field, e)),
+            Err(e) => {
+                drop(flight.land()); // the script did not run, or failed: definitive
+                return Err(self.kind.map_error(&self.key, &field, e));
+            }
         };
+        let Sent {
+            turn,
+            latch,
+            mode,
+            sent_at,
+            need_ms,
+            owner,
+        } = flight.land();
         match reply {
             Reply::Granted { count, grant } => {
                 self.client.latches.discard(latch);
@@ -513,15 +521,15 @@ impl<K: AcquireKind> LockCore<K> {
 
     /// Keeps asking (within the latch's lifetime) whether an ambiguous acquire took effect, and
     /// releases the hold if it did: nobody is waiting for it any more.
-    fn settle_in_background(
-        &self,
-        turn: Turn,
-        latch: String,
-        mode: Mode,
-        sent_at: Instant,
-        need_ms: u64,
-        owner: OwnerId,
-    ) {
+    fn settle_in_background(&self, sent: Sent) {
+        let Sent {
+            turn,
+            latch,
+            mode,
+            sent_at,
+            need_ms,
+            owner,
+        } = sent;
         let core = self.clone();
         let Ok(rt) = tokio::runtime::Handle::try_current() else {
             return;
@@ -572,6 +580,50 @@ impl<K: AcquireKind> LockCore<K> {
             .holds
             .granted(turn, self.kind, mode, sent_at, need_ms, count);
         Held::new(self.clone(), turn.field().clone(), owner, lease, mode, grant)
+    }
+}
+
+/// What an attempt in flight needs once its outcome is known.
+struct Sent {
+    turn: Turn,
+    latch: String,
+    mode: Mode,
+    sent_at: Instant,
+    need_ms: u64,
+    owner: OwnerId,
+}
+
+/// An acquire request that may be in Redis. Dropped before [`InFlight::land`] (the caller's
+/// future was cancelled mid-request, or the reply was lost and there was no time to ask), it
+/// hands the attempt to [`LockCore::settle_in_background`]: the attempt's latch is resolved so
+/// that it either never applies or is found granted and released. Cancel safety without boxing
+/// every request: the background work exists only when a cancel happens.
+struct InFlight<'a, K: AcquireKind> {
+    core: &'a LockCore<K>,
+    sent: Option<Sent>,
+}
+
+impl<K: AcquireKind> InFlight<'_, K> {
+    fn latch(&self) -> &str {
+        self.sent.as_ref().map_or("", |s| s.latch.as_str())
+    }
+
+    /// The outcome is known: nothing left to settle.
+    fn land(mut self) -> Sent {
+        match self.sent.take() {
+            Some(s) => s,
+            // `sent` is only taken here (which consumes the flight) and in `drop`
+            None => unreachable!("an attempt in flight without its request"),
+        }
+    }
+}
+
+impl<K: AcquireKind> Drop for InFlight<'_, K> {
+    fn drop(&mut self) {
+        if let Some(sent) = self.sent.take() {
+            tracing::debug!(key = %self.core.key, field = %sent.turn.field(), "acquire abandoned while its request may be in Redis: settling it in the background");
+            self.core.settle_in_background(sent);
+        }
     }
 }
 

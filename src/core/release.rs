@@ -8,11 +8,12 @@ use crate::config::millis;
 use crate::core::kind::{with_channel, AcquireKind, Ctx, Kind, ReleaseArgs};
 use crate::core::LockCore;
 use crate::error::{Error, Result};
-use crate::finish::FinishOnDrop;
 use crate::holds::{Mode, ReleasePlan, Released, Turn};
 use crate::inner::ClientInner;
 use crate::lease::{Lease, LostReason};
+use crate::release_queue::ReleaseJob;
 use crate::{name, Unlocked};
+use redis::ScriptInvocation;
 
 /// What a release needs: the client, the lock's key and its kind (no owner choice, no grant).
 pub(crate) struct Releaser {
@@ -45,23 +46,36 @@ impl Releaser {
     }
 
     /// Releases the hold of `field` observed through `lease` (a guard's), unless it is known to
-    /// have ended.
+    /// have ended. Cancel safe: see [`Waiting`] and [`Flight`].
     pub(crate) async fn release_hold(
         &self,
         field: &Arc<str>,
         lease: &Arc<Lease>,
         mode: Mode,
     ) -> Result<Unlocked> {
+        let waiting = Waiting {
+            releaser: self,
+            field,
+            what: What::Hold(lease, mode),
+        };
         let turn = self.client.holds.turn(&self.key, field, self.kind).await;
+        waiting.disarm();
         let plan = self.client.holds.begin_release(&turn, lease, mode);
-        self.send(&turn, Some(lease), plan).await
+        self.send(turn, Some(lease), plan).await
     }
 
-    /// A handle-level unlock (Redisson's `unlock()` without a guard) of `field`.
+    /// A handle-level unlock (Redisson's `unlock()` without a guard) of `field`. Cancel safe as
+    /// [`Releaser::release_hold`].
     pub(crate) async fn release_any(&self, field: &Arc<str>) -> Result<Unlocked> {
+        let waiting = Waiting {
+            releaser: self,
+            field,
+            what: What::Any,
+        };
         let turn = self.client.holds.turn(&self.key, field, self.kind).await;
+        waiting.disarm();
         let (plan, lease) = self.client.holds.begin_release_any(&turn);
-        self.send(&turn, lease.as_ref(), plan).await
+        self.send(turn, lease.as_ref(), plan).await
     }
 
     /// Releases every hold of `field` (the client is shutting down).
@@ -72,22 +86,18 @@ impl Releaser {
             last: true,
             need_ms: watchdog_ms,
         };
-        self.send(&turn, None, plan).await
+        self.send(turn, None, plan).await
     }
 
     /// Sends the release `plan` asks for. One request id for every retry, so a retried request
-    /// can never release twice.
-    async fn send(&self, turn: &Turn, lease: Option<&Arc<Lease>>, plan: ReleasePlan) -> Result<Unlocked> {
+    /// can never release twice; a caller that stops waiting hands the request, id and all, to
+    /// the release queue ([`Flight`]).
+    async fn send(&self, turn: Turn, lease: Option<&Arc<Lease>>, plan: ReleasePlan) -> Result<Unlocked> {
         let cfg = &self.client.config;
-        let field = turn.field();
-        let not_held = || Error::NotHeld {
-            key: self.key.to_string(),
-            field: field.to_string(),
-        };
         let (last, need_ms) = match plan {
             ReleasePlan::Stale => {
-                tracing::debug!(key = %self.key, field = %field, "release of a hold known to have ended: nothing sent");
-                return Err(not_held());
+                tracing::debug!(key = %self.key, field = %turn.field(), "release of a hold known to have ended: nothing sent");
+                return Err(self.not_held(turn.field()));
             }
             ReleasePlan::Send { last, need_ms } => (last, need_ms),
             ReleasePlan::Unknown => (false, millis("lock_watchdog_timeout", cfg.lock_watchdog_timeout)?),
@@ -99,43 +109,76 @@ impl Releaser {
             latch_ms: cfg.retry_window_ms(),
             all: last,
         };
+        let field = turn.field();
         let inv = with_channel(self.kind, &self.key, field, |channel| {
             self.kind.release(&self.ctx(channel, field), &args)
         });
-        let sent_at = Instant::now();
-        let mut tries = 0;
-        let reply = loop {
+        let mut flight = Flight {
+            releaser: self,
+            state: Some(InFlight {
+                turn,
+                lease: lease.cloned(),
+                plan,
+                last,
+                inv,
+                latch,
+                sent_at: Instant::now(),
+                tries: 0,
+            }),
+        };
+        let reply = match flight.state.as_mut() {
+            Some(f) => self.drive(f).await,
+            None => return Err(Error::Shutdown), // just built
+        };
+        let f = flight.land();
+        match reply {
+            Ok(r) => self.conclude(f, r),
+            Err(e) => Err(self.kind.map_error(&self.key, f.turn.field(), e)),
+        }
+    }
+
+    /// Sends (and re-sends, while the error is transient and retries are left) a release.
+    async fn drive(&self, f: &mut InFlight) -> Result<Option<i64>> {
+        let cfg = &self.client.config;
+        loop {
             match self
                 .client
                 .sync
-                .run::<Option<i64>>(&self.client.conn, cfg.command_timeout, &self.key, &inv)
+                .run::<Option<i64>>(&self.client.conn, cfg.command_timeout, &self.key, &f.inv)
                 .await
             {
-                Ok((r, _)) => break r,
-                Err(e) if e.is_transient() && tries < cfg.retry_attempts => {
-                    tries += 1;
+                Ok((r, _)) => return Ok(r),
+                Err(e) if e.is_transient() && f.tries < cfg.retry_attempts => {
+                    f.tries += 1;
                     crate::metrics::unlock_retry(&crate::metrics::Labels::new(
                         self.kind.label(),
                         &self.key,
                         cfg.metrics_lock_names,
                     ));
-                    tracing::debug!(key = %self.key, field = %field, error = %e, tries, "unlock failed; retrying with the same request id");
+                    tracing::debug!(key = %self.key, field = %f.turn.field(), error = %e, tries = f.tries, "unlock failed; retrying with the same request id");
                     tokio::time::sleep(cfg.retry_pause()).await;
                 }
-                Err(e) => return Err(self.kind.map_error(&self.key, field, e)),
+                Err(e) => return Err(e),
             }
-        };
+        }
+    }
+
+    /// Records a release's reply in the hold table.
+    fn conclude(&self, f: InFlight, reply: Option<i64>) -> Result<Unlocked> {
+        let field = f.turn.field();
         // The latch only matters for our own retries, which are over: the janitor deletes it
         // (batched with other requests' latches, off this call's path).
-        self.client.latches.discard(latch);
+        self.client.latches.discard(f.latch);
         let (outcome, result) = match reply {
-            None => (Released::NotHeld, Err(not_held())),
-            Some(0) if last => (Released::Gone, Ok(Unlocked::Released)),
+            None => (Released::NotHeld, Err(self.not_held(field))),
+            Some(0) if f.last => (Released::Gone, Ok(Unlocked::Released)),
             Some(0) => (Released::StillHeld, Ok(Unlocked::Partial)),
             Some(1) => (Released::Gone, Ok(Unlocked::Released)),
             Some(other) => return Err(Error::Protocol(format!("unlock replied {other}"))),
         };
-        self.client.holds.released(turn, lease, &plan, sent_at, outcome);
+        self.client
+            .holds
+            .released(&f.turn, f.lease.as_ref(), &f.plan, f.sent_at, outcome);
         match &result {
             Ok(u) => {
                 tracing::debug!(key = %self.key, field = %field, kind = self.kind.label(), outcome = ?u, "released")
@@ -145,6 +188,17 @@ impl Releaser {
             }
         }
         result
+    }
+
+    fn not_held(&self, field: &str) -> Error {
+        Error::NotHeld {
+            key: self.key.to_string(),
+            field: field.to_string(),
+        }
+    }
+
+    fn cloned(&self) -> Releaser {
+        Releaser::new(self.client.clone(), self.key.clone(), self.kind)
     }
 
     /// Deletes the lock whoever holds it (the kind's force unlock).
@@ -169,17 +223,122 @@ impl Releaser {
     }
 }
 
-/// Runs a release so that dropping the returned future does not cancel it.
-pub(crate) async fn detached(
-    request: impl std::future::Future<Output = Result<Unlocked>> + Send + 'static,
-    key: Arc<str>,
-) -> Result<Unlocked> {
-    FinishOnDrop::new(request, move |res: Result<Unlocked>| {
-        Box::pin(async move {
-            if let Err(e) = res {
-                tracing::warn!(key = %key, error = %e, "release (its caller gave up waiting) failed");
+/// What a release waiting for its field's turn would send.
+enum What<'a> {
+    /// A guard's hold (its lease and mode).
+    Hold(&'a Arc<Lease>, Mode),
+    /// A handle-level unlock.
+    Any,
+}
+
+/// A release waiting for its field's turn (another request of the same owner is in flight).
+/// Dropped while waiting (the caller's future was cancelled), it queues the same release on the
+/// client's release queue: nothing was sent, so nothing can be sent twice, and the hold is not
+/// left to the watchdog, which would renew it forever.
+struct Waiting<'a> {
+    releaser: &'a Releaser,
+    field: &'a Arc<str>,
+    what: What<'a>,
+}
+
+impl Waiting<'_> {
+    fn disarm(self) {
+        std::mem::forget(self); // nothing owned: forgetting leaks nothing
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        let releaser = self.releaser.cloned();
+        let field = self.field.clone();
+        let job: ReleaseJob = match self.what {
+            What::Hold(lease, mode) => {
+                let lease = lease.clone();
+                Box::new(move || {
+                    Box::pin(async move {
+                        let r = releaser.release_hold(&field, &lease, mode).await;
+                        releaser.report_abandoned(&field, r);
+                    })
+                })
             }
-        })
-    })
-    .await
+            What::Any => Box::new(move || {
+                Box::pin(async move {
+                    let r = releaser.release_any(&field).await;
+                    releaser.report_abandoned(&field, r);
+                })
+            }),
+        };
+        tracing::debug!(key = %self.releaser.key, field = %self.field, "unlock abandoned before it was sent: queued");
+        if !self.releaser.client.releases.push(job) {
+            tracing::warn!(key = %self.releaser.key, field = %self.field, "unlock abandoned after the client stopped: the lock expires with its lease");
+        }
+    }
+}
+
+/// A release request that may be in Redis, with everything needed to finish it.
+pub(crate) struct InFlight {
+    turn: Turn,
+    lease: Option<Arc<Lease>>,
+    plan: ReleasePlan,
+    last: bool,
+    inv: ScriptInvocation<'static>,
+    latch: String,
+    sent_at: Instant,
+    tries: u32,
+}
+
+/// Dropped before [`Flight::land`] (the caller's future was cancelled while the release was in
+/// Redis or between retries), it queues the rest of the release on the client's release queue:
+/// the same request, same id (a copy that already ran answers from its latch, so it never
+/// releases twice), and the reply recorded in the hold table under the field's turn, which the
+/// flight keeps until then. Nothing is boxed unless that happens.
+struct Flight<'a> {
+    releaser: &'a Releaser,
+    state: Option<InFlight>,
+}
+
+impl Flight<'_> {
+    fn land(mut self) -> InFlight {
+        match self.state.take() {
+            Some(f) => f,
+            // `state` is only taken here (which consumes the flight) and in `drop`
+            None => unreachable!("a release in flight without its request"),
+        }
+    }
+}
+
+impl Drop for Flight<'_> {
+    fn drop(&mut self) {
+        let Some(mut f) = self.state.take() else { return };
+        let releaser = self.releaser.cloned();
+        let field = f.turn.field().clone();
+        tracing::debug!(key = %releaser.key, field = %field, "unlock abandoned while in flight: finishing it in the background");
+        let queue = releaser.client.releases.clone();
+        let job: ReleaseJob = Box::new(move || {
+            Box::pin(async move {
+                let r = match releaser.drive(&mut f).await {
+                    Ok(reply) => releaser.conclude(f, reply),
+                    Err(e) => Err(releaser.kind.map_error(&releaser.key, &field, e)),
+                };
+                releaser.report_abandoned(&field, r);
+            })
+        });
+        if !queue.push(job) {
+            tracing::warn!(key = %self.releaser.key, "unlock abandoned after the client stopped: the lock expires with its lease");
+        }
+    }
+}
+
+impl Releaser {
+    fn report_abandoned(&self, field: &str, r: Result<Unlocked>) {
+        match r {
+            Ok(_) => tracing::debug!(key = %self.key, field = %field, "abandoned unlock finished"),
+            Err(Error::NotHeld { .. }) => {
+                tracing::debug!(key = %self.key, field = %field, "abandoned unlock: the hold had already ended")
+            }
+            Err(e) => {
+                tracing::warn!(key = %self.key, field = %field, error = %e, "release (its caller gave up waiting) failed; the lock expires with its lease")
+            }
+        }
+    }
 }

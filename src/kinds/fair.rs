@@ -390,7 +390,7 @@ impl FairGuard {
     ///
     /// # Cancel safety
     ///
-    /// The release runs in its own task: dropping this future does not cancel it.
+    /// Dropping this future does not cancel the release: the client's release queue finishes it.
     ///
     /// ```no_run
     /// # async fn demo(g: redisson_lock::FairGuard) -> redisson_lock::Result<()> {
@@ -765,7 +765,7 @@ impl NonReentrantFairGuard {
     ///
     /// # Cancel safety
     ///
-    /// The release runs in its own task: dropping this future does not cancel it.
+    /// Dropping this future does not cancel the release: the client's release queue finishes it.
     ///
     /// ```no_run
     /// # async fn demo(g: redisson_lock::NonReentrantFairGuard) -> redisson_lock::Result<()> {

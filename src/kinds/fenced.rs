@@ -398,7 +398,7 @@ impl FencedGuard {
     ///
     /// # Cancel safety
     ///
-    /// The release runs in its own task: dropping this future does not cancel it.
+    /// Dropping this future does not cancel the release: the client's release queue finishes it.
     ///
     /// # Errors
     ///

@@ -301,7 +301,7 @@ impl RLock {
     ///
     /// # Cancel safety
     ///
-    /// The release runs in its own task; dropping the future does not cancel it.
+    /// Dropping the future does not cancel the release: the client's release queue finishes it.
     ///
     /// # Errors
     ///
@@ -461,8 +461,8 @@ impl LockGuard {
     ///
     /// # Cancel safety
     ///
-    /// Renewal stops before anything is sent, and the release runs in its own task: dropping this
-    /// future does not cancel it.
+    /// Renewal stops before anything is sent. Dropping this future does not cancel the release:
+    /// the client's release queue finishes it (same request id, so it never releases twice).
     ///
     /// # Errors
     ///

@@ -323,7 +323,7 @@ impl NonReentrantGuard {
     ///
     /// # Cancel safety
     ///
-    /// The release runs in its own task: dropping this future does not cancel it.
+    /// Dropping this future does not cancel the release: the client's release queue finishes it.
     ///
     /// # Errors
     ///

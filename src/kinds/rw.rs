@@ -724,7 +724,7 @@ impl ReadGuard {
     ///
     /// # Cancel safety
     ///
-    /// The release runs in its own task: dropping this future does not cancel it.
+    /// Dropping this future does not cancel the release: the client's release queue finishes it.
     ///
     /// # Errors
     ///
@@ -846,7 +846,7 @@ impl WriteGuard {
     ///
     /// # Cancel safety
     ///
-    /// The release runs in its own task: dropping this future does not cancel it.
+    /// Dropping this future does not cancel the release: the client's release queue finishes it.
     ///
     /// # Errors
     ///

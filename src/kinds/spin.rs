@@ -336,7 +336,7 @@ impl SpinGuard {
     ///
     /// # Cancel safety
     ///
-    /// The release runs in its own task: dropping this future does not cancel it.
+    /// Dropping this future does not cancel the release: the client's release queue finishes it.
     ///
     /// # Errors
     ///
