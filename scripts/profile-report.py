@@ -119,9 +119,9 @@ if perf:
     w("")
     ch = report("ours", True)
     keys = [
-        ("lock() path (attempt, incl. its EVALSHA)", r"LockCore<K>::attempt::\{\{closure\}\}::\{\{closure\}\}$"),
+        ("lock() path (wait loop and attempt, incl. its EVALSHA)", r"LockCore<K>::wait_loop::\{\{closure\}\}$"),
         ("unlock() path (release, incl. its EVALSHA)", r"Releaser::release_hold::\{\{closure\}\}$"),
-        ("script::run (EVALSHA through redis-rs, both paths)", r"redisson_lock::script::run::\{\{closure\}\}$"),
+        ("EVALSHA through redis-rs (`Cmd::query_async`, both paths)", r"redis::cmd::Cmd::query_async::\{\{closure\}\}$"),
         ("tokio::time::Timeout around calls", r"tokio::time::timeout::Timeout<T> as core::future::future::Future>::poll$"),
         ("string formatting (names, ids)", r"alloc::fmt::format::format_inner$"),
         ("hold table: turn drop", r"holds::Turn as core::ops::drop::Drop>::drop$"),

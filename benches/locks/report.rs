@@ -140,7 +140,7 @@ pub(crate) fn reading(j: &serde_json::Map<String, Value>, target_us: f64) -> Str
             let _ = writeln!(
                 s,
                 "For scale, the floor plus one spawned task + oneshot hand-over measures {:.2}× here (`LockCore::attempt` \
-                 does not spawn; it finishes a dropped request in the background only on cancel). The client's own \
+                 neither spawns nor boxes: a request dropped in flight is settled in the background only on cancel). The client's own \
                  work per acquire is a few µs: the wait-loop entry, the owner field and the field's turn in the \
                  hold table, the TTL, latch and request before the send, recording the grant after it \
                  (benches/PROFILE.md has the CPU by function); the per-repeat spread shows how much of the rest is \

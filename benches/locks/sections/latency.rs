@@ -33,82 +33,47 @@ impl Bench {
                 sys.release(h).await;
             }
         }
+        // Each target comparison runs as a pair, ours and the floor alternating per iteration
+        // (their order alternating too): both see the same moments of a shared machine, so the
+        // per-repeat ratio is not the drift between two blocks of 1200 iterations.
         let names = [
             "ping",
-            "floor_acq",
+            "pair_acq",
             "floor_spawn_acq",
-            "floor_acq_rel",
-            "ours_acq",
-            "ours_acq_rel",
+            "pair_acq_rel",
             "ours_lock_rel",
             "rslock_acq",
             "rslock_acq_rel",
         ];
-        let mut d: BTreeMap<&str, Dist> = names.iter().map(|n| (*n, Dist::default())).collect();
+        let pairs = [
+            ("pair_acq", ["floor_acq", "ours_acq"]),
+            ("pair_acq_rel", ["floor_acq_rel", "ours_acq_rel"]),
+        ];
+        let mut d: BTreeMap<&str, Dist> = names
+            .iter()
+            .filter(|n| !n.starts_with("pair_"))
+            .chain(pairs.iter().flat_map(|(_, ops)| ops.iter()))
+            .map(|n| (*n, Dist::default()))
+            .collect();
         let mut java: BTreeMap<&str, Dist> = BTreeMap::new();
         for round in 0..s.lat_rounds {
             for k in 0..names.len() {
                 let name = names[(k + round) % names.len()];
-                let mut v = Vec::with_capacity(s.lat_iters);
-                for _ in 0..s.lat_iters {
-                    let x = match name {
-                        "ping" => {
-                            let t = Instant::now();
-                            self.raw.ping().await;
-                            t.elapsed()
-                        }
-                        "floor_acq" | "ours_acq" | "rslock_acq" => {
-                            let sys = match name {
-                                "floor_acq" => &floor,
-                                "ours_acq" => &mine,
-                                _ => &theirs,
-                            };
-                            let t = Instant::now();
-                            let h = sys.try_once().await;
-                            let e = t.elapsed();
-                            sys.cleanup(h).await;
-                            e
-                        }
-                        "floor_spawn_acq" => {
-                            // the floor plus one task hand-over (spawned task + oneshot), for scale
-                            let t = Instant::now();
-                            let (tx, rx) = tokio::sync::oneshot::channel();
-                            let raw = self.raw.clone();
-                            tokio::spawn(async move {
-                                let _ = tx.send(raw.acquire("bench:lat:floor").await);
-                            });
-                            assert_eq!(rx.await.unwrap(), None);
-                            let e = t.elapsed();
-                            self.raw.del("bench:lat:floor").await;
-                            e
-                        }
-                        "ours_lock_rel" => {
-                            let Sys::Ours(l) = &mine else { unreachable!() };
-                            let t = Instant::now();
-                            let g = l.lock().await.unwrap();
-                            g.unlock().await.unwrap();
-                            t.elapsed()
-                        }
-                        _ => {
-                            let sys = match name {
-                                "floor_acq_rel" => &floor,
-                                "ours_acq_rel" => &mine,
-                                _ => &theirs,
-                            };
-                            let t = Instant::now();
-                            let h = sys.try_once().await;
-                            sys.release(h).await;
-                            t.elapsed()
-                        }
-                    };
-                    match name {
-                        n if n.starts_with("floor") => floor.settle().await,
-                        n if n.starts_with("ours") => mine.settle().await,
-                        _ => {}
+                let ops: Vec<&str> = match pairs.iter().find(|(p, _)| *p == name) {
+                    Some((_, ops)) => ops.to_vec(),
+                    None => vec![name],
+                };
+                let mut v: Vec<Vec<f64>> = ops.iter().map(|_| Vec::with_capacity(s.lat_iters)).collect();
+                for i in 0..s.lat_iters {
+                    for j in 0..ops.len() {
+                        let at = (i + j) % ops.len();
+                        let x = self.one_op(ops[at], &floor, &mine, &theirs).await;
+                        v[at].push(x);
                     }
-                    v.push(x.as_secs_f64() * 1e6);
                 }
-                d.get_mut(name).unwrap().push_round(v);
+                for (op, v) in ops.iter().zip(v) {
+                    d.get_mut(op).unwrap().push_round(v);
+                }
             }
             if let Some(jvm) = &self.jvm {
                 for (name, cmd) in [
@@ -140,7 +105,9 @@ impl Bench {
             md,
             "{} repeats × {} iterations per variant, variants interleaved; one key per system, always free. \
              Floor = `EVALSHA` of our own `acquire.lua` (and `unlock.lua`, fresh latch) through redis-rs on a `ConnectionManager`, \
-             like the client's. Ratio = median over the repeats of p50 / floor p50 in the same repeat (min–max of the per-repeat ratios); p50 and p99 pooled. \
+             like the client's. The two targets run as pairs: ours and the floor alternate per iteration (order alternating too), \
+             so both see the same moments of the machine. Ratio = median over the repeats of p50 / floor p50 in the same repeat \
+             (min–max of the per-repeat ratios); p50 and p99 pooled. \
              Ours = `try_lock()` (and `unlock()`); rslock = `lock()` (`SET NX PX`) / `unlock()` (`EVAL`); \
              Redisson = `tryLock()` / `unlock()` / `lock()` in the JVM after 2000 warm-up iterations.\n",
             s.lat_rounds, s.lat_iters
@@ -275,5 +242,67 @@ impl Bench {
         self.md.push_str(&md);
         let mut a = self.admin.clone();
         flushall(&mut a).await;
+    }
+}
+
+impl Bench {
+    /// One timed operation of the latency section (µs), then the untimed clean-up.
+    async fn one_op(&self, name: &str, floor: &Sys, mine: &Sys, theirs: &Sys) -> f64 {
+        let x = match name {
+            "ping" => {
+                let t = Instant::now();
+                self.raw.ping().await;
+                t.elapsed()
+            }
+            "floor_acq" | "ours_acq" | "rslock_acq" => {
+                let sys = match name {
+                    "floor_acq" => floor,
+                    "ours_acq" => mine,
+                    _ => theirs,
+                };
+                let t = Instant::now();
+                let h = sys.try_once().await;
+                let e = t.elapsed();
+                sys.cleanup(h).await;
+                e
+            }
+            "floor_spawn_acq" => {
+                // the floor plus one task hand-over (spawned task + oneshot), for scale
+                let t = Instant::now();
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                let raw = self.raw.clone();
+                tokio::spawn(async move {
+                    let _ = tx.send(raw.acquire("bench:lat:floor").await);
+                });
+                assert_eq!(rx.await.unwrap(), None);
+                let e = t.elapsed();
+                self.raw.del("bench:lat:floor").await;
+                e
+            }
+            "ours_lock_rel" => {
+                let Sys::Ours(l) = mine else { unreachable!() };
+                let t = Instant::now();
+                let g = l.lock().await.unwrap();
+                g.unlock().await.unwrap();
+                t.elapsed()
+            }
+            _ => {
+                let sys = match name {
+                    "floor_acq_rel" => floor,
+                    "ours_acq_rel" => mine,
+                    _ => theirs,
+                };
+                let t = Instant::now();
+                let h = sys.try_once().await;
+                sys.release(h).await;
+                t.elapsed()
+            }
+        };
+        match name {
+            n if n.starts_with("floor") => floor.settle().await,
+            n if n.starts_with("ours") => mine.settle().await,
+            _ => {}
+        }
+        x.as_secs_f64() * 1e6
     }
 }
