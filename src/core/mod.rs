@@ -461,18 +461,12 @@ impl<K: AcquireKind> LockCore<K> {
                 return Err(self.kind.map_error(&self.key, &field, e));
             }
         };
-        let Sent {
-            turn,
-            latch,
-            mode,
-            sent_at,
-            need_ms,
-            owner,
-        } = flight.land();
+        let sent = flight.land();
         match reply {
             Reply::Granted { count, grant } => {
+                let held = self.record_grant(&sent, count, grant);
+                let Sent { turn, latch, .. } = sent;
                 self.client.latches.discard(latch);
-                let held = self.record_grant(&turn, owner, mode, sent_at, need_ms, count, grant);
                 if let Synced::Unconfirmed { wanted } = synced {
                     if self.client.sync.required() {
                         // Redisson's checkLockSyncedSlaves: undo the grant at once (its release
@@ -522,14 +516,6 @@ impl<K: AcquireKind> LockCore<K> {
     /// Keeps asking (within the latch's lifetime) whether an ambiguous acquire took effect, and
     /// releases the hold if it did: nobody is waiting for it any more.
     fn settle_in_background(&self, sent: Sent) {
-        let Sent {
-            turn,
-            latch,
-            mode,
-            sent_at,
-            need_ms,
-            owner,
-        } = sent;
         let core = self.clone();
         let Ok(rt) = tokio::runtime::Handle::try_current() else {
             return;
@@ -541,16 +527,16 @@ impl<K: AcquireKind> LockCore<K> {
             let window = Duration::from_millis(SETTLE_WINDOW_MS);
             let mut pause = core.client.config.retry_pause();
             loop {
-                match core.settle(&latch).await {
+                match core.settle(&sent.latch).await {
                     Ok(Reply::Granted { count, grant }) => {
-                        let held = core.record_grant(&turn, owner, mode, sent_at, need_ms, count, grant);
-                        drop(turn);
+                        let held = core.record_grant(&sent, count, grant);
+                        drop(sent);
                         tracing::info!(key = %core.key, field = %held.field(), "an acquire whose reply was lost had been granted after its caller gave up: releasing it");
                         drop(held); // queues the release
                         return;
                     }
                     Ok(_) => return,
-                    Err(e) if sent_at.elapsed() < window => {
+                    Err(e) if sent.sent_at.elapsed() < window => {
                         tracing::debug!(key = %core.key, error = %e, "cannot settle an ambiguous acquire yet; retrying");
                         tokio::time::sleep(pause).await;
                         pause = (pause * 2).min(Duration::from_secs(2));
@@ -564,22 +550,24 @@ impl<K: AcquireKind> LockCore<K> {
         });
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn record_grant(
-        &self,
-        turn: &Turn,
-        owner: OwnerId,
-        mode: Mode,
-        sent_at: Instant,
-        need_ms: u64,
-        count: i64,
-        grant: K::Grant,
-    ) -> Held<K> {
-        let lease = self
-            .client
-            .holds
-            .granted(turn, self.kind, mode, sent_at, need_ms, count);
-        Held::new(self.clone(), turn.field().clone(), owner, lease, mode, grant)
+    /// Records a grant of the attempt `sent` in the hold table; the guard of that hold.
+    fn record_grant(&self, sent: &Sent, count: i64, grant: K::Grant) -> Held<K> {
+        let lease = self.client.holds.granted(
+            &sent.turn,
+            self.kind,
+            sent.mode,
+            sent.sent_at,
+            sent.need_ms,
+            count,
+        );
+        Held::new(
+            self.clone(),
+            sent.turn.field().clone(),
+            sent.owner,
+            lease,
+            sent.mode,
+            grant,
+        )
     }
 }
 
