@@ -20,7 +20,19 @@ const QUIET_POLL: Duration = Duration::from_secs(60);
 
 /// (port, node id, flags, slot ranges) of every node, from `CLUSTER NODES`.
 async fn nodes(c: &mut MultiplexedConnection) -> Vec<(u16, String, String, Vec<(u16, u16)>)> {
-    let text: String = redis::cmd("CLUSTER").arg("NODES").query_async(c).await.unwrap();
+    // a node busy with a failover under CI load may time a query out: ask again (for a while)
+    let mut tries = 0;
+    let text: String = loop {
+        match redis::cmd("CLUSTER").arg("NODES").query_async(c).await {
+            Ok(t) => break t,
+            Err(e) if tries < 20 => {
+                tries += 1;
+                eprintln!("CLUSTER NODES failed ({e}); asking again");
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            Err(e) => panic!("CLUSTER NODES: {e}"),
+        }
+    };
     text.lines()
         .filter_map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
