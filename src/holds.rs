@@ -26,7 +26,7 @@
 //! state. Fields are per owner, and owners are per acquisition by default, so turns only queue
 //! when an owner is shared on purpose.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
@@ -133,7 +133,7 @@ impl Table {
         };
         if owners.get(field).is_none() {
             let mut map = match std::mem::replace(owners, Owners::Many(Box::default())) {
-                Owners::One(r) => Box::new(HashMap::from([(r.field().clone(), r)])),
+                Owners::One(r) => Box::new(HashMap::from_iter([(r.field().clone(), r)])),
                 Owners::Many(m) => m,
             };
             map.insert(field.clone(), Arc::new(Lease::fresh(field.clone(), kind)));
@@ -180,6 +180,12 @@ pub(crate) struct Turn {
     holds: Arc<Holds>,
     key: Arc<str>,
     field: Arc<str>,
+    /// The field had no epoch when the turn was taken. Only an operation holding the turn
+    /// starts one, so it still has none until this turn records a grant (which clears this):
+    /// an acquisition plans against nothing held without looking.
+    fresh: AtomicBool,
+    /// Given back already (by [`Holds::grant_passing`]): dropping it does nothing more.
+    passed: bool,
 }
 
 impl Turn {
@@ -190,13 +196,26 @@ impl Turn {
 
 impl Drop for Turn {
     fn drop(&mut self) {
+        if self.passed {
+            return;
+        }
         let mut t = self.holds.table.lock();
-        if let Some(r) = t.get(&self.key, &self.field) {
+        // `Table::tidy` after freeing the turn, with one lookup of the key
+        let Some(owners) = t.locks.get_mut(&*self.key) else {
+            return;
+        };
+        let unused = owners.get(&self.field).is_some_and(|r| {
             let mut s = r.lock();
             s.busy = false;
             s.wake();
+            idle(&s)
+        });
+        if unused {
+            owners.remove(&self.field);
         }
-        t.tidy(&self.key, &self.field);
+        if owners.is_empty() {
+            t.locks.remove(&*self.key);
+        }
     }
 }
 
@@ -256,18 +275,9 @@ impl Holds {
         kind: &'static dyn Kind,
     ) -> Turn {
         loop {
-            let waiters = {
-                let mut t = self.table.lock();
-                let mut s = t.entry(key, field, kind).lock();
-                if !s.busy {
-                    s.busy = true;
-                    return Turn {
-                        holds: self.clone(),
-                        key: key.clone(),
-                        field: field.clone(),
-                    };
-                }
-                s.waiters()
+            let waiters = match self.take_turn(key, field, kind) {
+                Ok(turn) => return turn,
+                Err(waiters) => waiters,
             };
             let notified = waiters.notified();
             let mut notified = std::pin::pin!(notified);
@@ -287,13 +297,46 @@ impl Holds {
         }
     }
 
+    /// The turn of `field` on `key` if it is free now (the common case: nothing is sent for
+    /// the field at the moment), without waiting.
+    pub(crate) fn try_turn(
+        self: &Arc<Self>,
+        key: &Arc<str>,
+        field: &Arc<str>,
+        kind: &'static dyn Kind,
+    ) -> Option<Turn> {
+        self.take_turn(key, field, kind).ok()
+    }
+
+    /// Takes the turn if free; else what wakes its waiters.
+    fn take_turn(
+        self: &Arc<Self>,
+        key: &Arc<str>,
+        field: &Arc<str>,
+        kind: &'static dyn Kind,
+    ) -> Result<Turn, Arc<tokio::sync::Notify>> {
+        let mut t = self.table.lock();
+        let mut s = t.entry(key, field, kind).lock();
+        if s.busy {
+            return Err(s.waiters());
+        }
+        s.busy = true;
+        Ok(Turn {
+            holds: self.clone(),
+            key: key.clone(),
+            field: field.clone(),
+            fresh: AtomicBool::new(!s.started),
+            passed: false,
+        })
+    }
+
     fn ms_until(until: Instant, now: Instant) -> u64 {
         let d = until.saturating_duration_since(now);
         (d.as_millis() as u64).max(1)
     }
 
     /// The TTL the live holds of a record need now, if it has any.
-    fn need_of(&self, s: &Slot, now: Instant) -> Option<u64> {
+    fn need_of(&self, s: &Slot) -> Option<u64> {
         if s.holds() == 0 {
             return None;
         }
@@ -301,7 +344,10 @@ impl Holds {
         if s.watchdog > 0 {
             need = self.watchdog_timeout.as_millis() as u64;
         }
+        // the clock only when a leased hold needs it (watchdog holds are the common case)
+        let mut now = None;
         for u in s.leased() {
+            let now = *now.get_or_insert_with(Instant::now);
             need = need.max(Self::ms_until(*u, now));
         }
         Some(need)
@@ -310,6 +356,9 @@ impl Holds {
     /// The TTL an acquisition of `turn`'s field with `own_ms` should send: its own lease, or
     /// longer when other live holds of the field need longer.
     pub(crate) fn acquire_need(&self, turn: &Turn, own_ms: u64) -> u64 {
+        if turn.fresh.load(Ordering::Relaxed) {
+            return own_ms; // no epoch, so no other live hold (see `Turn::fresh`)
+        }
         let t = self.table.lock();
         let Some(r) = t.get(&turn.key, &turn.field) else {
             return own_ms;
@@ -318,11 +367,12 @@ impl Holds {
         if !s.live() {
             return own_ms;
         }
-        self.need_of(&s, Instant::now()).map_or(own_ms, |n| n.max(own_ms))
+        self.need_of(&s).map_or(own_ms, |n| n.max(own_ms))
     }
 
     /// Records a grant of one hold whose request was sent at `sent_at` with TTL `need_ms`; `count`
     /// is the field's hold count Redis reported after it. Returns the hold's epoch.
+    #[cfg(test)]
     pub(crate) fn granted(
         &self,
         turn: &Turn,
@@ -333,6 +383,48 @@ impl Holds {
         count: i64,
     ) -> Arc<Lease> {
         let mut t = self.table.lock();
+        self.grant_in(&mut t, turn, kind, mode, sent_at, need_ms, count)
+    }
+
+    /// [`Holds::granted`], giving the turn back in the same visit to the table (what dropping
+    /// the turn right after would do: the record is live, so nothing is tidied away).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "granted's arguments plus the turn it consumes"
+    )]
+    pub(crate) fn grant_passing(
+        &self,
+        mut turn: Turn,
+        kind: &'static dyn Kind,
+        mode: Mode,
+        sent_at: Instant,
+        need_ms: u64,
+        count: i64,
+    ) -> Arc<Lease> {
+        let mut t = self.table.lock();
+        let record = self.grant_in(&mut t, &turn, kind, mode, sent_at, need_ms, count);
+        {
+            let mut s = record.lock();
+            s.busy = false;
+            s.wake();
+        }
+        drop(t);
+        turn.passed = true;
+        record
+    }
+
+    #[allow(clippy::too_many_arguments, reason = "granted's arguments plus the table")]
+    fn grant_in(
+        &self,
+        t: &mut Table,
+        turn: &Turn,
+        kind: &'static dyn Kind,
+        mode: Mode,
+        sent_at: Instant,
+        need_ms: u64,
+        count: i64,
+    ) -> Arc<Lease> {
+        turn.fresh.store(false, Ordering::Relaxed);
         let mut record = t.entry(&turn.key, &turn.field, kind).clone();
         let mut s = record.lock();
         let joined = if s.live() {
@@ -438,7 +530,7 @@ impl Holds {
     }
 
     fn plan_after_removal(&self, s: &mut Slot, removed: Mode) -> ReleasePlan {
-        match self.need_of(s, Instant::now()) {
+        match self.need_of(s) {
             None => {
                 // the field's last hold: renewal stops now, before anything is sent
                 s.end(LeaseState::Released);
@@ -668,6 +760,32 @@ mod tests {
 
     fn names() -> (Arc<str>, Arc<str>) {
         ("k".into(), "c:1".into())
+    }
+
+    #[tokio::test]
+    async fn a_grant_gives_its_turn_back_to_the_next_operation_on_the_field() {
+        let h = holds();
+        let (k, f) = names();
+        let t = h.turn(&k, &f, &DUMMY).await;
+        assert_eq!(h.acquire_need(&t, 300), 300, "a fresh field: the own lease");
+        // a second operation on the field (a re-entry of the same owner) waits for the turn
+        let waiter = {
+            let (h, k, f) = (h.clone(), k.clone(), f.clone());
+            tokio::spawn(async move {
+                let t = h.turn(&k, &f, &DUMMY).await;
+                h.acquire_need(&t, 300)
+            })
+        };
+        tokio::task::yield_now().await;
+        assert!(!waiter.is_finished(), "the turn is still taken");
+        let lease = h.grant_passing(t, &DUMMY, Mode::Watchdog, Instant::now(), 30_000, 1);
+        let need = tokio::time::timeout(Duration::from_secs(5), waiter)
+            .await
+            .expect("the grant woke the waiting operation")
+            .expect("task");
+        assert_eq!(need, 30_000, "the next turn plans against the live watchdog hold");
+        assert_eq!(lease.state(), LeaseState::Held);
+        assert!(h.table.lock().get(&k, &f).is_some_and(|r| Arc::ptr_eq(r, &lease)));
     }
 
     #[tokio::test]

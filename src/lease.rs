@@ -52,6 +52,9 @@ pub enum LeaseState {
     Released,
 }
 
+/// The `until` of a record whose epoch has not started (any instant would do).
+static NO_EPOCH: std::sync::LazyLock<Instant> = std::sync::LazyLock::new(Instant::now);
+
 /// One epoch of one (lock key, owner field) and the hold-table record it lives in: a single
 /// allocation per held field, shared by the hold table, the watchdog and the field's guards.
 ///
@@ -215,7 +218,8 @@ impl Lease {
             field,
             slot: Mutex::new(Slot {
                 state: LeaseState::Held,
-                until: Instant::now(),
+                // unused until the epoch starts (`start` sets it): no clock read per record
+                until: *NO_EPOCH,
                 reason: LostReason::RenewalFailed,
                 started: false,
                 busy: false,

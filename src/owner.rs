@@ -174,30 +174,33 @@ impl OwnerSel {
 /// `<client id>:<owner id><suffix>`, the owner's hash field, built in one allocation (this runs
 /// for every acquisition: owners are per acquisition by default).
 pub(crate) fn field(client_id: &str, owner: OwnerId, suffix: &str) -> std::sync::Arc<str> {
-    use std::fmt::Write as _;
-    /// A stack buffer for the common case (a UUID, a u64, a short suffix).
-    struct Buf {
-        b: [u8; 96],
-        n: usize,
-    }
-    impl std::fmt::Write for Buf {
-        fn write_str(&mut self, s: &str) -> std::fmt::Result {
-            let end = self.n + s.len();
-            if end > self.b.len() {
-                return Err(std::fmt::Error);
-            }
-            self.b[self.n..end].copy_from_slice(s.as_bytes());
-            self.n = end;
-            Ok(())
+    // written by hand into a stack buffer (no formatting machinery), then one allocation
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = owner.0;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
         }
     }
-    let mut buf = Buf { b: [0; 96], n: 0 };
-    if write!(buf, "{client_id}:{}{suffix}", owner.0).is_ok() {
-        if let Ok(s) = std::str::from_utf8(&buf.b[..buf.n]) {
-            return s.into();
-        }
+    let parts: [&[u8]; 4] = [client_id.as_bytes(), b":", &digits[at..], suffix.as_bytes()];
+    let mut buf = [0u8; 128];
+    let mut len = 0;
+    for p in parts {
+        let Some(dst) = buf.get_mut(len..len + p.len()) else {
+            // an unusually long client id or suffix
+            return format!("{client_id}:{}{suffix}", owner.0).into();
+        };
+        dst.copy_from_slice(p);
+        len += p.len();
     }
-    format!("{client_id}:{}{suffix}", owner.0).into()
+    match std::str::from_utf8(&buf[..len]) {
+        Ok(s) => s.into(),
+        Err(_) => format!("{client_id}:{}{suffix}", owner.0).into(),
+    }
 }
 
 #[cfg(test)]
@@ -250,6 +253,8 @@ mod tests {
     #[test]
     fn field_format() {
         assert_eq!(&*field("abc", OwnerId(7), ""), "abc:7");
+        assert_eq!(&*field("abc", OwnerId(0), ""), "abc:0");
+        assert_eq!(&*field("abc", OwnerId(1_000_000), ":x"), "abc:1000000:x");
         assert_eq!(
             &*field("abc", OwnerId(u64::MAX), ":write"),
             format!("abc:{}:write", u64::MAX)

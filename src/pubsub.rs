@@ -48,7 +48,7 @@
 //! period is let through to probe. Any successful command makes the hub healthy again. Joining a
 //! channel that is already subscribed is never refused.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -414,7 +414,7 @@ pub(crate) fn push_handler(
 
 impl Hub {
     pub(crate) fn new_channels() -> ChannelsHandle {
-        Arc::new(Mutex::new(HashMap::new()))
+        Arc::new(Mutex::new(HashMap::default()))
     }
 
     pub(crate) fn new(channels: ChannelsHandle, conn: Option<PubSubConn>, mode: Mode) -> Hub {

@@ -11,7 +11,7 @@
 //! cost 10 calls per second, not 10,000; a lock deleted without a message is noticed within one
 //! poll interval. Nothing is sent while nobody waits.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 

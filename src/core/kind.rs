@@ -21,8 +21,14 @@ pub(crate) struct Ctx<'a> {
     pub field: &'a str,
     /// `PUBLISH` or `SPUBLISH`.
     pub publish: &'static str,
-    /// This client's wall clock, epoch ms (the fair lock's waiter deadlines are in it).
-    pub now_ms: u64,
+}
+
+impl Ctx<'_> {
+    /// This client's wall clock, epoch ms (the fair lock's waiter deadlines are in it), read
+    /// only by the kinds that send it.
+    pub fn now_ms(&self) -> u64 {
+        crate::core::epoch_ms()
+    }
 }
 
 /// The arguments of one acquisition attempt.
@@ -159,7 +165,8 @@ pub(crate) fn with_channel<R>(kind: &dyn Kind, key: &str, field: &str, f: impl F
 pub(crate) trait AcquireKind: Kind {
     /// What a grant carries besides the hold count (the fenced lock's token; `()` elsewhere).
     type Grant: Copy + Send + Sync + std::fmt::Debug + 'static;
-    /// One attempt that records its grant in `a.latch`.
+    /// One attempt that records its grant in `a.latch`. `c.channel` is empty: acquire scripts
+    /// never publish, so the wait loop does not build it for them.
     fn acquire(&self, c: &Ctx<'_>, a: &AcquireArgs<'_>) -> ScriptInvocation<'static>;
     /// Decodes the reply of [`acquire`](Self::acquire), and of `resolve_acquire.lua` for it.
     fn decode(&self, v: &Value) -> Result<Reply<Self::Grant>>;
@@ -175,15 +182,19 @@ pub(crate) fn decode_reply(v: &Value) -> Result<Reply<Option<i64>>> {
     let Value::Array(items) = v else {
         return Err(bad());
     };
-    let ints: Vec<i64> = items
-        .iter()
-        .map(|x| match x {
-            Value::Int(n) => Some(*n),
-            _ => None,
-        })
-        .collect::<Option<_>>()
-        .ok_or_else(bad)?;
-    match ints.as_slice() {
+    // at most three integers: read onto the stack, no allocation
+    if items.len() > 3 {
+        return Err(bad());
+    }
+    let mut buf = [0i64; 3];
+    for (slot, x) in buf.iter_mut().zip(items) {
+        match x {
+            Value::Int(n) => *slot = *n,
+            _ => return Err(bad()),
+        }
+    }
+    let ints = &buf[..items.len()];
+    match ints {
         [1, count] if *count >= 1 => Ok(Reply::Granted {
             count: *count,
             grant: None,
@@ -288,5 +299,12 @@ mod tests {
         assert!(decode_plain(&arr(&[1, 0])).is_err(), "a grant has a count");
         assert!(decode_plain(&Value::Nil).is_err());
         assert!(decode_plain(&Value::Int(5)).is_err());
+        assert!(decode_reply(&arr(&[1, 1, 7, 8])).is_err(), "too many items");
+        assert!(decode_reply(&arr(&[])).is_err());
+        assert!(decode_reply(&arr(&[1])).is_err());
+        assert!(
+            decode_reply(&Value::Array(vec![Value::Int(1), Value::Nil])).is_err(),
+            "a non-integer item"
+        );
     }
 }

@@ -358,7 +358,6 @@ impl<K: AcquireKind> LockCore<K> {
             channel,
             field,
             publish: self.client.publish_cmd,
-            now_ms: epoch_ms(),
         }
     }
 
@@ -376,9 +375,11 @@ impl<K: AcquireKind> LockCore<K> {
         let cfg = &self.client.config;
         let holds = &self.client.holds;
         let field = self.field_of(owner);
-        let turn = match deadline {
-            None => holds.turn(&self.key, &field, self.kind).await,
-            Some(d) => {
+        // the turn is almost always free: take it without building the wait (and its timer)
+        let turn = match (holds.try_turn(&self.key, &field, self.kind), deadline) {
+            (Some(t), _) => t,
+            (None, None) => holds.turn(&self.key, &field, self.kind).await,
+            (None, Some(d)) => {
                 let limit = after(d, cfg.command_timeout);
                 match tokio::time::timeout_at(limit.into(), holds.turn(&self.key, &field, self.kind)).await {
                     Ok(t) => t,
@@ -399,9 +400,8 @@ impl<K: AcquireKind> LockCore<K> {
             wait_ms: plan.wait_ms,
             queued: plan.queued,
         };
-        let inv = kind::with_channel(self.kind, &self.key, &field, |channel| {
-            self.kind.acquire(&self.ctx(channel, &field), &args)
-        });
+        // no acquire script takes the channel (see `AcquireKind::acquire`): none is built
+        let inv = self.kind.acquire(&self.ctx("", &field), &args);
         let sent_at = Instant::now();
         let mode = match lease {
             None => Mode::Watchdog,
@@ -464,14 +464,12 @@ impl<K: AcquireKind> LockCore<K> {
         let sent = flight.land();
         match reply {
             Reply::Granted { count, grant } => {
-                let held = self.record_grant(&sent, count, grant);
-                let Sent { turn, latch, .. } = sent;
+                let (held, latch) = self.record_grant(sent, count, grant);
                 self.client.latches.discard(latch);
                 if let Synced::Unconfirmed { wanted } = synced {
                     if self.client.sync.required() {
                         // Redisson's checkLockSyncedSlaves: undo the grant at once (its release
                         // also wakes waiters), then the caller's loop retries like any failure
-                        drop(turn);
                         let field = held.field().to_owned();
                         // boxed: the release's state would otherwise be part of every attempt's
                         match Box::pin(held.unlock()).await {
@@ -529,8 +527,7 @@ impl<K: AcquireKind> LockCore<K> {
             loop {
                 match core.settle(&sent.latch).await {
                     Ok(Reply::Granted { count, grant }) => {
-                        let held = core.record_grant(&sent, count, grant);
-                        drop(sent);
+                        let (held, _latch) = core.record_grant(sent, count, grant);
                         tracing::info!(key = %core.key, field = %held.field(), "an acquire whose reply was lost had been granted after its caller gave up: releasing it");
                         drop(held); // queues the release
                         return;
@@ -550,24 +547,23 @@ impl<K: AcquireKind> LockCore<K> {
         });
     }
 
-    /// Records a grant of the attempt `sent` in the hold table; the guard of that hold.
-    fn record_grant(&self, sent: &Sent, count: i64, grant: K::Grant) -> Held<K> {
-        let lease = self.client.holds.granted(
-            &sent.turn,
-            self.kind,
-            sent.mode,
-            sent.sent_at,
-            sent.need_ms,
-            count,
-        );
-        Held::new(
-            self.clone(),
-            sent.turn.field().clone(),
-            sent.owner,
-            lease,
-            sent.mode,
-            grant,
-        )
+    /// Records a grant of the attempt `sent` in the hold table and gives its turn back; the
+    /// guard of that hold, and the attempt's latch.
+    fn record_grant(&self, sent: Sent, count: i64, grant: K::Grant) -> (Held<K>, String) {
+        let Sent {
+            turn,
+            latch,
+            mode,
+            sent_at,
+            need_ms,
+            owner,
+        } = sent;
+        let field = turn.field().clone();
+        let lease = self
+            .client
+            .holds
+            .grant_passing(turn, self.kind, mode, sent_at, need_ms, count);
+        (Held::new(self.clone(), field, owner, lease, mode, grant), latch)
     }
 }
 

@@ -41,7 +41,6 @@ impl Releaser {
             channel,
             field,
             publish: self.client.publish_cmd,
-            now_ms: crate::core::epoch_ms(),
         }
     }
 

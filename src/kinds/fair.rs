@@ -48,7 +48,7 @@ impl Kind for FairKind {
             .arg(0)
             .arg(a.ttl_ms)
             .arg(c.field)
-            .arg(c.now_ms)
+            .arg(c.now_ms())
             .arg(c.publish)
             .arg(a.latch_ms)
             .arg(u8::from(a.all));
@@ -62,7 +62,7 @@ impl Kind for FairKind {
             .key(name::fair_deadlines(c.key))
             .key(name::lock_channel(c.key))
             .arg(0)
-            .arg(c.now_ms)
+            .arg(c.now_ms())
             .arg(c.publish);
         inv
     }
@@ -108,7 +108,7 @@ impl AcquireKind for FairKind {
             .arg(a.ttl_ms)
             .arg(c.field)
             .arg(a.wait_ms)
-            .arg(c.now_ms)
+            .arg(c.now_ms())
             .arg(a.latch_ms)
             .arg(u8::from(a.queued))
             .arg(u8::from(self.non_reentrant));
