@@ -10,6 +10,9 @@
 //! * `BENCH_SCALE`: `full` (default) or `quick` (small counts while developing).
 //! * `BENCH_OUT`: output directory (default `benches/` for full runs, `benches/out/` for quick).
 //! * `BENCH_COMMAND`: the command line shown in the report.
+//! * While developing: `BENCH_SECTIONS` (e.g. `latency,throughput`; default all),
+//!   `BENCH_TP_ROUNDS`, `BENCH_TP_MS`, `BENCH_TP_C` (e.g. `256`) override the throughput
+//!   section's repeats, run time and concurrencies. A report made with them is partial.
 //!
 //! Every figure is a ratio against a baseline measured in the same run, with p50/p99 and the
 //! spread (min–max of per-repeat ratios) over repeats. Outputs: `REPORT.md`, `results.json`,
@@ -62,10 +65,11 @@ use crate::sections::Bench;
 use crate::sysinfo::{clk_tck, flushall, info, machine, proc_cpu, start_own_server};
 
 fn main() {
-    let scale = match std::env::var("BENCH_SCALE").as_deref() {
+    let mut scale = match std::env::var("BENCH_SCALE").as_deref() {
         Ok("quick") => Scale::quick(),
         _ => Scale::full(),
     };
+    scale.override_from_env();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -140,12 +144,28 @@ async fn run(scale: Scale) {
         rtt_us: f64::NAN,
     };
     let cpu_start = proc_cpu(b.tck);
-    b.latency().await;
-    b.throughput().await;
-    let series = b.handoff().await;
-    b.watchdog().await;
-    b.many_waited().await;
-    b.replica_sync().await;
+    let sections = std::env::var("BENCH_SECTIONS").unwrap_or_default();
+    let on = |name: &str| sections.is_empty() || sections.split(',').any(|s| s.trim() == name);
+    if on("latency") {
+        b.latency().await;
+    }
+    if on("throughput") {
+        b.throughput().await;
+    }
+    let series = if on("handoff") {
+        b.handoff().await
+    } else {
+        Vec::new()
+    };
+    if on("watchdog") {
+        b.watchdog().await;
+    }
+    if on("many_waited") {
+        b.many_waited().await;
+    }
+    if on("replica_sync") {
+        b.replica_sync().await;
+    }
     let jvm_version = b.jvm.as_ref().map(|j| j.lock().unwrap().version.clone());
     b.jvm = None; // stops the JVM
     let elapsed = started.elapsed().as_secs_f64();

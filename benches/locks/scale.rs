@@ -53,6 +53,23 @@ impl Scale {
         }
     }
 
+    /// `BENCH_TP_ROUNDS`, `BENCH_TP_MS`, `BENCH_TP_C` (comma list), for experiments.
+    pub(crate) fn override_from_env(&mut self) {
+        let num = |k: &str| std::env::var(k).ok().and_then(|v| v.trim().parse::<u64>().ok());
+        if let Some(r) = num("BENCH_TP_ROUNDS") {
+            self.tp_rounds = r.max(1) as usize;
+        }
+        if let Some(ms) = num("BENCH_TP_MS") {
+            self.tp_ms = ms.max(50);
+        }
+        if let Ok(c) = std::env::var("BENCH_TP_C") {
+            let cs: Vec<usize> = c.split(',').filter_map(|x| x.trim().parse().ok()).collect();
+            if !cs.is_empty() {
+                self.tp_concurrency = cs;
+            }
+        }
+    }
+
     pub(crate) fn quick() -> Scale {
         Scale {
             name: "quick",
