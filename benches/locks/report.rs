@@ -241,6 +241,30 @@ pub(crate) fn reading(j: &serde_json::Map<String, Value>, target_us: f64) -> Str
                     bounded.join(", ")
                 );
             }
+            // at one task both clients make two sequential round trips: what 2.5x Redisson
+            // would take, against this machine's plain PING round trip
+            let ping = j.get("uncontended").map_or(f64::NAN, |u| f(&u["ping"]["p50"]));
+            let redisson_1 = t
+                .get("1")
+                .and_then(|v| v["ops_per_s"]["redisson"].as_array())
+                .map(|a| {
+                    let v: Vec<f64> = a.iter().filter_map(Value::as_f64).collect();
+                    crate::stats::p50(&v)
+                })
+                .unwrap_or(f64::NAN);
+            if ping.is_finite() && redisson_1.is_finite() && redisson_1 > 0.0 {
+                let need_us = 1e6 / (2.5 * redisson_1);
+                let _ = writeln!(
+                    s,
+                    "  At C = 1, 2.5× Redisson's {redisson_1:.0} lock + unlock/s is {:.0}/s: {need_us:.0} µs per lock + \
+                     unlock, i.e. two requests in sequence of {:.0} µs each, {} the {ping:.0} µs of a plain `PING` \
+                     round trip through redis-rs here ({:.2}× of it).",
+                    2.5 * redisson_1,
+                    need_us / 2.0,
+                    if need_us / 2.0 < ping { "below" } else { "against" },
+                    need_us / 2.0 / ping
+                );
+            }
             if !ours_short.is_empty() {
                 let _ = writeln!(
                     s,

@@ -37,7 +37,7 @@ impl Scale {
             rounds: 5,
             lat_rounds: 9,
             lat_iters: 1200,
-            tp_rounds: 9,
+            tp_rounds: 13,
             tp_concurrency: vec![1, 16, 256],
             tp_ms: 500,
             waiters: vec![1, 10, 100, 1000],

@@ -83,7 +83,10 @@ impl Bench {
             md,
             "C tasks share one client (one multiplexed connection, so concurrent requests are pipelined); each task loops \
              acquire + release on its own key for {} ms; {rounds} repeats, interleaved. Floor = the same C tasks sending \
-             `EVALSHA acquire.lua` then `EVALSHA unlock.lua` on a raw `ConnectionManager`. Ours = `lock()` + `unlock()`. \
+             `EVALSHA acquire.lua` then `EVALSHA unlock.lua` on a raw `ConnectionManager`; it leaves its latches to expire \
+             (12.4 s), while ours deletes them in batches, so the floor's keyspace grows during its run (its server CPU per op \
+             includes that). Every run starts on an empty server (`FLUSHALL`, untimed), so no run pays for the keys an earlier \
+             one left. Ours = `lock()` + `unlock()`. \
              Redisson = C JVM threads doing `lock()` + `unlock()`. Ratio = median over the repeats of ops/s over the floor's ops/s in the same repeat (min–max of the per-repeat ratios); CPU ratios likewise. \
              \"floor + bg DEL\" is a diagnostic: the floor plus one background `DEL` of the unlock latch per op (what our unlock cost before latches were batched; the last column shows what it sends now).\n",
             s.tp_ms
