@@ -371,26 +371,12 @@ impl Holds {
     }
 
     /// Records a grant of one hold whose request was sent at `sent_at` with TTL `need_ms`; `count`
-    /// is the field's hold count Redis reported after it. Returns the hold's epoch.
-    #[cfg(test)]
-    pub(crate) fn granted(
-        &self,
-        turn: &Turn,
-        kind: &'static dyn Kind,
-        mode: Mode,
-        sent_at: Instant,
-        need_ms: u64,
-        count: i64,
-    ) -> Arc<Lease> {
-        let mut t = self.table.lock();
-        self.grant_in(&mut t, turn, kind, mode, sent_at, need_ms, count)
-    }
-
-    /// [`Holds::granted`], giving the turn back in the same visit to the table (what dropping
-    /// the turn right after would do: the record is live, so nothing is tidied away).
+    /// is the field's hold count Redis reported after it. Returns the hold's epoch. Gives the
+    /// turn back in the same visit to the table (what dropping it right after would do: the
+    /// record is live, so nothing is tidied away).
     #[allow(
         clippy::too_many_arguments,
-        reason = "granted's arguments plus the turn it consumes"
+        reason = "what one grant records, and the turn it consumes"
     )]
     pub(crate) fn grant_passing(
         &self,
@@ -413,7 +399,11 @@ impl Holds {
         record
     }
 
-    #[allow(clippy::too_many_arguments, reason = "granted's arguments plus the table")]
+    /// The grant itself, under the table's lock (tests record several grants under one turn).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "grant_passing's arguments plus the table"
+    )]
     fn grant_in(
         &self,
         t: &mut Table,
@@ -794,11 +784,11 @@ mod tests {
         let (k, f) = names();
         let t = h.turn(&k, &f, &DUMMY).await;
         let now = Instant::now();
-        let a = h.granted(&t, &DUMMY, Mode::Watchdog, now, 30_000, 1);
-        let b = h.granted(&t, &DUMMY, Mode::Watchdog, now, 30_000, 2);
+        let a = h.grant_in(&mut h.table.lock(), &t, &DUMMY, Mode::Watchdog, now, 30_000, 1);
+        let b = h.grant_in(&mut h.table.lock(), &t, &DUMMY, Mode::Watchdog, now, 30_000, 2);
         assert!(Arc::ptr_eq(&a, &b), "a re-entry joins the epoch");
         // Redis says 1 where we expect 3: it lost the field; the epoch ends for both guards
-        let c = h.granted(&t, &DUMMY, Mode::Watchdog, now, 30_000, 1);
+        let c = h.grant_in(&mut h.table.lock(), &t, &DUMMY, Mode::Watchdog, now, 30_000, 1);
         assert!(!Arc::ptr_eq(&a, &c));
         assert_eq!(a.state(), LeaseState::Lost(LostReason::OwnerGone));
         assert_eq!(c.state(), LeaseState::Held);
@@ -822,9 +812,25 @@ mod tests {
         let (k, f) = names();
         let t = h.turn(&k, &f, &DUMMY).await;
         let long_ago = Instant::now() - Duration::from_secs(60);
-        let old = h.granted(&t, &DUMMY, Mode::Watchdog, long_ago, 30_000, 1);
+        let old = h.grant_in(
+            &mut h.table.lock(),
+            &t,
+            &DUMMY,
+            Mode::Watchdog,
+            long_ago,
+            30_000,
+            1,
+        );
         // nobody has read its state since its deadline passed; a new grant must not revive it
-        let new = h.granted(&t, &DUMMY, Mode::Watchdog, Instant::now(), 30_000, 2);
+        let new = h.grant_in(
+            &mut h.table.lock(),
+            &t,
+            &DUMMY,
+            Mode::Watchdog,
+            Instant::now(),
+            30_000,
+            2,
+        );
         assert!(!Arc::ptr_eq(&old, &new));
         assert_eq!(old.state(), LeaseState::Lost(LostReason::RenewalFailed));
         assert_eq!(new.state(), LeaseState::Held);
@@ -837,7 +843,7 @@ mod tests {
         let t = h.turn(&k, &f, &DUMMY).await;
         assert_eq!(h.acquire_need(&t, 300), 300, "nothing held: the own lease");
         let now = Instant::now();
-        let w = h.granted(&t, &DUMMY, Mode::Watchdog, now, 30_000, 1);
+        let w = h.grant_in(&mut h.table.lock(), &t, &DUMMY, Mode::Watchdog, now, 30_000, 1);
         assert_eq!(
             h.acquire_need(&t, 300),
             30_000,
@@ -848,7 +854,7 @@ mod tests {
             lease_ms: 100_000,
             until,
         };
-        h.granted(&t, &DUMMY, leased, now, 100_000, 2);
+        h.grant_in(&mut h.table.lock(), &t, &DUMMY, leased, now, 100_000, 2);
         assert!(h.acquire_need(&t, 300) > 99_000);
         // releasing the watchdog hold re-applies what the leased hold still needs
         match h.begin_release(&t, &w, Mode::Watchdog) {
@@ -890,7 +896,15 @@ mod tests {
         let h = holds();
         let (k, f) = names();
         let t = h.turn(&k, &f, &DUMMY).await;
-        let old = h.granted(&t, &DUMMY, Mode::Watchdog, Instant::now(), 30_000, 1);
+        let old = h.grant_in(
+            &mut h.table.lock(),
+            &t,
+            &DUMMY,
+            Mode::Watchdog,
+            Instant::now(),
+            30_000,
+            1,
+        );
         let h2 = h.clone();
         let (k2, f2) = (k.clone(), f.clone());
         let waiter = tokio::spawn(async move {
@@ -901,7 +915,15 @@ mod tests {
         // the epoch ends (Redis lost the field) and a grant under the same turn starts a new
         // record: the waiter queued on the old one must still get the turn
         old.set(LeaseState::Lost(LostReason::OwnerGone));
-        let new = h.granted(&t, &DUMMY, Mode::Watchdog, Instant::now(), 30_000, 1);
+        let new = h.grant_in(
+            &mut h.table.lock(),
+            &t,
+            &DUMMY,
+            Mode::Watchdog,
+            Instant::now(),
+            30_000,
+            1,
+        );
         assert!(
             !Arc::ptr_eq(&old, &new),
             "an ended epoch's record is never reused"
@@ -931,7 +953,15 @@ mod tests {
         let h = holds();
         let (k, f) = names();
         let t = h.turn(&k, &f, &DUMMY).await;
-        let l = h.granted(&t, &DUMMY, Mode::Watchdog, Instant::now(), 30_000, 1);
+        let l = h.grant_in(
+            &mut h.table.lock(),
+            &t,
+            &DUMMY,
+            Mode::Watchdog,
+            Instant::now(),
+            30_000,
+            1,
+        );
         drop(t);
         let rest = h.close();
         assert_eq!(rest.len(), 1);
