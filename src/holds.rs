@@ -219,6 +219,18 @@ impl Drop for Turn {
     }
 }
 
+/// One granted acquire request, as the hold table records it.
+pub(crate) struct Grant {
+    pub kind: &'static dyn Kind,
+    pub mode: Mode,
+    /// When the request was sent (the hold is trusted from then, not from the reply).
+    pub sent_at: Instant,
+    /// The TTL the request gave the key.
+    pub need_ms: u64,
+    /// The field's hold count Redis reported after the grant.
+    pub count: i64,
+}
+
 /// What a release of one hold should send.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum ReleasePlan {
@@ -374,21 +386,9 @@ impl Holds {
     /// is the field's hold count Redis reported after it. Returns the hold's epoch. Gives the
     /// turn back in the same visit to the table (what dropping it right after would do: the
     /// record is live, so nothing is tidied away).
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "what one grant records, and the turn it consumes"
-    )]
-    pub(crate) fn grant_passing(
-        &self,
-        mut turn: Turn,
-        kind: &'static dyn Kind,
-        mode: Mode,
-        sent_at: Instant,
-        need_ms: u64,
-        count: i64,
-    ) -> Arc<Lease> {
+    pub(crate) fn grant_passing(&self, mut turn: Turn, g: Grant) -> Arc<Lease> {
         let mut t = self.table.lock();
-        let record = self.grant_in(&mut t, &turn, kind, mode, sent_at, need_ms, count);
+        let record = self.grant_in(&mut t, &turn, g);
         {
             let mut s = record.lock();
             s.busy = false;
@@ -400,20 +400,14 @@ impl Holds {
     }
 
     /// The grant itself, under the table's lock (tests record several grants under one turn).
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "grant_passing's arguments plus the table"
-    )]
-    fn grant_in(
-        &self,
-        t: &mut Table,
-        turn: &Turn,
-        kind: &'static dyn Kind,
-        mode: Mode,
-        sent_at: Instant,
-        need_ms: u64,
-        count: i64,
-    ) -> Arc<Lease> {
+    fn grant_in(&self, t: &mut Table, turn: &Turn, g: Grant) -> Arc<Lease> {
+        let Grant {
+            kind,
+            mode,
+            sent_at,
+            need_ms,
+            count,
+        } = g;
         turn.fresh.store(false, Ordering::Relaxed);
         let mut record = t.entry(&turn.key, &turn.field, kind).clone();
         let mut s = record.lock();
@@ -748,6 +742,18 @@ mod tests {
         ))
     }
 
+    /// One grant under `t` (the tests record several under one turn).
+    fn grant(h: &Holds, t: &Turn, mode: Mode, sent_at: Instant, need_ms: u64, count: i64) -> Arc<Lease> {
+        let g = Grant {
+            kind: &DUMMY,
+            mode,
+            sent_at,
+            need_ms,
+            count,
+        };
+        h.grant_in(&mut h.table.lock(), t, g)
+    }
+
     fn names() -> (Arc<str>, Arc<str>) {
         ("k".into(), "c:1".into())
     }
@@ -768,7 +774,14 @@ mod tests {
         };
         tokio::task::yield_now().await;
         assert!(!waiter.is_finished(), "the turn is still taken");
-        let lease = h.grant_passing(t, &DUMMY, Mode::Watchdog, Instant::now(), 30_000, 1);
+        let g = Grant {
+            kind: &DUMMY,
+            mode: Mode::Watchdog,
+            sent_at: Instant::now(),
+            need_ms: 30_000,
+            count: 1,
+        };
+        let lease = h.grant_passing(t, g);
         let need = tokio::time::timeout(Duration::from_secs(5), waiter)
             .await
             .expect("the grant woke the waiting operation")
@@ -784,11 +797,11 @@ mod tests {
         let (k, f) = names();
         let t = h.turn(&k, &f, &DUMMY).await;
         let now = Instant::now();
-        let a = h.grant_in(&mut h.table.lock(), &t, &DUMMY, Mode::Watchdog, now, 30_000, 1);
-        let b = h.grant_in(&mut h.table.lock(), &t, &DUMMY, Mode::Watchdog, now, 30_000, 2);
+        let a = grant(&h, &t, Mode::Watchdog, now, 30_000, 1);
+        let b = grant(&h, &t, Mode::Watchdog, now, 30_000, 2);
         assert!(Arc::ptr_eq(&a, &b), "a re-entry joins the epoch");
         // Redis says 1 where we expect 3: it lost the field; the epoch ends for both guards
-        let c = h.grant_in(&mut h.table.lock(), &t, &DUMMY, Mode::Watchdog, now, 30_000, 1);
+        let c = grant(&h, &t, Mode::Watchdog, now, 30_000, 1);
         assert!(!Arc::ptr_eq(&a, &c));
         assert_eq!(a.state(), LeaseState::Lost(LostReason::OwnerGone));
         assert_eq!(c.state(), LeaseState::Held);
@@ -812,25 +825,9 @@ mod tests {
         let (k, f) = names();
         let t = h.turn(&k, &f, &DUMMY).await;
         let long_ago = Instant::now() - Duration::from_secs(60);
-        let old = h.grant_in(
-            &mut h.table.lock(),
-            &t,
-            &DUMMY,
-            Mode::Watchdog,
-            long_ago,
-            30_000,
-            1,
-        );
+        let old = grant(&h, &t, Mode::Watchdog, long_ago, 30_000, 1);
         // nobody has read its state since its deadline passed; a new grant must not revive it
-        let new = h.grant_in(
-            &mut h.table.lock(),
-            &t,
-            &DUMMY,
-            Mode::Watchdog,
-            Instant::now(),
-            30_000,
-            2,
-        );
+        let new = grant(&h, &t, Mode::Watchdog, Instant::now(), 30_000, 2);
         assert!(!Arc::ptr_eq(&old, &new));
         assert_eq!(old.state(), LeaseState::Lost(LostReason::RenewalFailed));
         assert_eq!(new.state(), LeaseState::Held);
@@ -843,7 +840,7 @@ mod tests {
         let t = h.turn(&k, &f, &DUMMY).await;
         assert_eq!(h.acquire_need(&t, 300), 300, "nothing held: the own lease");
         let now = Instant::now();
-        let w = h.grant_in(&mut h.table.lock(), &t, &DUMMY, Mode::Watchdog, now, 30_000, 1);
+        let w = grant(&h, &t, Mode::Watchdog, now, 30_000, 1);
         assert_eq!(
             h.acquire_need(&t, 300),
             30_000,
@@ -854,7 +851,7 @@ mod tests {
             lease_ms: 100_000,
             until,
         };
-        h.grant_in(&mut h.table.lock(), &t, &DUMMY, leased, now, 100_000, 2);
+        grant(&h, &t, leased, now, 100_000, 2);
         assert!(h.acquire_need(&t, 300) > 99_000);
         // releasing the watchdog hold re-applies what the leased hold still needs
         match h.begin_release(&t, &w, Mode::Watchdog) {
@@ -896,15 +893,7 @@ mod tests {
         let h = holds();
         let (k, f) = names();
         let t = h.turn(&k, &f, &DUMMY).await;
-        let old = h.grant_in(
-            &mut h.table.lock(),
-            &t,
-            &DUMMY,
-            Mode::Watchdog,
-            Instant::now(),
-            30_000,
-            1,
-        );
+        let old = grant(&h, &t, Mode::Watchdog, Instant::now(), 30_000, 1);
         let h2 = h.clone();
         let (k2, f2) = (k.clone(), f.clone());
         let waiter = tokio::spawn(async move {
@@ -915,15 +904,7 @@ mod tests {
         // the epoch ends (Redis lost the field) and a grant under the same turn starts a new
         // record: the waiter queued on the old one must still get the turn
         old.set(LeaseState::Lost(LostReason::OwnerGone));
-        let new = h.grant_in(
-            &mut h.table.lock(),
-            &t,
-            &DUMMY,
-            Mode::Watchdog,
-            Instant::now(),
-            30_000,
-            1,
-        );
+        let new = grant(&h, &t, Mode::Watchdog, Instant::now(), 30_000, 1);
         assert!(
             !Arc::ptr_eq(&old, &new),
             "an ended epoch's record is never reused"
@@ -953,15 +934,7 @@ mod tests {
         let h = holds();
         let (k, f) = names();
         let t = h.turn(&k, &f, &DUMMY).await;
-        let l = h.grant_in(
-            &mut h.table.lock(),
-            &t,
-            &DUMMY,
-            Mode::Watchdog,
-            Instant::now(),
-            30_000,
-            1,
-        );
+        let l = grant(&h, &t, Mode::Watchdog, Instant::now(), 30_000, 1);
         drop(t);
         let rest = h.close();
         assert_eq!(rest.len(), 1);

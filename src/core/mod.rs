@@ -14,7 +14,7 @@ use redis::Value;
 
 use crate::config::millis;
 use crate::error::{Error, Result};
-use crate::holds::{Mode, Turn};
+use crate::holds::{Grant, Mode, Turn};
 use crate::inner::ClientInner;
 use crate::lease::after;
 use crate::owner::{self, OwnerId, OwnerSel};
@@ -559,10 +559,14 @@ impl<K: AcquireKind> LockCore<K> {
             owner,
         } = sent;
         let field = turn.field().clone();
-        let lease = self
-            .client
-            .holds
-            .grant_passing(turn, self.kind, mode, sent_at, need_ms, count);
+        let g = Grant {
+            kind: self.kind,
+            mode,
+            sent_at,
+            need_ms,
+            count,
+        };
+        let lease = self.client.holds.grant_passing(turn, g);
         (Held::new(self.clone(), field, owner, lease, mode, grant), latch)
     }
 }
