@@ -21,6 +21,10 @@ pub(crate) fn svg_plot(series: &[PlotSeries], target_us: f64) -> String {
     let ymin = ys.iter().copied().fold(f64::INFINITY, f64::min).max(1.0);
     let ymax = ys.iter().copied().fold(0.0, f64::max).max(ymin * 10.0);
     let (lo, hi) = (ymin.log10().floor(), ymax.log10().ceil());
+    assert!(
+        lo.is_finite() && hi.is_finite(),
+        "svg_plot needs finite values (got {ymin}..{ymax})"
+    );
     let x_of = |wn: usize| l + pw * ((wn as f64).log10() / 3.0);
     let y_of = |v: f64| t + ph * (1.0 - (v.log10() - lo) / (hi - lo));
     let colors = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd"];
