@@ -599,3 +599,56 @@ async fn the_watchdog_sweeps_records_of_ended_holds() {
     assert_eq!(g.state(), LeaseState::Lost(LostReason::LeaseExpired));
     assert!(matches!(g.unlock().await, Err(Error::NotHeld { .. })));
 }
+
+/// Two acquisitions of one owner while Redis is paused: the second waits for the owner's turn
+/// (the first's request is in flight, then being settled) only as long as its wait plus one
+/// command timeout, adds no hold, and the first ends with exactly one hold in Redis.
+#[tokio::test]
+async fn a_second_acquire_of_one_owner_waits_for_the_turn_only_within_its_budget() {
+    init_tracing();
+    let s = RedisServer::start();
+    let config = Config::default()
+        .command_timeout(Duration::from_millis(300))
+        .retry_interval(Duration::from_millis(100));
+    let client = s.client(config).await;
+    let mut raw = s.conn().await;
+    let lock = client.lock("one-owner-turn").unwrap().with_owner(7);
+    // load the scripts first (a NOSCRIPT reply is not ambiguous: nothing ran)
+    lock.lock().await.unwrap().unlock().await.unwrap();
+    let busy = busy(&s, 3_000).await;
+    let first = {
+        let lock = lock.clone();
+        tokio::spawn(async move { lock.lock().await })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await; // the first one's request is sent
+    let started = Instant::now();
+    let second = lock.try_lock_for(Duration::from_millis(200)).await;
+    let took = started.elapsed();
+    assert!(
+        matches!(second, Err(Error::CommandTimeout(_))),
+        "the owner's turn stayed taken: a timeout, not a grant or a refusal ({second:?})"
+    );
+    assert!(
+        took < Duration::from_millis(2_500),
+        "bounded by the wait + one command timeout, not by the pause ({took:?})"
+    );
+    busy.await.unwrap();
+    let g = tokio::time::timeout(Duration::from_secs(10), first)
+        .await
+        .expect("the first acquisition ends once Redis answers")
+        .unwrap()
+        .expect("granted");
+    let count = hget(&mut raw, "one-owner-turn", g.field()).await;
+    assert_eq!(count.as_deref(), Some("1"), "only the first acquisition holds");
+    assert_eq!(g.unlock().await.unwrap(), Unlocked::Released);
+    eventually(Duration::from_secs(5), "nothing is left in Redis", || {
+        let mut raw = raw.clone();
+        async move { !key_exists(&mut raw, "one-owner-turn").await }
+    })
+    .await;
+    eventually(Duration::from_secs(5), "every attempt was settled", || {
+        let c = client.clone();
+        async move { c.stats().holds == 0 && c.stats().queued_releases == 0 }
+    })
+    .await;
+}
