@@ -274,6 +274,100 @@ async fn a_dead_waiter_is_purged_after_its_deadline() {
     g.unlock().await.unwrap();
 }
 
+/// A waiter queued behind a dead head while the lock is free does not spin: it backs off
+/// (Redisson re-polls at once, hundreds of scripts a second, until the head's deadline), and
+/// still gets the lock once the head's deadline has passed. Both fair kinds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiter_behind_a_dead_head_backs_off_instead_of_spinning() {
+    let s = RedisServer::start();
+    let client = s.client(Config::default()).await;
+    let mut raw = s.conn().await;
+    for (i, non_reentrant) in [false, true].into_iter().enumerate() {
+        let name = format!("dead-head-{i}");
+        let ghost = "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10:99";
+        let dead_for = 3_000.0;
+        let _: () = redis::pipe()
+            .rpush(format!("redisson_lock_queue:{{{name}}}"), ghost)
+            .zadd(format!("redisson_lock_timeout:{{{name}}}"), ghost, epoch_ms() + dead_for)
+            .query_async(&mut raw)
+            .await
+            .unwrap();
+        let before = common::script_calls(&mut raw).await;
+        let started = Instant::now();
+        let waiter = {
+            let client = client.clone();
+            let name = name.clone();
+            tokio::spawn(async move {
+                if non_reentrant {
+                    let g = client.non_reentrant_fair_lock(&name).unwrap().lock().await.unwrap();
+                    g.unlock().await.unwrap();
+                } else {
+                    let g = client.fair_lock(&name).unwrap().lock().await.unwrap();
+                    g.unlock().await.unwrap();
+                }
+            })
+        };
+        // a measurement window, not a wait for a condition: how often the waiter polls
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let calls = common::script_calls(&mut raw).await - before;
+        assert!(!waiter.is_finished(), "granted while the dead head is ahead");
+        assert!(
+            calls <= 30,
+            "{name}: {calls} scripts in 2 s behind a dead head (spinning)"
+        );
+        tokio::time::timeout(Duration::from_secs(10), waiter)
+            .await
+            .expect("granted once the dead head's deadline passed")
+            .unwrap();
+        let took = started.elapsed();
+        assert!(took >= Duration::from_millis(2_900), "granted before the head's deadline: {took:?}");
+        assert!(queue(&mut raw, &name).await.is_empty());
+    }
+}
+
+/// A head waiter that leaves the queue while the lock is free (a Java `tryLock` whose wait ran
+/// out: its give-up publishes nothing) does not leave the next waiter asleep until the head's
+/// deadline: it gets the lock within about one poll interval.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiter_behind_a_head_that_leaves_gets_the_lock_within_a_poll_interval() {
+    let s = RedisServer::start();
+    let client = s.client(Config::default()).await;
+    let mut raw = s.conn().await;
+    let ghost = "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10:98";
+    let _: () = redis::pipe()
+        .rpush("redisson_lock_queue:{leaving-head}", ghost)
+        .zadd("redisson_lock_timeout:{leaving-head}", ghost, epoch_ms() + 60_000.0)
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    let waiter = {
+        let client = client.clone();
+        tokio::spawn(async move {
+            let g = client.fair_lock("leaving-head").unwrap().lock().await.unwrap();
+            g.unlock().await.unwrap();
+        })
+    };
+    wait_queue_len(&raw, "leaving-head", 2).await;
+    // let the waiter's back-off grow before the head leaves
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    let _: () = redis::pipe()
+        .lrem("redisson_lock_queue:{leaving-head}", 0, ghost)
+        .zrem("redisson_lock_timeout:{leaving-head}", ghost)
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    let left = Instant::now();
+    tokio::time::timeout(Duration::from_secs(5), waiter)
+        .await
+        .expect("the next waiter got the lock")
+        .unwrap();
+    assert!(
+        left.elapsed() < Duration::from_millis(1_500),
+        "the next waiter took {:?} (poll interval 1 s)",
+        left.elapsed()
+    );
+}
+
 /// An unlock of a fair lock whose key vanished: NotHeld (Redisson calls it a success), and the
 /// head waiter is woken all the same.
 #[tokio::test]

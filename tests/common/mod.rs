@@ -4,6 +4,7 @@
 pub mod cluster;
 pub mod faults;
 pub mod history;
+pub mod kinds;
 pub mod topology;
 
 use std::io::{Read, Write};
@@ -298,4 +299,58 @@ pub fn init_tracing() {
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_test_writer()
         .try_init();
+}
+
+/// `CLIENT PAUSE <d> ALL` on a connection of its own: returns as soon as the pause has started.
+/// Until it runs out Redis reads every other client's commands but runs none of them, so a
+/// request sent meanwhile is in Redis with its fate unknown to its sender (as behind a slow
+/// script or a fork stall), and runs when the pause ends.
+pub async fn pause_all(server: &RedisServer, d: Duration) -> Instant {
+    let mut c = server.conn().await;
+    let _: () = redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(d.as_millis() as u64)
+        .arg("ALL")
+        .query_async(&mut c)
+        .await
+        .expect("CLIENT PAUSE");
+    Instant::now() + d
+}
+
+/// Lock scripts Redis has run so far (`EVALSHA` and `EVAL` calls in `INFO commandstats`).
+pub async fn script_calls(raw: &mut redis::aio::MultiplexedConnection) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(raw)
+        .await
+        .expect("INFO commandstats");
+    info.lines()
+        .filter(|l| l.starts_with("cmdstat_evalsha:") || l.starts_with("cmdstat_eval:"))
+        .filter_map(|l| l.split("calls=").nth(1)?.split(',').next()?.parse::<u64>().ok())
+        .sum()
+}
+
+/// Every key in the server except the fenced locks' token counters (which Redisson never
+/// expires): what locking left behind.
+pub async fn leftovers(raw: &mut redis::aio::MultiplexedConnection) -> Vec<String> {
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("*")
+        .query_async(raw)
+        .await
+        .expect("KEYS");
+    let mut left: Vec<String> = keys
+        .into_iter()
+        .filter(|k| !k.starts_with("redisson_lock_token:"))
+        .collect();
+    left.sort();
+    left
+}
+
+/// `PTTL key` in ms (-2: no key, -1: no TTL).
+pub async fn pttl(raw: &mut redis::aio::MultiplexedConnection, key: &str) -> i64 {
+    redis::cmd("PTTL")
+        .arg(key)
+        .query_async(raw)
+        .await
+        .expect("PTTL")
 }

@@ -1,0 +1,170 @@
+//! Every lock kind behind one test-side type, async ([`AnyLock`]) and blocking
+//! ([`BlockingLock`]), so that kind-independent behaviour is tested once for all eight kinds.
+//! Each method dispatches to the kind's own handle: nothing here re-implements a lock.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use redisson_lock::{blocking, Client, Result, Unlocked};
+
+/// The labels of every lock kind, in the order the tests run them.
+pub const KINDS: [&str; 8] = [
+    "lock",
+    "fair",
+    "fenced",
+    "spin",
+    "non_reentrant",
+    "non_reentrant_fair",
+    "read",
+    "write",
+];
+
+/// Whether waiters of `kind` leave a trace in Redis while they wait (the fair queue).
+pub fn queues(kind: &str) -> bool {
+    kind.ends_with("fair")
+}
+
+macro_rules! any_types {
+    ($lock:ident, $guard:ident, $m:ident) => {
+        /// A handle of any kind.
+        pub enum $lock {
+            Lock($m::RLock),
+            Fair($m::RFairLock),
+            Fenced($m::RFencedLock),
+            Spin($m::RSpinLock),
+            NonReentrant($m::RNonReentrantLock),
+            NonReentrantFair($m::RNonReentrantFairLock),
+            Read($m::RReadLock),
+            Write($m::RWriteLock),
+        }
+
+        /// A guard of any kind.
+        #[derive(Debug)]
+        pub enum $guard {
+            Lock($m::LockGuard),
+            Fair($m::FairGuard),
+            Fenced($m::FencedGuard),
+            Spin($m::SpinGuard),
+            NonReentrant($m::NonReentrantGuard),
+            NonReentrantFair($m::NonReentrantFairGuard),
+            Read($m::ReadGuard),
+            Write($m::WriteGuard),
+        }
+
+        any_types!(@from $guard, $m, Lock LockGuard, Fair FairGuard, Fenced FencedGuard,
+            Spin SpinGuard, NonReentrant NonReentrantGuard, NonReentrantFair NonReentrantFairGuard,
+            Read ReadGuard, Write WriteGuard);
+    };
+    (@from $guard:ident, $m:ident, $($v:ident $t:ident),*) => {
+        $(impl From<$m::$t> for $guard {
+            fn from(g: $m::$t) -> Self {
+                $guard::$v(g)
+            }
+        })*
+    };
+}
+
+/// `$e` with `$x` bound to the inner value of whichever variant `$v` is.
+macro_rules! each {
+    ($ty:ident, $v:expr, $x:ident => $e:expr) => {
+        match $v {
+            $ty::Lock($x) => $e,
+            $ty::Fair($x) => $e,
+            $ty::Fenced($x) => $e,
+            $ty::Spin($x) => $e,
+            $ty::NonReentrant($x) => $e,
+            $ty::NonReentrantFair($x) => $e,
+            $ty::Read($x) => $e,
+            $ty::Write($x) => $e,
+        }
+    };
+}
+
+any_types!(AnyLock, AnyGuard, redisson_lock);
+any_types!(BlockingLock, BlockingGuard, blocking);
+
+impl AnyLock {
+    /// The handle of `kind` for `name`.
+    pub fn open(kind: &str, c: &Client, name: &str) -> AnyLock {
+        match kind {
+            "lock" => AnyLock::Lock(c.lock(name).unwrap()),
+            "fair" => AnyLock::Fair(c.fair_lock(name).unwrap()),
+            "fenced" => AnyLock::Fenced(c.fenced_lock(name).unwrap()),
+            "spin" => AnyLock::Spin(c.spin_lock(name).unwrap()),
+            "non_reentrant" => AnyLock::NonReentrant(c.non_reentrant_lock(name).unwrap()),
+            "non_reentrant_fair" => AnyLock::NonReentrantFair(c.non_reentrant_fair_lock(name).unwrap()),
+            "read" => AnyLock::Read(c.read_write_lock(name).unwrap().read_lock()),
+            "write" => AnyLock::Write(c.read_write_lock(name).unwrap().write_lock()),
+            other => panic!("no lock kind `{other}`"),
+        }
+    }
+
+    /// A handle that excludes holders of `kind` on `name`: the write lock for the read lock,
+    /// the same kind otherwise.
+    pub fn rival(kind: &str, c: &Client, name: &str) -> AnyLock {
+        AnyLock::open(if kind == "read" { "write" } else { kind }, c, name)
+    }
+
+    pub fn key(&self) -> String {
+        each!(AnyLock, self, h => h.key().to_owned())
+    }
+
+    pub async fn lock(&self) -> Result<AnyGuard> {
+        each!(AnyLock, self, h => h.lock().await.map(AnyGuard::from))
+    }
+
+    pub async fn lock_with_lease(&self, lease: Duration) -> Result<AnyGuard> {
+        each!(AnyLock, self, h => h.lock_with_lease(lease).await.map(AnyGuard::from))
+    }
+
+    pub async fn try_lock_for(&self, wait: Duration) -> Result<Option<AnyGuard>> {
+        each!(AnyLock, self, h => h.try_lock_for(wait).await.map(|g| g.map(AnyGuard::from)))
+    }
+}
+
+impl AnyGuard {
+    pub fn field(&self) -> String {
+        each!(AnyGuard, self, g => g.field().to_owned())
+    }
+
+    pub async fn unlock(self) -> Result<Unlocked> {
+        each!(AnyGuard, self, g => g.unlock().await)
+    }
+}
+
+impl BlockingLock {
+    /// The handle of `kind` for `name`.
+    pub fn open(kind: &str, c: &blocking::Client, name: &str) -> BlockingLock {
+        match kind {
+            "lock" => BlockingLock::Lock(c.lock(name).unwrap()),
+            "fair" => BlockingLock::Fair(c.fair_lock(name).unwrap()),
+            "fenced" => BlockingLock::Fenced(c.fenced_lock(name).unwrap()),
+            "spin" => BlockingLock::Spin(c.spin_lock(name).unwrap()),
+            "non_reentrant" => BlockingLock::NonReentrant(c.non_reentrant_lock(name).unwrap()),
+            "non_reentrant_fair" => {
+                BlockingLock::NonReentrantFair(c.non_reentrant_fair_lock(name).unwrap())
+            }
+            "read" => BlockingLock::Read(c.read_write_lock(name).unwrap().read_lock()),
+            "write" => BlockingLock::Write(c.read_write_lock(name).unwrap().write_lock()),
+            other => panic!("no lock kind `{other}`"),
+        }
+    }
+
+    pub fn key(&self) -> String {
+        each!(BlockingLock, self, h => h.key().to_owned())
+    }
+
+    pub fn lock(&self) -> Result<BlockingGuard> {
+        each!(BlockingLock, self, h => h.lock().map(BlockingGuard::from))
+    }
+
+    pub fn try_lock_for(&self, wait: Duration) -> Result<Option<BlockingGuard>> {
+        each!(BlockingLock, self, h => h.try_lock_for(wait).map(|g| g.map(BlockingGuard::from)))
+    }
+}
+
+impl BlockingGuard {
+    pub fn unlock(self) -> Result<Unlocked> {
+        each!(BlockingGuard, self, g => g.unlock())
+    }
+}
