@@ -63,15 +63,11 @@ impl Drop for Rt {
     fn drop(&mut self) {
         let Some(rt) = self.rt.take() else { return };
         let client = self.client.clone();
-        let bound = client.config().command_timeout.saturating_mul(2);
         let finish = move || {
+            // bounded by the settle window (see `Client::shutdown`)
             rt.block_on(async {
-                match tokio::time::timeout(bound, client.shutdown()).await {
-                    Ok(Ok(())) => {}
-                    Ok(Err(e)) => tracing::warn!(error = %e, "blocking client shutdown: a release failed"),
-                    Err(_) => tracing::warn!(
-                        "blocking client shutdown timed out; unreleased locks expire with their TTL"
-                    ),
+                if let Err(e) = client.shutdown().await {
+                    tracing::warn!(error = %e, "blocking client shutdown: locks left to their TTL");
                 }
             });
             drop(client);
@@ -263,7 +259,11 @@ impl Client {
         self.rt.client.stats()
     }
 
-    /// See [`crate::Client::shutdown`]; also done when the last handle and guard are dropped.
+    /// See [`crate::Client::shutdown`]: threads waiting in `lock()` return [`Error::Shutdown`],
+    /// and it blocks until every hold, queued release and acquisition in flight is settled and
+    /// released (within the longer of the settle window and the watchdog timeout, 30 s by
+    /// default, when Redis does not answer). Also done when the last handle and guard are
+    /// dropped: that drop blocks as long (or runs on a thread of its own inside async code).
     ///
     /// # Panics
     ///

@@ -1,11 +1,11 @@
 //! The client: connections, the client id, and the per-client hub, watchdog and release worker.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use redis::aio::ConnectionManagerConfig;
 use redis::ProtocolVersion;
 
+use crate::background::Background;
 use crate::config::Config;
 use crate::conn::Connection;
 use crate::core::release::Releaser;
@@ -14,7 +14,6 @@ use crate::holds::Holds;
 use crate::inner::ClientInner;
 use crate::latch::LatchJanitor;
 use crate::pubsub::{push_handler, Hub, PubSubConn};
-use crate::release_queue::ReleaseQueue;
 use crate::RLock;
 
 /// A connection to Redis for locks: one id, one pub/sub hub, one watchdog.
@@ -54,7 +53,9 @@ pub struct ClientStats {
     pub waiters: usize,
     /// (lock, owner) entries in the hold table: live holds and operations in flight.
     pub holds: usize,
-    /// Releases queued by dropped guards and not finished yet.
+    /// Background work not finished yet: releases queued by dropped guards and cancelled
+    /// unlocks, acquisitions being settled after their caller gave up, fair waiters leaving
+    /// their queue.
     pub queued_releases: usize,
     /// Lock keys that subscribed waiters wait on, in the batched check for locks deleted
     /// without an unlock message (one call per 1,000 keys per
@@ -293,33 +294,42 @@ impl Client {
             channels: self.inner.hub.channel_count(),
             waiters: self.inner.hub.waiter_count(),
             holds: self.inner.holds.entries(),
-            queued_releases: self.inner.releases.pending(),
+            queued_releases: self.inner.background.pending(),
             watched_keys: self.inner.vanish.len(),
         }
     }
 
-    /// Shuts the client down gracefully, so that a service that exits leaves no lock to expire
-    /// by its TTL:
+    /// Shuts the client down gracefully, so that a service that exits leaves nothing behind in
+    /// Redis: no lock to expire by its TTL, no fair-queue entry, no acquire record.
     ///
-    /// 1. new acquisitions fail with [`Error::Shutdown`] (also on clones of this client);
-    /// 2. every hold still live ends: its guards report [`LostReason::Shutdown`](crate::LostReason::Shutdown)
-    ///    through `lost()` (so `run` bodies stop) and their `unlock` returns [`Error::NotHeld`]
-    ///    without a round trip;
-    /// 3. those holds are released in Redis (waiters, Java or Rust, are woken), the releases
-    ///    queued by dropped guards are sent, and renewal stops.
+    /// 1. Acquisitions stop: new ones (also on clones of this client) fail with
+    ///    [`Error::Shutdown`] without sending anything; waiting ones end with `Error::Shutdown`
+    ///    at once, and those with a request in Redis within one command timeout, never with the
+    ///    lock.
+    /// 2. Every hold still live ends: its guards report
+    ///    [`LostReason::Shutdown`](crate::LostReason::Shutdown) through `lost()` (so `run` bodies
+    ///    stop) and their `unlock` returns [`Error::NotHeld`] without a round trip.
+    /// 3. It waits until nothing of the client is in flight and its background work is done:
+    ///    those holds are released (waiters, Java or Rust, are woken); so are the releases queued
+    ///    by dropped guards and cancelled unlocks; every acquisition that was in Redis is settled,
+    ///    and whatever Redis granted it released; fair waiters have left their queues; unlock
+    ///    latches and acquire records are deleted.
     ///
     /// Call it after the work under the locks has stopped (or accept that it stops here). It
-    /// waits at most the retry window (`(command_timeout + retry_interval) × (retry_attempts +
-    /// 1)`); calling it again does nothing more.
+    /// returns as soon as all that is done (a round trip or two when Redis answers), within the
+    /// longer of the [settle window](crate::Config::settle_window) and the watchdog timeout
+    /// (30 s with the defaults) when it does not; calling it again does nothing more.
     ///
     /// # Errors
     ///
-    /// The first release that failed (Redis unreachable...); those locks expire with their TTL.
+    /// [`Error::Unreleased`] with the keys of the locks it could not release (Redis unreachable
+    /// or too slow until the bound): whatever Redis holds of them for this client expires with
+    /// its TTL.
     ///
     /// # Cancel safety
     ///
-    /// The releases run in their own tasks; dropping the future does not stop them, but no
-    /// longer waits for them.
+    /// The work runs in the client's background tasks; dropping the future does not stop it,
+    /// but no longer waits for it.
     ///
     /// # Examples
     ///
@@ -332,30 +342,61 @@ impl Client {
     /// ```
     pub async fn shutdown(&self) -> Result<()> {
         let inner = &self.inner;
+        inner.background.close();
         let remaining = inner.holds.close();
-        tracing::info!(client_id = %inner.id, holds = remaining.len(), queued = inner.releases.pending(), "shutting down: releasing every hold");
-        let releases = remaining.into_iter().map(|r| {
-            let releaser = Releaser::new(inner.clone(), r.key, r.kind);
-            tokio::spawn(async move { releaser.release_all(&r.field).await })
-        });
-        let work = async {
-            let results = futures::future::join_all(releases).await;
-            inner.releases.flush().await;
-            inner.latches.flush().await;
-            results
-        };
-        let bound = Duration::from_millis(inner.config.retry_window_ms());
-        let results = tokio::time::timeout(bound, work)
-            .await
-            .map_err(|_| Error::CommandTimeout(bound))?;
-        for r in results {
-            match r {
-                Ok(Ok(_)) | Ok(Err(Error::NotHeld { .. })) => {}
-                Ok(Err(e)) => return Err(e),
-                Err(join) => return Err(Error::Protocol(format!("a release task failed: {join}"))),
+        tracing::info!(client_id = %inner.id, holds = remaining.len(), background = inner.background.pending(), "shutting down: releasing every hold");
+        for r in remaining {
+            let key = r.key.clone();
+            let releaser = Releaser::new(inner.clone(), r.key.clone(), r.kind);
+            let job: crate::background::Job = Box::new(move || {
+                Box::pin(async move {
+                    match releaser.release_all(&r.field).await {
+                        Ok(_) | Err(Error::NotHeld { .. }) => Ok(()),
+                        Err(e) => {
+                            tracing::warn!(key = %r.key, field = %r.field, error = %e, "shutdown could not release a hold; it expires with its TTL");
+                            Err(e)
+                        }
+                    }
+                })
+            });
+            if !inner.background.push(&key, job) {
+                return Err(Error::Shutdown); // the client's runtime has stopped
             }
         }
-        Ok(())
+        let work = async {
+            // turns: requests in flight or being settled; background: their follow-ups (each
+            // queued before the turn it holds is given back), releases, give-ups
+            loop {
+                inner.holds.wait_idle().await;
+                inner.background.flush().await;
+                if inner.holds.is_idle() && inner.background.is_idle() {
+                    break;
+                }
+            }
+            inner.latches.flush().await;
+        };
+        let bound = inner.config.settling();
+        let finished = tokio::time::timeout(bound, work).await.is_ok();
+        let failures = inner.background.take_failures();
+        let mut cause = failures.first().map(|(_, e)| e.clone());
+        let mut keys: Vec<String> = failures.iter().map(|(k, _)| k.to_string()).collect();
+        if !finished {
+            cause = Some(format!("not done within {bound:?}"));
+            keys.extend(inner.background.open_keys().iter().map(|k| k.to_string()));
+            keys.extend(inner.holds.busy_keys().iter().map(|k| k.to_string()));
+        }
+        keys.sort();
+        keys.dedup();
+        match cause {
+            Some(cause) if !keys.is_empty() => {
+                tracing::warn!(client_id = %inner.id, ?keys, %cause, "shutdown left locks unreleased");
+                Err(Error::Unreleased { keys, cause })
+            }
+            _ => {
+                tracing::info!(client_id = %inner.id, "shut down: nothing left in Redis");
+                Ok(())
+            }
+        }
     }
 
     /// The command connection (for application commands next to the locks).
@@ -697,7 +738,7 @@ impl ClientBuilder {
         let vanish = Arc::new(crate::vanish::Vanish::default());
         crate::vanish::start(&vanish, &holds, conn.clone(), &config);
         let latches = LatchJanitor::start(conn.clone(), config.command_timeout);
-        let releases = ReleaseQueue::start();
+        let background = Background::start();
         let id = uuid::Uuid::new_v4().to_string();
         tracing::debug!(client_id = %id, ?mode, "lock client ready");
         Ok(Client {
@@ -707,7 +748,7 @@ impl ClientBuilder {
                 config,
                 conn,
                 holds,
-                releases,
+                background,
                 publish_cmd: mode.script_arg(),
                 latches,
                 sync,

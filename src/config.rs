@@ -393,6 +393,43 @@ impl Config {
         per_try.saturating_mul(tries).clamp(1, u128::from(MAX_MS)) as u64
     }
 
+    /// The settle window: how long the record an acquire attempt leaves in Redis lives
+    /// (`redisson_unlock_latch:{name}:<attempt id>`, also the marker that cancels an attempt
+    /// that never ran). It is the retry window (`(command_timeout + retry_interval) ×
+    /// (retry_attempts + 1)`) plus one command timeout: 25.5 s with the defaults.
+    ///
+    /// An acquisition whose reply was lost (a timeout, a dropped connection, its future dropped)
+    /// is settled by asking Redis whether the attempt took effect; the record must outlive that
+    /// question. While Redis does not answer, the client asks again every command timeout plus
+    /// retry interval, for at most the longer of this window and the watchdog timeout after the
+    /// attempt was sent; the record only has to cover the time from when the attempt runs to
+    /// the next question. An attempt still unsettled after that (Redis stalled longer) expires
+    /// with its TTL if it ever runs. Records of attempts whose reply arrived are deleted at once
+    /// (batched), and [`Client::shutdown`](crate::Client::shutdown) waits for that: a service
+    /// that exits without `shutdown()` leaves its last records for at most this window.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let config = redisson_lock::Config::default();
+    /// assert_eq!(config.settle_window(), Duration::from_millis(25_500));
+    /// ```
+    pub fn settle_window(&self) -> Duration {
+        Duration::from_millis(self.settle_window_ms())
+    }
+
+    /// [`settle_window`](Self::settle_window) in ms, at most [`MAX_DURATION`].
+    pub(crate) fn settle_window_ms(&self) -> u64 {
+        let ct = self.command_timeout.as_millis().min(u128::from(MAX_MS)) as u64;
+        self.retry_window_ms().saturating_add(ct).min(MAX_MS)
+    }
+
+    /// How long the client keeps asking whether an attempt whose reply was lost took effect:
+    /// the longer of the settle window and the watchdog timeout (a Redis that stalls longer has
+    /// already cost this client's holds their renewals). Also the bound of a shutdown.
+    pub(crate) fn settling(&self) -> Duration {
+        self.settle_window().max(self.lock_watchdog_timeout)
+    }
+
     /// A pause before retry number `n` (1-based): between half and all of `retry_interval`.
     pub(crate) fn retry_pause(&self) -> Duration {
         self.retry_interval.mul_f64(0.5 + 0.5 * rand::random::<f64>())

@@ -109,6 +109,17 @@ pub enum Error {
     #[error("the lock client has shut down")]
     Shutdown,
 
+    /// [`Client::shutdown`](crate::Client::shutdown) could not finish releasing within its
+    /// bound (Redis unreachable or too slow): whatever Redis holds of these locks for this client
+    /// expires with its TTL.
+    #[error("shutdown left lock(s) {} unreleased ({cause}): they expire with their TTL", keys.join(", "))]
+    Unreleased {
+        /// The locks' Redis keys.
+        keys: Vec<String>,
+        /// What went wrong: the first failed release, or that the bound ran out.
+        cause: String,
+    },
+
     /// Redis answered something the lock protocol does not allow.
     #[error("unexpected reply from redis: {0}")]
     Protocol(String),

@@ -4,12 +4,12 @@
 
 use std::sync::Arc;
 
+use crate::background::Background;
 use crate::config::Config;
 use crate::conn::Connection;
 use crate::holds::Holds;
 use crate::latch::LatchJanitor;
 use crate::pubsub::Hub;
-use crate::release_queue::ReleaseQueue;
 
 /// The state of one client.
 pub(crate) struct ClientInner {
@@ -18,7 +18,8 @@ pub(crate) struct ClientInner {
     pub conn: Connection,
     pub hub: Arc<Hub>,
     pub holds: Arc<Holds>,
-    pub releases: Arc<ReleaseQueue>,
+    /// Work that outlives the call that started it; shutdown waits for it.
+    pub background: Arc<Background>,
     pub publish_cmd: &'static str,
     pub latches: LatchJanitor,
     pub sync: Arc<crate::sync::ReplicaSyncer>,

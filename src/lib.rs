@@ -60,22 +60,34 @@
 //! (every attempt leaves a short-lived record) and either keeps the hold or makes sure the
 //! attempt can never take effect. One guard is always one hold. Unlocks are retried with one
 //! request id, so a retry can never release twice. A guard whose hold is known to have ended
-//! never sends anything, so it cannot take away a later hold. Connection errors are retried
-//! [`Config::retry_attempts`] times, then returned: `lock()` does not wait forever for a
-//! Redis that is down. [`Client::shutdown`] releases everything a service still holds.
+//! never sends anything, so it cannot take away a later hold. A grant found after its caller
+//! gave up, or answered after the time its hold could be trusted, is released at once, whatever
+//! its deadline says. The attempt's record lives for the [settle window](Config::settle_window)
+//! (25.5 s by default). Connection errors are retried [`Config::retry_attempts`] times, then
+//! returned: `lock()` does not wait forever for a Redis that is down.
+//!
+//! # Shutdown
+//!
+//! Call [`Client::shutdown`] before a service exits: it stops every acquisition (waiters end
+//! with [`Error::Shutdown`], never with the lock), releases everything the client holds or had
+//! queued, settles every acquisition that was in flight (releasing what it was granted) and
+//! deletes its records, so nothing is left in Redis to expire by TTL. The repository's
+//! `docs/guarantees.md` has the details and the tests that show them.
 //!
 //! # Cancel safety
 //!
 //! Every acquire future may be dropped at any point: if Redis granted the lock in the attempt in
-//! flight, that hold is released in the background and never renewed. Dropping an unlock future
-//! does not cancel the release: the client's release queue finishes it, with the same request id
-//! (it never releases twice), and [`Client::shutdown`] waits for it. None of this costs anything
+//! flight — also long after, once Redis answers again — that hold is released in the background
+//! and never renewed; a fair waiter leaves the queue. Dropping an unlock future does not cancel
+//! the release: the client's background work finishes it, with the same request id (it never
+//! releases twice). [`Client::shutdown`] waits for all such work. None of this costs anything
 //! until a future is dropped: requests run in the caller's task, unboxed.
 //!
 //! [Redisson]: https://github.com/redisson/redisson
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms)]
 
+mod background;
 mod backoff;
 pub mod blocking;
 mod client;
@@ -95,7 +107,6 @@ mod name;
 mod owner;
 mod pubsub;
 mod redisson_config;
-mod release_queue;
 mod script;
 mod sentinel;
 mod sync;

@@ -456,7 +456,7 @@ impl MultiGuard {
     /// # Cancel safety
     ///
     /// Dropping this future does not cancel the releases: the member being released and those
-    /// not reached yet are finished on their clients' release queues.
+    /// not reached yet are finished by their clients' background work.
     ///
     /// ```no_run
     /// # async fn demo(g: redisson_lock::MultiGuard) -> redisson_lock::Result<()> {

@@ -288,7 +288,11 @@ async fn a_waiter_behind_a_dead_head_backs_off_instead_of_spinning() {
         let dead_for = 3_000.0;
         let _: () = redis::pipe()
             .rpush(format!("redisson_lock_queue:{{{name}}}"), ghost)
-            .zadd(format!("redisson_lock_timeout:{{{name}}}"), ghost, epoch_ms() + dead_for)
+            .zadd(
+                format!("redisson_lock_timeout:{{{name}}}"),
+                ghost,
+                epoch_ms() + dead_for,
+            )
             .query_async(&mut raw)
             .await
             .unwrap();
@@ -299,7 +303,12 @@ async fn a_waiter_behind_a_dead_head_backs_off_instead_of_spinning() {
             let name = name.clone();
             tokio::spawn(async move {
                 if non_reentrant {
-                    let g = client.non_reentrant_fair_lock(&name).unwrap().lock().await.unwrap();
+                    let g = client
+                        .non_reentrant_fair_lock(&name)
+                        .unwrap()
+                        .lock()
+                        .await
+                        .unwrap();
                     g.unlock().await.unwrap();
                 } else {
                     let g = client.fair_lock(&name).unwrap().lock().await.unwrap();
@@ -320,7 +329,10 @@ async fn a_waiter_behind_a_dead_head_backs_off_instead_of_spinning() {
             .expect("granted once the dead head's deadline passed")
             .unwrap();
         let took = started.elapsed();
-        assert!(took >= Duration::from_millis(2_900), "granted before the head's deadline: {took:?}");
+        assert!(
+            took >= Duration::from_millis(2_900),
+            "granted before the head's deadline: {took:?}"
+        );
         assert!(queue(&mut raw, &name).await.is_empty());
     }
 }
@@ -336,7 +348,11 @@ async fn a_waiter_behind_a_head_that_leaves_gets_the_lock_within_a_poll_interval
     let ghost = "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10:98";
     let _: () = redis::pipe()
         .rpush("redisson_lock_queue:{leaving-head}", ghost)
-        .zadd("redisson_lock_timeout:{leaving-head}", ghost, epoch_ms() + 60_000.0)
+        .zadd(
+            "redisson_lock_timeout:{leaving-head}",
+            ghost,
+            epoch_ms() + 60_000.0,
+        )
         .query_async(&mut raw)
         .await
         .unwrap();

@@ -16,9 +16,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::kinds::{queues, AnyLock, BlockingLock, KINDS};
-use common::{
-    eventually, init_tracing, key_exists, leftovers, pause_all, pttl, script_calls, RedisServer,
-};
+use common::{eventually, init_tracing, key_exists, leftovers, pause_all, pttl, script_calls, RedisServer};
 use redisson_lock::{blocking, Config, Error};
 
 /// The command timeout of the clients under test.
@@ -28,6 +26,14 @@ fn config() -> Config {
     Config::default()
         .command_timeout(CT)
         .retry_interval(Duration::from_millis(100))
+}
+
+/// A 3 s watchdog (a grant is trusted for 2.5 s after it was sent), settled for 5 s (the retry
+/// window): a 3 s pause makes every grant late, and its settling still sees the end of it.
+fn late_config() -> Config {
+    config()
+        .lock_watchdog_timeout(Duration::from_secs(3))
+        .retry_interval(Duration::from_millis(500))
 }
 
 /// How long an acquire attempt's record may live: the retry window plus one command timeout
@@ -79,7 +85,10 @@ async fn shutdown_ends_every_waiting_acquisition_without_a_grant() {
         held.push(AnyLock::rival(kind, &holder, &name).lock().await.unwrap());
         let before = script_calls(&mut raw).await;
         let lock = AnyLock::open(kind, &a, &name);
-        waiting.push((kind, tokio::spawn(async move { lock.lock().await.map(|g| g.field()) })));
+        waiting.push((
+            kind,
+            tokio::spawn(async move { lock.lock().await.map(|g| g.field()) }),
+        ));
         eventually(Duration::from_secs(5), "the waiter was refused once", || {
             let mut raw = raw.clone();
             async move { script_calls(&mut raw).await > before }
@@ -109,6 +118,7 @@ async fn shutdown_ends_every_waiting_acquisition_without_a_grant() {
     for g in held {
         g.unlock().await.unwrap();
     }
+    holder.shutdown().await.unwrap();
     assert_eq!(
         leftovers(&mut raw).await,
         Vec::<String>::new(),
@@ -119,7 +129,11 @@ async fn shutdown_ends_every_waiting_acquisition_without_a_grant() {
         .query_async(&mut raw)
         .await
         .unwrap();
-    assert_eq!(token.as_deref(), Some("1"), "only the holder took a fencing token");
+    assert_eq!(
+        token.as_deref(),
+        Some("1"),
+        "only the holder took a fencing token"
+    );
 }
 
 /// Acquisitions of every kind are in Redis (sent, not yet run) when `shutdown()` is called;
@@ -138,7 +152,10 @@ async fn shutdown_with_acquisitions_in_flight(abort: bool) {
     for kind in KINDS {
         for i in 0..PER_KIND {
             let lock = AnyLock::open(kind, &a, &format!("in-flight:{kind}:{i}"));
-            tasks.push((kind, tokio::spawn(async move { lock.lock().await.map(|g| g.field()) })));
+            tasks.push((
+                kind,
+                tokio::spawn(async move { lock.lock().await.map(|g| g.field()) }),
+            ));
         }
     }
     let all = KINDS.len() * PER_KIND;
@@ -193,24 +210,33 @@ async fn shutdown_waits_for_aborted_acquisitions_and_releases_their_grants() {
 async fn a_grant_found_after_its_caller_gave_up_is_released_whatever_its_deadline() {
     init_tracing();
     let s = RedisServer::start();
-    let config = config().lock_watchdog_timeout(Duration::from_secs(3));
+    // trusted for 2.5 s (3 s less one command timeout); settled within 5 s (the retry window)
+    let config = late_config();
     let a = s.client(config).await;
     let mut raw = patient_conn(&s).await;
     load_scripts(&a).await;
-    pause_all(&s, Duration::from_millis(3_500)).await;
+    pause_all(&s, Duration::from_secs(3)).await;
     let mut names = Vec::new();
+    let mut tries = Vec::new();
     for kind in KINDS {
         let dropped = format!("late:{kind}:dropped");
         let lock = AnyLock::open(kind, &a, &dropped);
-        let r = tokio::time::timeout(Duration::from_millis(100), lock.lock()).await;
-        assert!(r.is_err(), "{kind}: granted while Redis is paused?");
+        tries.push(tokio::spawn(async move {
+            let r = tokio::time::timeout(Duration::from_millis(100), lock.lock()).await;
+            assert!(r.is_err(), "{kind}: granted while Redis is paused?");
+        }));
         names.push((kind, dropped));
 
         let waited = format!("late:{kind}:waited");
         let lock = AnyLock::open(kind, &a, &waited);
-        let r = lock.try_lock_for(Duration::from_millis(50)).await;
-        assert!(matches!(&r, Err(e) if e.is_transient()), "{kind}: {r:?}");
+        tries.push(tokio::spawn(async move {
+            let r = lock.try_lock_for(Duration::from_millis(50)).await;
+            assert!(matches!(&r, Err(e) if e.is_transient()), "{kind}: {r:?}");
+        }));
         names.push((kind, waited));
+    }
+    for t in tries {
+        t.await.unwrap();
     }
     eventually(Duration::from_secs(15), "every late grant was settled", || {
         let a = a.clone();
@@ -219,7 +245,10 @@ async fn a_grant_found_after_its_caller_gave_up_is_released_whatever_its_deadlin
     .await;
     for (kind, name) in &names {
         let ttl = pttl(&mut raw, name).await;
-        assert_eq!(ttl, -2, "{kind}: `{name}` is still locked (PTTL {ttl} ms): the late grant was left to expire");
+        assert_eq!(
+            ttl, -2,
+            "{kind}: `{name}` is still locked (PTTL {ttl} ms): the late grant was left to expire"
+        );
     }
     // and the client can take them at once: it does not wait behind its own phantom holds
     for (kind, name) in &names {
@@ -246,7 +275,12 @@ async fn try_lock_for_of_every_kind_returns_within_wait_plus_one_command_timeout
     load_scripts(&a).await;
     let mut held = Vec::new();
     for kind in KINDS {
-        held.push(AnyLock::rival(kind, &holder, &format!("bound:{kind}")).lock().await.unwrap());
+        held.push(
+            AnyLock::rival(kind, &holder, &format!("bound:{kind}"))
+                .lock()
+                .await
+                .unwrap(),
+        );
     }
     let wait = Duration::from_millis(200);
     pause_all(&s, Duration::from_secs(4)).await;
@@ -270,10 +304,17 @@ async fn try_lock_for_of_every_kind_returns_within_wait_plus_one_command_timeout
     a.shutdown().await.expect("shutdown");
     for kind in KINDS.into_iter().filter(|k| queues(k)) {
         let queue = format!("redisson_lock_queue:{{bound:{kind}}}");
-        let len: i64 = redis::cmd("LLEN").arg(&queue).query_async(&mut raw).await.unwrap();
+        let len: i64 = redis::cmd("LLEN")
+            .arg(&queue)
+            .query_async(&mut raw)
+            .await
+            .unwrap();
         assert_eq!(len, 0, "{kind}: the waiter that gave up is still queued");
         let deadlines = format!("redisson_lock_timeout:{{bound:{kind}}}");
-        assert!(!key_exists(&mut raw, &deadlines).await, "{kind}: its deadline is still recorded");
+        assert!(
+            !key_exists(&mut raw, &deadlines).await,
+            "{kind}: its deadline is still recorded"
+        );
     }
     for g in held {
         g.unlock().await.unwrap();
@@ -305,7 +346,10 @@ fn acquire_records_live_no_longer_than_settling_needs() {
     });
     worker.shutdown_background();
     let left = rt.block_on(latches(&mut raw));
-    eprintln!("{} latch keys left by 200 lock/unlock cycles without shutdown", left.len());
+    eprintln!(
+        "{} latch keys left by 200 lock/unlock cycles without shutdown",
+        left.len()
+    );
     for k in &left {
         let ttl = rt.block_on(pttl(&mut raw, k));
         assert!(
@@ -314,24 +358,27 @@ fn acquire_records_live_no_longer_than_settling_needs() {
         );
     }
 
-    // an acquisition whose reply never came back before the process "exited"
+    // a process that dies while its acquisition waits, unread, in the socket of a stopped Redis:
+    // Redis runs it when it continues (the bytes come before the close), and nobody settles it
+    let pid = rt.block_on(common::faults::pid(&s.url())).unwrap();
     let worker = tokio::runtime::Runtime::new().unwrap();
-    worker.block_on(async {
+    let stopped = worker.block_on(async {
         let c = s.client(config.clone()).await;
         load_scripts(&c).await;
-        pause_all(&s, Duration::from_millis(300)).await;
+        let stopped = common::faults::Stopped::new(pid).unwrap();
         let lock = AnyLock::open("lock", &c, "exit:in-flight");
-        let pending = tokio::spawn(async move { lock.lock().await.map(|g| g.field()) });
-        eventually(Duration::from_secs(5), "the acquisition is in flight", || {
-            let c = c.clone();
-            async move { c.stats().holds >= 1 }
-        })
+        drop(tokio::spawn(async move { lock.lock().await.map(|g| g.field()) }));
+        eventually(
+            Duration::from_secs(5),
+            "the request waits in Redis' socket",
+            || async { bytes_waiting_at(s.port) > 0 },
+        )
         .await;
-        drop(pending);
+        stopped
     });
     worker.shutdown_background();
-    let records = rt.block_on(async {
-        let mut raw = raw.clone();
+    drop(stopped);
+    let record = rt.block_on(async {
         eventually(Duration::from_secs(5), "the attempt ran", || {
             let mut raw = raw.clone();
             async move { key_exists(&mut raw, "exit:in-flight").await }
@@ -339,7 +386,7 @@ fn acquire_records_live_no_longer_than_settling_needs() {
         .await;
         latches(&mut raw).await
     });
-    let record = records
+    let record = record
         .iter()
         .find(|k| k.starts_with("redisson_unlock_latch:{exit:in-flight}:"))
         .expect("the granted attempt left its record");
@@ -362,6 +409,22 @@ fn acquire_records_live_no_longer_than_settling_needs() {
         c.shutdown().await.unwrap();
         assert_eq!(leftovers(&mut raw).await, Vec::<String>::new());
     });
+}
+
+/// Bytes received and not yet read by the server listening on `port` (Linux `/proc/net/tcp`):
+/// a request sent to a stopped Redis.
+fn bytes_waiting_at(port: u16) -> u64 {
+    let table = std::fs::read_to_string("/proc/net/tcp").expect("read /proc/net/tcp");
+    table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let cols: Vec<&str> = line.split_whitespace().collect();
+            let local_port = u16::from_str_radix(cols.get(1)?.rsplit(':').next()?, 16).ok()?;
+            let rx = u64::from_str_radix(cols.get(4)?.split(':').nth(1)?, 16).ok()?;
+            (local_port == port).then_some(rx)
+        })
+        .sum()
 }
 
 // ---- the blocking facade ----
@@ -392,10 +455,14 @@ fn blocking_shutdown_ends_every_waiting_acquisition_without_a_grant() {
         std::thread::spawn(move || {
             let _ = tx.send(lock.lock().map(|_| ()));
         });
-        rt.block_on(eventually(Duration::from_secs(5), "the waiter was refused once", || {
-            let mut raw = raw.clone();
-            async move { script_calls(&mut raw).await > before }
-        }));
+        rt.block_on(eventually(
+            Duration::from_secs(5),
+            "the waiter was refused once",
+            || {
+                let mut raw = raw.clone();
+                async move { script_calls(&mut raw).await > before }
+            },
+        ));
         waiting.push((kind, rx));
     }
     let started = Instant::now();
@@ -410,6 +477,7 @@ fn blocking_shutdown_ends_every_waiting_acquisition_without_a_grant() {
     for g in held {
         g.unlock().unwrap();
     }
+    holder.shutdown().unwrap();
     assert_eq!(rt.block_on(leftovers(&mut raw)), Vec::<String>::new());
 }
 
@@ -436,13 +504,20 @@ fn blocking_shutdown_waits_for_acquisitions_in_flight() {
         }
     }
     let all = KINDS.len() * PER_KIND;
-    rt.block_on(eventually(Duration::from_secs(5), "every acquisition is in flight", || {
-        let n = a.stats().holds;
-        async move { n >= all }
-    }));
+    rt.block_on(eventually(
+        Duration::from_secs(5),
+        "every acquisition is in flight",
+        || {
+            let n = a.stats().holds;
+            async move { n >= all }
+        },
+    ));
     let started = Instant::now();
     a.shutdown().expect("shutdown");
-    eprintln!("blocking shutdown with {all} acquisitions in flight: {:?}", started.elapsed());
+    eprintln!(
+        "blocking shutdown with {all} acquisitions in flight: {:?}",
+        started.elapsed()
+    );
     assert_eq!(rt.block_on(leftovers(&mut raw)), Vec::<String>::new());
     for (kind, t) in threads {
         let r = t.join().unwrap();
@@ -458,25 +533,37 @@ fn blocking_late_grants_are_released() {
     let s = RedisServer::start();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let mut raw = rt.block_on(patient_conn(&s));
-    let a = blocking_client(&s, config().lock_watchdog_timeout(Duration::from_secs(3)));
+    let a = blocking_client(&s, late_config());
     for kind in KINDS {
         let l = BlockingLock::open(kind, &a, &format!("warm-up:{kind}"));
         l.lock().unwrap().unlock().unwrap();
     }
-    rt.block_on(pause_all(&s, Duration::from_millis(3_500)));
-    for kind in KINDS {
+    rt.block_on(pause_all(&s, Duration::from_secs(3)));
+    let threads = KINDS.map(|kind| {
         let lock = BlockingLock::open(kind, &a, &format!("late:{kind}"));
-        let r = lock.try_lock_for(Duration::from_millis(50)).map(|g| g.is_some());
-        assert!(matches!(&r, Err(e) if e.is_transient()), "{kind}: {r:?}");
+        std::thread::spawn(move || {
+            let r = lock.try_lock_for(Duration::from_millis(50)).map(|g| g.is_some());
+            assert!(matches!(&r, Err(e) if e.is_transient()), "{kind}: {r:?}");
+        })
+    });
+    for t in threads {
+        t.join().unwrap();
     }
-    rt.block_on(eventually(Duration::from_secs(15), "every late grant was settled", || {
-        let st = a.stats();
-        async move { st.holds == 0 && st.queued_releases == 0 }
-    }));
+    rt.block_on(eventually(
+        Duration::from_secs(15),
+        "every late grant was settled",
+        || {
+            let st = a.stats();
+            async move { st.holds == 0 && st.queued_releases == 0 }
+        },
+    ));
     for kind in KINDS {
         let name = format!("late:{kind}");
         let ttl = rt.block_on(pttl(&mut raw, &name));
-        assert_eq!(ttl, -2, "{kind}: still locked (PTTL {ttl} ms): the late grant was left to expire");
+        assert_eq!(
+            ttl, -2,
+            "{kind}: still locked (PTTL {ttl} ms): the late grant was left to expire"
+        );
     }
 }
 

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::background::Job;
 use crate::core::kind::{AcquireKind, Reentrant};
 use crate::core::release::Releaser;
 use crate::core::LockCore;
@@ -10,7 +11,6 @@ use crate::error::{Error, Result};
 use crate::holds::Mode;
 use crate::lease::{Lease, LeaseState, LostReason};
 use crate::owner::{OwnerId, OwnerSel};
-use crate::release_queue::ReleaseJob;
 
 /// The outcome of a successful unlock.
 ///
@@ -138,7 +138,7 @@ impl<K: AcquireKind> Held<K> {
     }
 
     /// Releases this hold. Cancelling the returned future does not cancel the release: it is
-    /// finished on the client's release queue. A hold known to have ended sends nothing
+    /// finished by the client's background work. A hold known to have ended sends nothing
     /// (`NotHeld`).
     pub(crate) async fn unlock(mut self) -> Result<crate::Unlocked> {
         let Some(inner) = self.inner.take() else {
@@ -197,29 +197,31 @@ impl<K: AcquireKind> Drop for Held<K> {
         }
         let key = inner.core.key.clone();
         let field = inner.field.clone();
-        let queue = inner.core.client.releases.clone();
+        let background = inner.core.client.background.clone();
         let releaser = Releaser::of(&inner.core);
         let span = tracing::debug_span!("release", key = %key, field = %field, on_drop = true);
-        let job: ReleaseJob = Box::new(move || {
+        let job: Job = Box::new(move || {
             Box::pin(tracing::Instrument::instrument(
                 async move {
                     match releaser
                         .release_hold(&inner.field, &inner.lease, inner.mode)
                         .await
                     {
-                        Ok(_) => {}
+                        Ok(_) => Ok(()),
                         Err(Error::NotHeld { .. }) => {
-                            tracing::debug!(key = %releaser.key, field = %inner.field, "dropped guard's hold had already ended")
+                            tracing::debug!(key = %releaser.key, field = %inner.field, "dropped guard's hold had already ended");
+                            Ok(())
                         }
                         Err(e) => {
-                            tracing::warn!(key = %releaser.key, field = %inner.field, error = %e, "release on drop failed; the lock expires with its lease")
+                            tracing::warn!(key = %releaser.key, field = %inner.field, error = %e, "release on drop failed; the lock expires with its lease");
+                            Err(e)
                         }
                     }
                 },
                 span,
             ))
         });
-        if queue.push(job) {
+        if background.push(&key, job) {
             tracing::debug!(key = %key, field = %field, "guard dropped: release queued");
         } else {
             tracing::warn!(key = %key, field = %field, "guard dropped after the client stopped: the lock expires with its lease");

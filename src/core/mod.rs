@@ -12,9 +12,10 @@ use std::time::{Duration, Instant};
 
 use redis::Value;
 
+use crate::background::Ticket;
 use crate::config::millis;
 use crate::error::{Error, Result};
-use crate::holds::{Grant, Mode, Turn};
+use crate::holds::{Grant, LateWhy, Mode, Recorded, Turn};
 use crate::inner::ClientInner;
 use crate::lease::after;
 use crate::owner::{self, OwnerId, OwnerSel};
@@ -23,7 +24,8 @@ use crate::{name, script};
 
 pub(crate) use held::Held;
 pub use held::Unlocked;
-use kind::{AcquireArgs, AcquireKind, Ctx, Reply, Wake};
+use kind::{AcquireArgs, AcquireKind, Ctx, Kind, Reply, Wake};
+use release::Releaser;
 
 /// One lock of one kind, as seen through one handle (name + owner choice + wait policy).
 pub(crate) struct LockCore<K: AcquireKind> {
@@ -59,6 +61,8 @@ enum Attempt<K: AcquireKind> {
     Granted(Held<K>),
     /// Held by someone else; the lock's PTTL in ms (-1: no TTL).
     Refused(i64),
+    /// Granted, but nobody can use the hold (see [`LateWhy`]): it is being released.
+    TooLate(LateWhy),
 }
 
 impl<K: AcquireKind> LockCore<K> {
@@ -164,7 +168,10 @@ impl<K: AcquireKind> LockCore<K> {
             if matches!(result, Ok(Some(_))) {
                 g.disarm();
             } else {
-                g.now().await;
+                // within what the caller was promised (its wait plus one command timeout); the
+                // rest, if it takes longer, as background work
+                let from = plan.deadline.unwrap_or_else(Instant::now);
+                g.now(after(from, cfg.command_timeout)).await;
             }
         }
         result
@@ -198,6 +205,8 @@ impl<K: AcquireKind> LockCore<K> {
         };
         let mut failures: u32 = 0;
         let mut first = true;
+        // the back-off of refusals that name no wait (see below)
+        let mut idle_backoff: Option<crate::backoff::BackOffPolicy> = None;
         loop {
             // without a fixed owner, one per attempt: an attempt whose outcome is still being
             // settled in the background never holds up the next one (unless the kind needs one
@@ -233,7 +242,9 @@ impl<K: AcquireKind> LockCore<K> {
                 Ok(Attempt::Granted(held)) => {
                     stats.handoff = after_message;
                     if self.client.holds.is_closed() {
-                        drop(held); // granted while the client shut down: give it back
+                        // granted just before the client closed: the close ended the hold and
+                        // releases it
+                        drop(held);
                         return Err(Error::Shutdown);
                     }
                     tracing::debug!(key = %self.key, field = %held.field(), kind = self.kind.label(), lease_ms = plan.own_ms, watchdog = plan.lease.is_none(), "acquired");
@@ -243,6 +254,23 @@ impl<K: AcquireKind> LockCore<K> {
                     ttl = Some(t);
                     failures = 0;
                 }
+                Ok(Attempt::TooLate(LateWhy::Expired(reason))) => {
+                    // granted, but answered after the hold's trusted time (Redis stalled): that
+                    // hold is being released; try again like after a failed request
+                    let lost = Error::Lost {
+                        key: self.key.to_string(),
+                        field: self.field_of(owner).to_string(),
+                        reason,
+                    };
+                    failures = failures.saturating_add(1);
+                    if failures > cfg.retry_attempts || wait == Some(Duration::ZERO) {
+                        tracing::warn!(key = %self.key, error = %lost, "granted too late to trust the hold; no retries left");
+                        return Err(lost);
+                    }
+                    tracing::warn!(key = %self.key, error = %lost, attempt = failures, "granted too late to trust the hold (released); retrying");
+                    last_error = Some(lost);
+                }
+                Ok(Attempt::TooLate(_)) => return Err(Error::Shutdown),
                 Err(e) if e.is_transient() && wait != Some(Duration::ZERO) => {
                     failures = failures.saturating_add(1);
                     if failures > cfg.retry_attempts {
@@ -263,6 +291,13 @@ impl<K: AcquireKind> LockCore<K> {
                     None => Ok(None),
                 };
             }
+            // From here the loop waits (a pause, a subscription, a sleep): a shutdown ends it.
+            // Made before the check, so a close in between still wakes it.
+            let closing = self.client.holds.closing();
+            let mut closing = std::pin::pin!(closing);
+            if self.client.holds.is_closed() {
+                return Err(Error::Shutdown);
+            }
 
             if let Some(e) = &last_error {
                 let mut pause = cfg.retry_pause();
@@ -270,7 +305,10 @@ impl<K: AcquireKind> LockCore<K> {
                     pause = pause.min(r);
                 }
                 tracing::trace!(key = %self.key, error = %e, ?pause, "pausing before the next attempt");
-                tokio::time::sleep(pause).await;
+                tokio::select! {
+                    _ = closing.as_mut() => return Err(Error::Shutdown),
+                    _ = tokio::time::sleep(pause) => {}
+                }
                 continue;
             }
 
@@ -284,7 +322,10 @@ impl<K: AcquireKind> LockCore<K> {
                         let budget =
                             remaining.map_or(cfg.subscription_timeout, |r| r.min(cfg.subscription_timeout));
                         let channel = self.channel_of(owner);
-                        let fresh = self.client.hub.subscribe(&channel, budget).await;
+                        let fresh = tokio::select! {
+                            _ = closing.as_mut() => return Err(Error::Shutdown),
+                            s = self.client.hub.subscribe(&channel, budget) => s,
+                        };
                         if let Err(e) = &fresh {
                             tracing::debug!(key = %self.key, channel = %channel, error = %e, "could not subscribe again; polling instead");
                         }
@@ -297,7 +338,11 @@ impl<K: AcquireKind> LockCore<K> {
                         let budget =
                             remaining.map_or(cfg.subscription_timeout, |r| r.min(cfg.subscription_timeout));
                         let channel = self.channel_of(owner);
-                        match self.client.hub.subscribe(&channel, budget).await {
+                        let subscribed = tokio::select! {
+                            _ = closing.as_mut() => return Err(Error::Shutdown),
+                            s = self.client.hub.subscribe(&channel, budget) => s,
+                        };
+                        match subscribed {
                             Ok(s) => {
                                 sub = Some(s);
                                 continue; // subscribe, then re-try before sleeping
@@ -329,10 +374,21 @@ impl<K: AcquireKind> LockCore<K> {
                     };
                     // 80-100 % of the interval: thousands of waiters do not re-poll in lockstep
                     let mut nap = base.mul_f64(0.8 + 0.2 * rand::random::<f64>());
-                    if let Some(t) = ttl {
-                        if t >= 0 {
-                            nap = nap.min(Duration::from_millis(t.max(1) as u64));
+                    match ttl {
+                        Some(t) if t > 0 => {
+                            nap = nap.min(Duration::from_millis(t as u64));
+                            idle_backoff = None;
                         }
+                        Some(0) => {
+                            // refused with nothing to wait for (someone ahead in a queue while the
+                            // lock is free: a dead head waiter, or one that left without a word):
+                            // re-poll with a growing pause, up to `poll_interval`, not at once
+                            let p = idle_backoff.get_or_insert_with(|| {
+                                crate::BackOff::exponential().with_max(cfg.poll_interval).policy()
+                            });
+                            nap = nap.min(p.next_sleep());
+                        }
+                        _ => {}
                     }
                     nap
                 }
@@ -343,11 +399,17 @@ impl<K: AcquireKind> LockCore<K> {
             match notified.as_mut().as_pin_mut() {
                 Some(n) => {
                     tokio::select! {
+                        _ = closing.as_mut() => return Err(Error::Shutdown),
                         _ = n => woken = true,
                         _ = tokio::time::sleep(nap) => {}
                     }
                 }
-                None => tokio::time::sleep(nap).await,
+                None => {
+                    tokio::select! {
+                        _ = closing.as_mut() => return Err(Error::Shutdown),
+                        _ = tokio::time::sleep(nap) => {}
+                    }
+                }
             }
         }
     }
@@ -376,13 +438,15 @@ impl<K: AcquireKind> LockCore<K> {
         let holds = &self.client.holds;
         let field = self.field_of(owner);
         // the turn is almost always free: take it without building the wait (and its timer)
-        let turn = match (holds.try_turn(&self.key, &field, self.kind), deadline) {
+        // (no turn once the client shuts down: nothing more is sent)
+        let turn = match (holds.try_turn_to_acquire(&self.key, &field, self.kind)?, deadline) {
             (Some(t), _) => t,
-            (None, None) => holds.turn(&self.key, &field, self.kind).await,
+            (None, None) => holds.turn_to_acquire(&self.key, &field, self.kind).await?,
             (None, Some(d)) => {
                 let limit = after(d, cfg.command_timeout);
-                match tokio::time::timeout_at(limit.into(), holds.turn(&self.key, &field, self.kind)).await {
-                    Ok(t) => t,
+                let wait = holds.turn_to_acquire(&self.key, &field, self.kind);
+                match tokio::time::timeout_at(limit.into(), wait).await {
+                    Ok(t) => t?,
                     Err(_) => return Err(Error::CommandTimeout(cfg.command_timeout)),
                 }
             }
@@ -396,7 +460,7 @@ impl<K: AcquireKind> LockCore<K> {
         let args = AcquireArgs {
             ttl_ms: need_ms,
             latch: &latch,
-            latch_ms: SETTLE_WINDOW_MS.max(cfg.retry_window_ms()),
+            latch_ms: cfg.settle_window_ms(),
             wait_ms: plan.wait_ms,
             queued: plan.queued,
         };
@@ -437,7 +501,11 @@ impl<K: AcquireKind> LockCore<K> {
             }
             Err(e) if e.is_ambiguous() => {
                 // The request may or may not have run. Never re-send it: ask Redis. Now, if the
-                // caller's wait allows one more request; else in the background.
+                // caller's wait allows one more request and the client is not shutting down;
+                // else in the background.
+                if holds.is_closed() {
+                    return Err(Error::Shutdown); // `flight` settles it in the background
+                }
                 let settled = if deadline.is_none_or(|d| Instant::now() < d) {
                     Box::pin(self.settle(flight.latch())).await.ok() // boxed: rare and large
                 } else {
@@ -464,8 +532,15 @@ impl<K: AcquireKind> LockCore<K> {
         let sent = flight.land();
         match reply {
             Reply::Granted { count, grant } => {
-                let (held, latch) = self.record_grant(sent, count, grant);
-                self.client.latches.discard(latch);
+                let held = match self.record_grant(sent, count, grant, false) {
+                    Ok((held, latch)) => {
+                        self.client.latches.discard(latch);
+                        held
+                    }
+                    // the client is shutting down, or the reply came too late to trust the hold:
+                    // it is being released
+                    Err(why) => return Ok(Attempt::TooLate(why)),
+                };
                 if let Synced::Unconfirmed { wanted } = synced {
                     if self.client.sync.required() {
                         // Redisson's checkLockSyncedSlaves: undo the grant at once (its release
@@ -500,9 +575,9 @@ impl<K: AcquireKind> LockCore<K> {
     async fn settle(&self, latch: &str) -> Result<Reply<K::Grant>> {
         let cfg = &self.client.config;
         let mut inv = script::RESOLVE_ACQUIRE.prepare_invoke();
-        // a copy of the request delayed longer than this would still apply (and expire with its
-        // lease): keep the marker as long as a grant's record lives
-        inv.key(latch).arg(SETTLE_WINDOW_MS.max(cfg.retry_window_ms()));
+        // a copy of the request still on its way finds the marker for as long as a grant's
+        // record would live
+        inv.key(latch).arg(cfg.settle_window_ms());
         let v: Value = script::run(&self.client.conn, cfg.command_timeout, &self.key, &inv).await?;
         let reply = self.kind.decode(&v)?;
         if matches!(reply, Reply::Granted { .. }) {
@@ -511,45 +586,62 @@ impl<K: AcquireKind> LockCore<K> {
         Ok(reply)
     }
 
-    /// Keeps asking (within the latch's lifetime) whether an ambiguous acquire took effect, and
-    /// releases the hold if it did: nobody is waiting for it any more.
+    /// Hands an attempt whose outcome is unknown to the client's background work (its caller
+    /// gave up, or had no time left to ask): see [`LockCore::settle_late`].
     fn settle_in_background(&self, sent: Sent) {
         let core = self.clone();
-        let Ok(rt) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        rt.spawn(async move {
-            // Keep asking as long as the attempt's latch lives: a Redis that was stopped or busy
-            // may run the attempt long after it was sent (its copy waits in the socket), and only
-            // an answer from Redis tells whether it did.
-            let window = Duration::from_millis(SETTLE_WINDOW_MS);
-            let mut pause = core.client.config.retry_pause();
-            loop {
-                match core.settle(&sent.latch).await {
-                    Ok(Reply::Granted { count, grant }) => {
-                        let (held, _latch) = core.record_grant(sent, count, grant);
-                        tracing::info!(key = %core.key, field = %held.field(), "an acquire whose reply was lost had been granted after its caller gave up: releasing it");
-                        drop(held); // queues the release
-                        return;
-                    }
-                    Ok(_) => return,
-                    Err(e) if sent.sent_at.elapsed() < window => {
-                        tracing::debug!(key = %core.key, error = %e, "cannot settle an ambiguous acquire yet; retrying");
-                        tokio::time::sleep(pause).await;
-                        pause = (pause * 2).min(Duration::from_secs(2));
-                    }
-                    Err(e) => {
-                        tracing::warn!(key = %core.key, error = %e, "could not learn whether an acquire whose reply was lost took effect; if it did, it expires with its lease");
-                        return;
-                    }
-                }
-            }
-        });
+        let job: crate::background::Job =
+            Box::new(move || Box::pin(async move { core.settle_late(sent).await }));
+        if !self.client.background.push(&self.key, job) {
+            tracing::warn!(key = %self.key, "an acquire whose outcome is unknown was abandoned after its client stopped; if Redis granted it, it expires with its TTL");
+        }
     }
 
-    /// Records a grant of the attempt `sent` in the hold table and gives its turn back; the
-    /// guard of that hold, and the attempt's latch.
-    fn record_grant(&self, sent: Sent, count: i64, grant: K::Grant) -> (Held<K>, String) {
+    /// Keeps asking whether an attempt nobody waits for any more took effect (Redis may run it
+    /// long after it was sent: a copy waits in the socket while Redis is stopped or busy), and
+    /// releases the hold at once if it did, whatever its deadline says. Asks again every command
+    /// timeout plus retry interval at most (so an answer comes while the attempt's record, which
+    /// lives a settle window from when the attempt runs, still exists), for as long as
+    /// `Config::settling` after the attempt was sent. The attempt's turn is kept throughout, so
+    /// the owner's next request waits for the outcome.
+    async fn settle_late(&self, sent: Sent) -> Result<()> {
+        let cfg = &self.client.config;
+        let window = cfg.settling();
+        loop {
+            match self.settle(&sent.latch).await {
+                Ok(Reply::Granted { count, grant }) => {
+                    // an abandoned grant is late: `record_grant` queues its release (were it ever
+                    // recorded as live, dropping its guard would release it all the same)
+                    if let Ok((held, _)) = self.record_grant(sent, count, grant, true) {
+                        drop(held);
+                    }
+                    return Ok(());
+                }
+                Ok(_) => return Ok(()),
+                Err(e) if sent.sent_at.elapsed() < window => {
+                    tracing::debug!(key = %self.key, error = %e, "cannot settle an ambiguous acquire yet; retrying");
+                    tokio::time::sleep(cfg.retry_pause()).await;
+                }
+                Err(e) => {
+                    tracing::warn!(key = %self.key, error = %e, "could not learn whether an acquire whose reply was lost took effect; if it did, it expires with its TTL");
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    /// Records a grant of the attempt `sent` in the hold table and gives its turn back: the
+    /// guard of that hold, and the attempt's latch. `abandoned`: the caller gave up before the
+    /// outcome was known. A grant nobody will use (abandoned, the client shutting down, or
+    /// answered after the hold's trusted time) is released at once, as background work under
+    /// the attempt's turn; `Err` says why.
+    fn record_grant(
+        &self,
+        sent: Sent,
+        count: i64,
+        grant: K::Grant,
+        abandoned: bool,
+    ) -> std::result::Result<(Held<K>, String), LateWhy> {
         let Sent {
             turn,
             latch,
@@ -566,8 +658,20 @@ impl<K: AcquireKind> LockCore<K> {
             need_ms,
             count,
         };
-        let lease = self.client.holds.grant_passing(turn, g);
-        (Held::new(self.clone(), field, owner, lease, mode, grant), latch)
+        match self.client.holds.grant_passing(turn, g, abandoned) {
+            Recorded::Live(lease) => Ok((Held::new(self.clone(), field, owner, lease, mode, grant), latch)),
+            Recorded::Late(late) => {
+                self.client.latches.discard(latch);
+                let why = late.why;
+                let releaser = Releaser::of(self);
+                let job: crate::background::Job =
+                    Box::new(move || Box::pin(async move { releaser.release_late(late).await }));
+                if !self.client.background.push(&self.key, job) {
+                    tracing::warn!(key = %self.key, field = %field, "a grant nobody will use was found after the client stopped; it expires with its TTL");
+                }
+                Err(why)
+            }
+        }
     }
 }
 
@@ -615,11 +719,6 @@ impl<K: AcquireKind> Drop for InFlight<'_, K> {
     }
 }
 
-/// How long an acquire attempt's record (its latch, or the marker that cancels it) lives, and so
-/// how long an attempt whose reply was lost can still be settled: 10 minutes. The latch of an
-/// attempt whose reply arrived is deleted at once (batched), so only lost replies keep one.
-const SETTLE_WINDOW_MS: u64 = 600_000;
-
 /// What one acquisition asks for (the same for each of its attempts).
 #[derive(Clone, Copy)]
 struct Plan {
@@ -631,13 +730,17 @@ struct Plan {
 }
 
 /// The give-up step of a kind whose waiters leave traces (the fair queue), armed while an
-/// acquisition waits: run at once when it ends without the lock, or in the background when the
-/// caller's future is dropped.
+/// acquisition waits: sent when it ends without the lock, under the field's turn (after the
+/// settling of its last attempt, which may have queued it), within the caller's budget or else
+/// as background work. Armed, it counts as open background work, so a shutdown waits for it.
 struct GiveUp {
     client: Arc<ClientInner>,
     key: Arc<str>,
     field: Arc<str>,
+    kind: &'static dyn Kind,
     inv: Option<redis::ScriptInvocation<'static>>,
+    /// Dropped after the give-up is sent or queued (fields drop after `Drop::drop`).
+    _open: Ticket,
 }
 
 impl GiveUp {
@@ -653,9 +756,11 @@ impl GiveUp {
         };
         let inv = core.kind.give_up(&core.ctx(&channel, &field), &args)?;
         Some(GiveUp {
+            _open: core.client.background.ticket(&core.key),
             client: core.client.clone(),
             key: core.key.clone(),
             field,
+            kind: core.kind,
             inv: Some(inv),
         })
     }
@@ -664,15 +769,26 @@ impl GiveUp {
         self.inv = None;
     }
 
-    /// Sends the give-up now (bounded by the command timeout; on failure it is retried in the
-    /// background).
-    async fn now(&mut self) {
+    /// Sends the give-up, if it can be done before `limit`; otherwise it is left to the
+    /// background (dropping `self` queues it: the same request, which is idempotent).
+    async fn now(&mut self, limit: Instant) {
         let Some(inv) = self.inv.take() else { return };
-        let cfg = &self.client.config;
-        match script::run::<Value>(&self.client.conn, cfg.command_timeout, &self.key, &inv).await {
-            Ok(_) => tracing::debug!(key = %self.key, field = %self.field, "gave up waiting: left the queue"),
-            Err(e) => {
+        let (client, key, field, kind) = (&self.client, &self.key, &self.field, self.kind);
+        let send = async {
+            let _turn = client.holds.turn(key, field, kind).await;
+            script::run::<Value>(&client.conn, client.config.command_timeout, key, &inv).await
+        };
+        let outcome = tokio::time::timeout_at(limit.into(), send).await;
+        match outcome {
+            Ok(Ok(_)) => {
+                tracing::debug!(key = %self.key, field = %self.field, "gave up waiting: left the queue")
+            }
+            Ok(Err(e)) => {
                 tracing::debug!(key = %self.key, field = %self.field, error = %e, "could not leave the queue yet; retrying in the background");
+                self.inv = Some(inv);
+            }
+            Err(_) => {
+                tracing::debug!(key = %self.key, field = %self.field, "leaving the queue takes longer than the caller's wait; finishing in the background");
                 self.inv = Some(inv);
             }
         }
@@ -682,23 +798,24 @@ impl GiveUp {
 impl Drop for GiveUp {
     fn drop(&mut self) {
         let Some(inv) = self.inv.take() else { return };
-        let (client, key, field) = (
+        let (client, key, field, kind) = (
             self.client.clone(),
             self.key.clone(),
             std::mem::take(&mut self.field),
+            self.kind,
         );
-        let queue = client.releases.clone();
-        // through the client's release queue, so that shutdown waits for it
-        let job: crate::release_queue::ReleaseJob = Box::new(move || {
+        let background = client.background.clone();
+        let job: crate::background::Job = Box::new(move || {
             Box::pin(async move {
                 let cfg = &client.config;
                 let window = Duration::from_millis(cfg.retry_window_ms());
                 let started = Instant::now();
+                let _turn = client.holds.turn(&key, &field, kind).await;
                 loop {
                     match script::run::<Value>(&client.conn, cfg.command_timeout, &key, &inv).await {
                         Ok(_) => {
-                            tracing::debug!(key = %key, field = %field, "a cancelled waiter left the queue");
-                            return;
+                            tracing::debug!(key = %key, field = %field, "a waiter that gave up left the queue");
+                            return Ok(());
                         }
                         Err(e) if started.elapsed() < window => {
                             tracing::debug!(key = %key, field = %field, error = %e, "leaving the queue failed; retrying");
@@ -706,13 +823,13 @@ impl Drop for GiveUp {
                         }
                         Err(e) => {
                             tracing::warn!(key = %key, field = %field, error = %e, "could not leave the queue; the entry stays until its deadline");
-                            return;
+                            return Err(e);
                         }
                     }
                 }
             })
         });
-        if !queue.push(job) {
+        if !background.push(&self.key, job) {
             tracing::warn!(key = %self.key, "a waiter was dropped after its client stopped: its queue entry stays until its deadline");
         }
     }

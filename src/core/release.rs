@@ -4,14 +4,14 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::background::Job;
 use crate::config::millis;
 use crate::core::kind::{with_channel, AcquireKind, Ctx, Kind, ReleaseArgs};
 use crate::core::LockCore;
 use crate::error::{Error, Result};
-use crate::holds::{Mode, ReleasePlan, Released, Turn};
+use crate::holds::{LateGrant, Mode, ReleasePlan, Released, Turn};
 use crate::inner::ClientInner;
 use crate::lease::{Lease, LostReason};
-use crate::release_queue::ReleaseJob;
 use crate::{name, Unlocked};
 use redis::ScriptInvocation;
 
@@ -77,6 +77,30 @@ impl Releaser {
         self.send(turn, lease.as_ref(), plan).await
     }
 
+    /// Releases a grant nobody will use (see [`LateGrant`]), under the attempt's turn: the one
+    /// hold it added when the field's live epoch keeps others, else everything the field has.
+    pub(crate) async fn release_late(&self, late: LateGrant) -> Result<()> {
+        let LateGrant {
+            turn,
+            lease,
+            plan,
+            why,
+        } = late;
+        let field = turn.field().clone();
+        tracing::info!(key = %self.key, field = %field, ?why, "a grant nobody will use: releasing it at once");
+        match self.send(turn, lease.as_ref(), plan).await {
+            Ok(_) => Ok(()),
+            Err(Error::NotHeld { .. }) => {
+                tracing::debug!(key = %self.key, field = %field, "the late grant had already ended in Redis");
+                Ok(())
+            }
+            Err(e) => {
+                tracing::warn!(key = %self.key, field = %field, error = %e, "could not release a grant nobody will use; it expires with its TTL");
+                Err(e)
+            }
+        }
+    }
+
     /// Releases every hold of `field` (the client is shutting down).
     pub(crate) async fn release_all(&self, field: &Arc<str>) -> Result<Unlocked> {
         let turn = self.client.holds.turn(&self.key, field, self.kind).await;
@@ -90,7 +114,7 @@ impl Releaser {
 
     /// Sends the release `plan` asks for. One request id for every retry, so a retried request
     /// can never release twice; a caller that stops waiting hands the request, id and all, to
-    /// the release queue ([`Flight`]).
+    /// the client's background work ([`Flight`]).
     async fn send(&self, turn: Turn, lease: Option<&Arc<Lease>>, plan: ReleasePlan) -> Result<Unlocked> {
         let cfg = &self.client.config;
         let (last, need_ms) = match plan {
@@ -232,7 +256,7 @@ enum What<'a> {
 
 /// A release waiting for its field's turn (another request of the same owner is in flight).
 /// Dropped while waiting (the caller's future was cancelled), it queues the same release on the
-/// client's release queue: nothing was sent, so nothing can be sent twice, and the hold is not
+/// client's background work: nothing was sent, so nothing can be sent twice, and the hold is not
 /// left to the watchdog, which would renew it forever.
 struct Waiting<'a> {
     releaser: &'a Releaser,
@@ -250,25 +274,25 @@ impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         let releaser = self.releaser.cloned();
         let field = self.field.clone();
-        let job: ReleaseJob = match self.what {
+        let job: Job = match self.what {
             What::Hold(lease, mode) => {
                 let lease = lease.clone();
                 Box::new(move || {
                     Box::pin(async move {
                         let r = releaser.release_hold(&field, &lease, mode).await;
-                        releaser.report_abandoned(&field, r);
+                        releaser.report_abandoned(&field, r)
                     })
                 })
             }
             What::Any => Box::new(move || {
                 Box::pin(async move {
                     let r = releaser.release_any(&field).await;
-                    releaser.report_abandoned(&field, r);
+                    releaser.report_abandoned(&field, r)
                 })
             }),
         };
         tracing::debug!(key = %self.releaser.key, field = %self.field, "unlock abandoned before it was sent: queued");
-        if !self.releaser.client.releases.push(job) {
+        if !self.releaser.client.background.push(&self.releaser.key, job) {
             tracing::warn!(key = %self.releaser.key, field = %self.field, "unlock abandoned after the client stopped: the lock expires with its lease");
         }
     }
@@ -287,7 +311,7 @@ pub(crate) struct InFlight {
 }
 
 /// Dropped before [`Flight::land`] (the caller's future was cancelled while the release was in
-/// Redis or between retries), it queues the rest of the release on the client's release queue:
+/// Redis or between retries), it hands the rest of the release to the client's background work:
 /// the same request, same id (a copy that already ran answers from its latch, so it never
 /// releases twice), and the reply recorded in the hold table under the field's turn, which the
 /// flight keeps until then. Nothing is boxed unless that happens.
@@ -312,32 +336,35 @@ impl Drop for Flight<'_> {
         let releaser = self.releaser.cloned();
         let field = f.turn.field().clone();
         tracing::debug!(key = %releaser.key, field = %field, "unlock abandoned while in flight: finishing it in the background");
-        let queue = releaser.client.releases.clone();
-        let job: ReleaseJob = Box::new(move || {
+        let background = releaser.client.background.clone();
+        let key = releaser.key.clone();
+        let job: Job = Box::new(move || {
             Box::pin(async move {
                 let r = match releaser.drive(&mut f).await {
                     Ok(reply) => releaser.conclude(f, reply),
                     Err(e) => Err(releaser.kind.map_error(&releaser.key, &field, e)),
                 };
-                releaser.report_abandoned(&field, r);
+                releaser.report_abandoned(&field, r)
             })
         });
-        if !queue.push(job) {
+        if !background.push(&key, job) {
             tracing::warn!(key = %self.releaser.key, "unlock abandoned after the client stopped: the lock expires with its lease");
         }
     }
 }
 
 impl Releaser {
-    fn report_abandoned(&self, field: &str, r: Result<Unlocked>) {
+    fn report_abandoned(&self, field: &str, r: Result<Unlocked>) -> Result<()> {
         match r {
             Ok(_) => tracing::debug!(key = %self.key, field = %field, "abandoned unlock finished"),
             Err(Error::NotHeld { .. }) => {
                 tracing::debug!(key = %self.key, field = %field, "abandoned unlock: the hold had already ended")
             }
             Err(e) => {
-                tracing::warn!(key = %self.key, field = %field, error = %e, "release (its caller gave up waiting) failed; the lock expires with its lease")
+                tracing::warn!(key = %self.key, field = %field, error = %e, "release (its caller gave up waiting) failed; the lock expires with its lease");
+                return Err(e);
             }
         }
+        Ok(())
     }
 }

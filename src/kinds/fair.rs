@@ -390,7 +390,7 @@ impl FairGuard {
     ///
     /// # Cancel safety
     ///
-    /// Dropping this future does not cancel the release: the client's release queue finishes it.
+    /// Dropping this future does not cancel the release: the client's background work finishes it.
     ///
     /// ```no_run
     /// # async fn demo(g: redisson_lock::FairGuard) -> redisson_lock::Result<()> {
@@ -765,7 +765,7 @@ impl NonReentrantFairGuard {
     ///
     /// # Cancel safety
     ///
-    /// Dropping this future does not cancel the release: the client's release queue finishes it.
+    /// Dropping this future does not cancel the release: the client's background work finishes it.
     ///
     /// ```no_run
     /// # async fn demo(g: redisson_lock::NonReentrantFairGuard) -> redisson_lock::Result<()> {

@@ -398,7 +398,7 @@ impl FencedGuard {
     ///
     /// # Cancel safety
     ///
-    /// Dropping this future does not cancel the release: the client's release queue finishes it.
+    /// Dropping this future does not cancel the release: the client's background work finishes it.
     ///
     /// # Errors
     ///

@@ -301,7 +301,7 @@ impl RLock {
     ///
     /// # Cancel safety
     ///
-    /// Dropping the future does not cancel the release: the client's release queue finishes it.
+    /// Dropping the future does not cancel the release: the client's background work finishes it.
     ///
     /// # Errors
     ///
@@ -462,7 +462,7 @@ impl LockGuard {
     /// # Cancel safety
     ///
     /// Renewal stops before anything is sent. Dropping this future does not cancel the release:
-    /// the client's release queue finishes it (same request id, so it never releases twice).
+    /// the client's background work finishes it (same request id, so it never releases twice).
     ///
     /// # Errors
     ///

@@ -724,7 +724,7 @@ impl ReadGuard {
     ///
     /// # Cancel safety
     ///
-    /// Dropping this future does not cancel the release: the client's release queue finishes it.
+    /// Dropping this future does not cancel the release: the client's background work finishes it.
     ///
     /// # Errors
     ///
@@ -846,7 +846,7 @@ impl WriteGuard {
     ///
     /// # Cancel safety
     ///
-    /// Dropping this future does not cancel the release: the client's release queue finishes it.
+    /// Dropping this future does not cancel the release: the client's background work finishes it.
     ///
     /// # Errors
     ///

@@ -336,7 +336,7 @@ impl SpinGuard {
     ///
     /// # Cancel safety
     ///
-    /// Dropping this future does not cancel the release: the client's release queue finishes it.
+    /// Dropping this future does not cancel the release: the client's background work finishes it.
     ///
     /// # Errors
     ///

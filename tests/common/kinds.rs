@@ -141,9 +141,7 @@ impl BlockingLock {
             "fenced" => BlockingLock::Fenced(c.fenced_lock(name).unwrap()),
             "spin" => BlockingLock::Spin(c.spin_lock(name).unwrap()),
             "non_reentrant" => BlockingLock::NonReentrant(c.non_reentrant_lock(name).unwrap()),
-            "non_reentrant_fair" => {
-                BlockingLock::NonReentrantFair(c.non_reentrant_fair_lock(name).unwrap())
-            }
+            "non_reentrant_fair" => BlockingLock::NonReentrantFair(c.non_reentrant_fair_lock(name).unwrap()),
             "read" => BlockingLock::Read(c.read_write_lock(name).unwrap().read_lock()),
             "write" => BlockingLock::Write(c.read_write_lock(name).unwrap().write_lock()),
             other => panic!("no lock kind `{other}`"),

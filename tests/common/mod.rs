@@ -333,11 +333,7 @@ pub async fn script_calls(raw: &mut redis::aio::MultiplexedConnection) -> u64 {
 /// Every key in the server except the fenced locks' token counters (which Redisson never
 /// expires): what locking left behind.
 pub async fn leftovers(raw: &mut redis::aio::MultiplexedConnection) -> Vec<String> {
-    let keys: Vec<String> = redis::cmd("KEYS")
-        .arg("*")
-        .query_async(raw)
-        .await
-        .expect("KEYS");
+    let keys: Vec<String> = redis::cmd("KEYS").arg("*").query_async(raw).await.expect("KEYS");
     let mut left: Vec<String> = keys
         .into_iter()
         .filter(|k| !k.starts_with("redisson_lock_token:"))
@@ -348,9 +344,5 @@ pub async fn leftovers(raw: &mut redis::aio::MultiplexedConnection) -> Vec<Strin
 
 /// `PTTL key` in ms (-2: no key, -1: no TTL).
 pub async fn pttl(raw: &mut redis::aio::MultiplexedConnection, key: &str) -> i64 {
-    redis::cmd("PTTL")
-        .arg(key)
-        .query_async(raw)
-        .await
-        .expect("PTTL")
+    redis::cmd("PTTL").arg(key).query_async(raw).await.expect("PTTL")
 }

@@ -32,10 +32,14 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
+use tokio::sync::Notify;
 
 use crate::config::Config;
 use crate::core::kind::{Kind, RenewKind};
 use crate::lease::{after, Lease, LeaseState, LostReason, Slot};
+
+mod turn;
+pub(crate) use turn::Turn;
 
 /// How one hold keeps its key alive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,6 +106,14 @@ fn idle(s: &Slot) -> bool {
     !s.open() && !s.busy
 }
 
+/// What a hold of `mode` reports when its trusted time runs out.
+fn expiry_of(mode: Mode) -> LostReason {
+    match mode {
+        Mode::Watchdog => LostReason::RenewalFailed,
+        Mode::Leased { .. } => LostReason::LeaseExpired,
+    }
+}
+
 fn expiry_reason(s: &Slot) -> LostReason {
     if s.watchdog > 0 {
         LostReason::RenewalFailed
@@ -113,6 +125,10 @@ fn expiry_reason(s: &Slot) -> LostReason {
 #[derive(Default)]
 struct Table {
     locks: HashMap<Arc<str>, Owners>,
+    /// The client is shutting down: no acquisition takes a turn, no grant starts a hold.
+    closed: bool,
+    /// Turns taken (see [`turn`]).
+    turns: usize,
 }
 
 impl Table {
@@ -171,52 +187,12 @@ pub(crate) struct Holds {
     table: Mutex<Table>,
     watchdog_timeout: Duration,
     config: Config,
+    /// `Table::closed`, readable without the lock.
     closed: AtomicBool,
-}
-
-/// The right to change one field's count: held from before a request is planned until its outcome
-/// is recorded. Dropping it lets the next operation on the field go.
-pub(crate) struct Turn {
-    holds: Arc<Holds>,
-    key: Arc<str>,
-    field: Arc<str>,
-    /// The field had no epoch when the turn was taken. Only an operation holding the turn
-    /// starts one, so it still has none until this turn records a grant (which clears this):
-    /// an acquisition plans against nothing held without looking.
-    fresh: AtomicBool,
-    /// Given back already (by [`Holds::grant_passing`]): dropping it does nothing more.
-    passed: bool,
-}
-
-impl Turn {
-    pub(crate) fn field(&self) -> &Arc<str> {
-        &self.field
-    }
-}
-
-impl Drop for Turn {
-    fn drop(&mut self) {
-        if self.passed {
-            return;
-        }
-        let mut t = self.holds.table.lock();
-        // `Table::tidy` after freeing the turn, with one lookup of the key
-        let Some(owners) = t.locks.get_mut(&*self.key) else {
-            return;
-        };
-        let unused = owners.get(&self.field).is_some_and(|r| {
-            let mut s = r.lock();
-            s.busy = false;
-            s.wake();
-            idle(&s)
-        });
-        if unused {
-            owners.remove(&self.field);
-        }
-        if owners.is_empty() {
-            t.locks.remove(&*self.key);
-        }
-    }
+    /// Woken when the table closes (waiting acquisitions stop).
+    closing: Notify,
+    /// Woken when the last turn of a closed table is given back.
+    idle: Notify,
 }
 
 /// One granted acquire request, as the hold table records it.
@@ -262,6 +238,38 @@ pub(crate) struct RenewalItem {
     pub renew: RenewKind,
 }
 
+/// How a grant was recorded.
+pub(crate) enum Recorded {
+    /// A live hold: its epoch.
+    Live(Arc<Lease>),
+    /// A hold nobody will use: it is to be released at once, under the attempt's turn.
+    Late(LateGrant),
+}
+
+/// A grant that must be released at once, whatever its deadline says: its caller gave up before
+/// it was found, the client is shutting down, or the reply came after the time the hold could
+/// be trusted (Redis may keep it for up to its TTL all the same).
+pub(crate) struct LateGrant {
+    /// The attempt's turn, kept until the release is recorded.
+    pub turn: Turn,
+    /// The field's live epoch, when the grant joined one (its other holds stay).
+    pub lease: Option<Arc<Lease>>,
+    pub plan: ReleasePlan,
+    /// Why the hold cannot be used.
+    pub why: LateWhy,
+}
+
+/// Why a grant is [`Late`](Recorded::Late).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LateWhy {
+    /// Its caller stopped waiting before the outcome was known.
+    Abandoned,
+    /// The client is shutting down.
+    Closed,
+    /// The reply came after the hold's trusted time; the reason the hold counts as lost.
+    Expired(LostReason),
+}
+
 /// A live epoch at shutdown.
 pub(crate) struct Remaining {
     pub key: Arc<str>,
@@ -276,70 +284,9 @@ impl Holds {
             watchdog_timeout: config.lock_watchdog_timeout,
             config: config.clone(),
             closed: AtomicBool::new(false),
+            closing: Notify::new(),
+            idle: Notify::new(),
         }
-    }
-
-    /// Takes the turn of `field` on `key`, waiting while another operation on it is in flight.
-    pub(crate) async fn turn(
-        self: &Arc<Self>,
-        key: &Arc<str>,
-        field: &Arc<str>,
-        kind: &'static dyn Kind,
-    ) -> Turn {
-        loop {
-            let waiters = match self.take_turn(key, field, kind) {
-                Ok(turn) => return turn,
-                Err(waiters) => waiters,
-            };
-            let notified = waiters.notified();
-            let mut notified = std::pin::pin!(notified);
-            notified.as_mut().enable();
-            // the record may have been replaced (a new epoch) or the turn given back meanwhile;
-            // a replaced record's waiters are woken, so waiting on this one is enough
-            let still_busy = {
-                let t = self.table.lock();
-                t.get(key, field).is_some_and(|r| {
-                    let mut s = r.lock();
-                    s.busy && Arc::ptr_eq(&s.waiters(), &waiters)
-                })
-            };
-            if still_busy {
-                notified.await;
-            }
-        }
-    }
-
-    /// The turn of `field` on `key` if it is free now (the common case: nothing is sent for
-    /// the field at the moment), without waiting.
-    pub(crate) fn try_turn(
-        self: &Arc<Self>,
-        key: &Arc<str>,
-        field: &Arc<str>,
-        kind: &'static dyn Kind,
-    ) -> Option<Turn> {
-        self.take_turn(key, field, kind).ok()
-    }
-
-    /// Takes the turn if free; else what wakes its waiters.
-    fn take_turn(
-        self: &Arc<Self>,
-        key: &Arc<str>,
-        field: &Arc<str>,
-        kind: &'static dyn Kind,
-    ) -> Result<Turn, Arc<tokio::sync::Notify>> {
-        let mut t = self.table.lock();
-        let mut s = t.entry(key, field, kind).lock();
-        if s.busy {
-            return Err(s.waiters());
-        }
-        s.busy = true;
-        Ok(Turn {
-            holds: self.clone(),
-            key: key.clone(),
-            field: field.clone(),
-            fresh: AtomicBool::new(!s.started),
-            passed: false,
-        })
     }
 
     fn ms_until(until: Instant, now: Instant) -> u64 {
@@ -383,24 +330,54 @@ impl Holds {
     }
 
     /// Records a grant of one hold whose request was sent at `sent_at` with TTL `need_ms`; `count`
-    /// is the field's hold count Redis reported after it. Returns the hold's epoch. Gives the
-    /// turn back in the same visit to the table (what dropping it right after would do: the
-    /// record is live, so nothing is tidied away).
-    pub(crate) fn grant_passing(&self, mut turn: Turn, g: Grant) -> Arc<Lease> {
+    /// is the field's hold count Redis reported after it. `abandoned`: the attempt's caller gave
+    /// up before its outcome was known. A live hold gives the turn back in the same visit to the
+    /// table (what dropping it right after would do: the record is live, so nothing is tidied
+    /// away); a late one keeps it for its release.
+    pub(crate) fn grant_passing(&self, mut turn: Turn, g: Grant, abandoned: bool) -> Recorded {
         let mut t = self.table.lock();
-        let record = self.grant_in(&mut t, &turn, g);
+        let why = if abandoned {
+            Some(LateWhy::Abandoned)
+        } else if t.closed {
+            Some(LateWhy::Closed)
+        } else {
+            None
+        };
+        let record = match self.grant_in(&mut t, &turn, g, why) {
+            Ok(record) => record,
+            Err((lease, plan, why)) => {
+                drop(t);
+                return Recorded::Late(LateGrant {
+                    turn,
+                    lease,
+                    plan,
+                    why,
+                });
+            }
+        };
         {
             let mut s = record.lock();
             s.busy = false;
             s.wake();
         }
+        self.turn_returned(&mut t);
         drop(t);
         turn.passed = true;
-        record
+        Recorded::Live(record)
     }
 
     /// The grant itself, under the table's lock (tests record several grants under one turn).
-    fn grant_in(&self, t: &mut Table, turn: &Turn, g: Grant) -> Arc<Lease> {
+    /// `late`: nobody will use the hold. A grant that would start an epoch whose trusted time
+    /// is already over is late too. A late grant changes no epoch but the one it contradicts:
+    /// the error says how to release it.
+    #[allow(clippy::type_complexity, reason = "one private call site")]
+    fn grant_in(
+        &self,
+        t: &mut Table,
+        turn: &Turn,
+        g: Grant,
+        late: Option<LateWhy>,
+    ) -> Result<Arc<Lease>, (Option<Arc<Lease>>, ReleasePlan, LateWhy)> {
         let Grant {
             kind,
             mode,
@@ -408,11 +385,37 @@ impl Holds {
             need_ms,
             count,
         } = g;
-        turn.fresh.store(false, Ordering::Relaxed);
+        let until = after(sent_at, self.config.trusted_for(Duration::from_millis(need_ms)));
         let mut record = t.entry(&turn.key, &turn.field, kind).clone();
         let mut s = record.lock();
-        let joined = if s.live() {
-            if count == s.holds() as i64 + 1 {
+        let live = s.live();
+        let joins = live && count == s.holds() as i64 + 1;
+        let late = late.or_else(|| {
+            // a grant that only joins a live epoch is covered by it; one that would start an
+            // epoch must be trustable now
+            (!joins && until <= Instant::now()).then(|| LateWhy::Expired(expiry_of(mode)))
+        });
+        if let Some(why) = late {
+            // Release what this grant added, and only that: one hold when the field's live
+            // epoch keeps the others, else everything the field has in Redis (nothing of it can
+            // be trusted: a lapsed epoch, or counts Redis has and we never saw).
+            if joins {
+                let need_ms = self.need_of(&s).unwrap_or(need_ms);
+                drop(s);
+                return Err((Some(record), ReleasePlan::Send { last: false, need_ms }, why));
+            }
+            if live {
+                tracing::warn!(key = %turn.key, field = %turn.field, redis_count = count, local_holds = s.holds(),
+                    "the lock's hold count in Redis contradicts this client's holds: treating them as lost");
+                s.end(LeaseState::Lost(LostReason::OwnerGone));
+            } else if s.open() {
+                s.end(LeaseState::Held); // a lapsed epoch: drop its holds
+            }
+            return Err((None, ReleasePlan::Send { last: true, need_ms }, why));
+        }
+        turn.fresh.store(false, Ordering::Relaxed);
+        let joined = if live {
+            if joins {
                 true
             } else {
                 // Redis disagrees with what we know (it lost the field and we have not noticed
@@ -429,7 +432,6 @@ impl Holds {
             }
             false
         };
-        let until = after(sent_at, self.config.trusted_for(Duration::from_millis(need_ms)));
         if !joined {
             s.end(LeaseState::Held); // a lapsed epoch: drop its holds
             if s.started {
@@ -458,7 +460,7 @@ impl Holds {
             s.start(until, reason);
         }
         drop(s);
-        record
+        Ok(record)
     }
 
     /// Removes one hold observed through `lease` (an epoch) and says what to send.
@@ -684,26 +686,39 @@ impl Holds {
         self.closed.load(Ordering::SeqCst)
     }
 
-    /// Closes the table for shutdown: no acquisition is recorded any more, every live epoch ends
-    /// with `LostReason::Shutdown`, and the fields to release are returned.
+    /// Closes the table for shutdown: no acquisition takes a turn any more (those waiting for
+    /// one, or between attempts, are woken to stop), a grant recorded from now on is
+    /// [`Late`](Recorded::Late), every live epoch ends with `LostReason::Shutdown`, and the
+    /// fields to release are returned.
     pub(crate) fn close(&self) -> Vec<Remaining> {
-        self.closed.store(true, Ordering::SeqCst);
         let mut out = Vec::new();
-        let t = self.table.lock();
-        for (key, owners) in t.locks.iter() {
-            owners.for_each(|r| {
-                let mut s = r.lock();
-                if s.live() {
-                    out.push(Remaining {
-                        key: key.clone(),
-                        field: r.field().clone(),
-                        kind: s.kind,
-                    });
-                    s.end(LeaseState::Lost(LostReason::Shutdown));
-                }
-            });
+        {
+            let mut t = self.table.lock();
+            t.closed = true;
+            self.closed.store(true, Ordering::SeqCst);
+            for (key, owners) in t.locks.iter() {
+                owners.for_each(|r| {
+                    let mut s = r.lock();
+                    if s.live() {
+                        out.push(Remaining {
+                            key: key.clone(),
+                            field: r.field().clone(),
+                            kind: s.kind,
+                        });
+                        s.end(LeaseState::Lost(LostReason::Shutdown));
+                    }
+                    s.wake(); // acquisitions waiting for the field's turn
+                });
+            }
         }
+        self.closing.notify_waiters();
         out
+    }
+
+    /// Resolves once the table is closed (a waiting acquisition's way to stop). Created before
+    /// [`is_closed`](Self::is_closed) is checked, it cannot miss the close.
+    pub(crate) fn closing(&self) -> tokio::sync::futures::Notified<'_> {
+        self.closing.notified()
     }
 
     pub(crate) fn downgrade(self: &Arc<Self>) -> Weak<Holds> {
@@ -712,234 +727,4 @@ impl Holds {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::core::kind::{Ctx, ReleaseArgs};
-    use redis::ScriptInvocation;
-
-    struct Dummy;
-    impl Kind for Dummy {
-        fn label(&self) -> &'static str {
-            "dummy"
-        }
-        fn write_channel(&self, out: &mut String, key: &str, _: &str) {
-            out.push_str(key)
-        }
-        fn release(&self, _: &Ctx<'_>, _: &ReleaseArgs<'_>) -> ScriptInvocation<'static> {
-            unreachable!()
-        }
-        fn force_release(&self, _: &Ctx<'_>) -> ScriptInvocation<'static> {
-            unreachable!()
-        }
-    }
-    static DUMMY: Dummy = Dummy;
-
-    fn holds() -> Arc<Holds> {
-        Arc::new(Holds::new(
-            &Config::default()
-                .lock_watchdog_timeout(Duration::from_secs(30))
-                .command_timeout(Duration::from_secs(1)),
-        ))
-    }
-
-    /// One grant under `t` (the tests record several under one turn).
-    fn grant(h: &Holds, t: &Turn, mode: Mode, sent_at: Instant, need_ms: u64, count: i64) -> Arc<Lease> {
-        let g = Grant {
-            kind: &DUMMY,
-            mode,
-            sent_at,
-            need_ms,
-            count,
-        };
-        h.grant_in(&mut h.table.lock(), t, g)
-    }
-
-    fn names() -> (Arc<str>, Arc<str>) {
-        ("k".into(), "c:1".into())
-    }
-
-    #[tokio::test]
-    async fn a_grant_gives_its_turn_back_to_the_next_operation_on_the_field() {
-        let h = holds();
-        let (k, f) = names();
-        let t = h.turn(&k, &f, &DUMMY).await;
-        assert_eq!(h.acquire_need(&t, 300), 300, "a fresh field: the own lease");
-        // a second operation on the field (a re-entry of the same owner) waits for the turn
-        let waiter = {
-            let (h, k, f) = (h.clone(), k.clone(), f.clone());
-            tokio::spawn(async move {
-                let t = h.turn(&k, &f, &DUMMY).await;
-                h.acquire_need(&t, 300)
-            })
-        };
-        tokio::task::yield_now().await;
-        assert!(!waiter.is_finished(), "the turn is still taken");
-        let g = Grant {
-            kind: &DUMMY,
-            mode: Mode::Watchdog,
-            sent_at: Instant::now(),
-            need_ms: 30_000,
-            count: 1,
-        };
-        let lease = h.grant_passing(t, g);
-        let need = tokio::time::timeout(Duration::from_secs(5), waiter)
-            .await
-            .expect("the grant woke the waiting operation")
-            .expect("task");
-        assert_eq!(need, 30_000, "the next turn plans against the live watchdog hold");
-        assert_eq!(lease.state(), LeaseState::Held);
-        assert!(h.table.lock().get(&k, &f).is_some_and(|r| Arc::ptr_eq(r, &lease)));
-    }
-
-    #[tokio::test]
-    async fn epochs_are_shared_and_final() {
-        let h = holds();
-        let (k, f) = names();
-        let t = h.turn(&k, &f, &DUMMY).await;
-        let now = Instant::now();
-        let a = grant(&h, &t, Mode::Watchdog, now, 30_000, 1);
-        let b = grant(&h, &t, Mode::Watchdog, now, 30_000, 2);
-        assert!(Arc::ptr_eq(&a, &b), "a re-entry joins the epoch");
-        // Redis says 1 where we expect 3: it lost the field; the epoch ends for both guards
-        let c = grant(&h, &t, Mode::Watchdog, now, 30_000, 1);
-        assert!(!Arc::ptr_eq(&a, &c));
-        assert_eq!(a.state(), LeaseState::Lost(LostReason::OwnerGone));
-        assert_eq!(c.state(), LeaseState::Held);
-        // a guard of the ended epoch sends nothing
-        assert_eq!(h.begin_release(&t, &a, Mode::Watchdog), ReleasePlan::Stale);
-        assert_eq!(
-            h.begin_release(&t, &c, Mode::Watchdog),
-            ReleasePlan::Send {
-                last: true,
-                need_ms: 30_000
-            }
-        );
-        assert_eq!(c.state(), LeaseState::Released);
-        drop(t);
-        assert_eq!(h.entries(), 0, "the table is empty again");
-    }
-
-    #[tokio::test]
-    async fn a_lapsed_epoch_is_never_revived() {
-        let h = holds();
-        let (k, f) = names();
-        let t = h.turn(&k, &f, &DUMMY).await;
-        let long_ago = Instant::now() - Duration::from_secs(60);
-        let old = grant(&h, &t, Mode::Watchdog, long_ago, 30_000, 1);
-        // nobody has read its state since its deadline passed; a new grant must not revive it
-        let new = grant(&h, &t, Mode::Watchdog, Instant::now(), 30_000, 2);
-        assert!(!Arc::ptr_eq(&old, &new));
-        assert_eq!(old.state(), LeaseState::Lost(LostReason::RenewalFailed));
-        assert_eq!(new.state(), LeaseState::Held);
-    }
-
-    #[tokio::test]
-    async fn the_ttl_sent_covers_the_longest_live_hold() {
-        let h = holds();
-        let (k, f) = names();
-        let t = h.turn(&k, &f, &DUMMY).await;
-        assert_eq!(h.acquire_need(&t, 300), 300, "nothing held: the own lease");
-        let now = Instant::now();
-        let w = grant(&h, &t, Mode::Watchdog, now, 30_000, 1);
-        assert_eq!(
-            h.acquire_need(&t, 300),
-            30_000,
-            "a short re-entry keeps the watchdog TTL"
-        );
-        let until = now + Duration::from_secs(100);
-        let leased = Mode::Leased {
-            lease_ms: 100_000,
-            until,
-        };
-        grant(&h, &t, leased, now, 100_000, 2);
-        assert!(h.acquire_need(&t, 300) > 99_000);
-        // releasing the watchdog hold re-applies what the leased hold still needs
-        match h.begin_release(&t, &w, Mode::Watchdog) {
-            ReleasePlan::Send { last: false, need_ms } => assert!((99_000..=100_000).contains(&need_ms)),
-            other => panic!("{other:?}"),
-        }
-        assert_eq!(h.renewing(), 0, "no watchdog hold left: renewal stops");
-        match h.begin_release(&t, &w, leased) {
-            ReleasePlan::Send { last: true, .. } => {}
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[tokio::test]
-    async fn turns_serialise_one_field_only() {
-        let h = holds();
-        let (k, f) = names();
-        let t = h.turn(&k, &f, &DUMMY).await;
-        let other: Arc<str> = "c:2".into();
-        let _t2 = tokio::time::timeout(Duration::from_millis(100), h.turn(&k, &other, &DUMMY))
-            .await
-            .expect("another field's turn is free");
-        let h2 = h.clone();
-        let (k2, f2) = (k.clone(), f.clone());
-        let waiter = tokio::spawn(async move {
-            let _t = h2.turn(&k2, &f2, &DUMMY).await;
-        });
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        assert!(!waiter.is_finished(), "the same field waits for the turn");
-        drop(t);
-        tokio::time::timeout(Duration::from_secs(1), waiter)
-            .await
-            .expect("released turn wakes the waiter")
-            .unwrap();
-    }
-
-    #[tokio::test]
-    async fn a_turn_waiter_survives_a_new_epoch_record() {
-        let h = holds();
-        let (k, f) = names();
-        let t = h.turn(&k, &f, &DUMMY).await;
-        let old = grant(&h, &t, Mode::Watchdog, Instant::now(), 30_000, 1);
-        let h2 = h.clone();
-        let (k2, f2) = (k.clone(), f.clone());
-        let waiter = tokio::spawn(async move {
-            let _t = h2.turn(&k2, &f2, &DUMMY).await;
-        });
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        assert!(!waiter.is_finished());
-        // the epoch ends (Redis lost the field) and a grant under the same turn starts a new
-        // record: the waiter queued on the old one must still get the turn
-        old.set(LeaseState::Lost(LostReason::OwnerGone));
-        let new = grant(&h, &t, Mode::Watchdog, Instant::now(), 30_000, 1);
-        assert!(
-            !Arc::ptr_eq(&old, &new),
-            "an ended epoch's record is never reused"
-        );
-        assert_eq!(old.state(), LeaseState::Lost(LostReason::OwnerGone));
-        assert_eq!(h.begin_release(&t, &old, Mode::Watchdog), ReleasePlan::Stale);
-        drop(t);
-        tokio::time::timeout(Duration::from_secs(1), waiter)
-            .await
-            .expect("the turn moved to the new record with its waiters")
-            .unwrap();
-        assert_eq!(h.entries(), 1, "the live epoch keeps its record");
-        assert_eq!(new.state(), LeaseState::Held);
-    }
-
-    #[test]
-    fn a_held_field_costs_one_small_record() {
-        // the record (epoch, counts, turn) is one allocation; keep it small: it is most of the
-        // client's memory per held lock (see the watchdog section of benches/REPORT.md)
-        let record = std::mem::size_of::<Lease>() + 2 * std::mem::size_of::<usize>();
-        assert!(record <= 96, "record is {record} bytes");
-        assert!(std::mem::size_of::<Owners>() <= 16);
-    }
-
-    #[tokio::test]
-    async fn close_ends_every_live_epoch() {
-        let h = holds();
-        let (k, f) = names();
-        let t = h.turn(&k, &f, &DUMMY).await;
-        let l = grant(&h, &t, Mode::Watchdog, Instant::now(), 30_000, 1);
-        drop(t);
-        let rest = h.close();
-        assert_eq!(rest.len(), 1);
-        assert!(h.is_closed());
-        assert_eq!(l.state(), LeaseState::Lost(LostReason::Shutdown));
-        assert!(h.renewal_items().is_empty());
-    }
-}
+mod tests;
