@@ -427,6 +427,47 @@ fn bytes_waiting_at(port: u16) -> u64 {
         .sum()
 }
 
+/// When Redis does not answer at all, `shutdown()` still returns within its bound (the longer of
+/// the settle window and the watchdog timeout) and names the locks it could not release.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_against_a_stopped_redis_returns_in_time_and_names_what_it_left() {
+    init_tracing();
+    let s = RedisServer::start();
+    let config = config().lock_watchdog_timeout(Duration::from_secs(3));
+    let bound = settle_window(&config).max(Duration::from_secs(3));
+    let a = s.client(config).await;
+    let mut guards = Vec::new();
+    for kind in KINDS {
+        guards.push(
+            AnyLock::open(kind, &a, &format!("stuck:{kind}"))
+                .lock()
+                .await
+                .unwrap(),
+        );
+    }
+    let pid = common::faults::pid(&s.url()).await.unwrap();
+    let stopped = common::faults::Stopped::new(pid).unwrap();
+    let started = Instant::now();
+    let r = a.shutdown().await;
+    let took = started.elapsed();
+    drop(stopped);
+    eprintln!("shutdown with Redis stopped: {took:?} (bound {bound:?}): {r:?}");
+    assert!(
+        took < bound + Duration::from_secs(2),
+        "took {took:?}, bound {bound:?}"
+    );
+    match r {
+        Err(Error::Unreleased { keys, .. }) => {
+            for kind in KINDS {
+                let key = format!("stuck:{kind}");
+                assert!(keys.contains(&key), "{key} is not named in {keys:?}");
+            }
+        }
+        other => panic!("expected Error::Unreleased, got {other:?}"),
+    }
+    drop(guards);
+}
+
 // ---- the blocking facade ----
 
 fn blocking_client(s: &RedisServer, config: Config) -> blocking::Client {
@@ -584,4 +625,50 @@ fn blocking_client_dropped_leaves_nothing_behind() {
     }
     drop(a);
     assert_eq!(rt.block_on(leftovers(&mut raw)), Vec::<String>::new());
+}
+
+/// A process with a blocking client that exits without shutting down (`std::process::exit`: no
+/// destructor runs, as in a crash) leaves acquire records and unlock latches that expire within
+/// the settle window.
+#[test]
+fn blocking_process_exit_leaves_records_for_at_most_the_settle_window() {
+    const WORKER: &str = "REDISSON_LOCK_TEST_EXIT_WORKER_URL";
+    if let Ok(url) = std::env::var(WORKER) {
+        // the child process: 200 acquisitions and releases, then exit on the spot
+        let c = blocking::Client::connect_with(&url, config()).expect("connect");
+        for round in 0..25 {
+            for kind in KINDS {
+                let l = BlockingLock::open(kind, &c, &format!("exit:{kind}:{round}"));
+                l.lock().unwrap().unlock().unwrap();
+            }
+        }
+        std::process::exit(0);
+    }
+    init_tracing();
+    let s = RedisServer::start();
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "blocking_process_exit_leaves_records_for_at_most_the_settle_window",
+            "--test-threads=1",
+        ])
+        .env(WORKER, s.url())
+        .status()
+        .expect("run the worker process");
+    assert!(status.success(), "worker: {status}");
+    let window = settle_window(&config());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut raw = rt.block_on(patient_conn(&s));
+    let left = rt.block_on(latches(&mut raw));
+    eprintln!(
+        "{} latch keys left by a process that exited without shutdown",
+        left.len()
+    );
+    for k in &left {
+        let ttl = rt.block_on(pttl(&mut raw, k));
+        assert!(
+            ttl > 0 && ttl <= window.as_millis() as i64,
+            "`{k}` lives {ttl} ms (settle window {window:?})"
+        );
+    }
 }
