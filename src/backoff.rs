@@ -1,5 +1,5 @@
 //! Waiting without pub/sub: Redisson's back-off policies (`LockOptions.BackOff`), used by kinds
-//! whose wake policy is [`Wake::Backoff`](crate::core::kind::Wake::Backoff) (the spin lock).
+//! whose wake policy is [`Wake::Backoff`](crate::kind::Wake::Backoff) (the spin lock).
 
 use std::time::Duration;
 

@@ -30,9 +30,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::core::kind::{AcquireKind, Reentrant};
 use crate::core::{Held, LockCore};
 use crate::error::{Error, Result};
+use crate::kind::{AcquireKind, Reentrant};
 use crate::kinds::fair::FairKind;
 use crate::kinds::fenced::FencedKind;
 use crate::kinds::lock::ReentrantKind;

@@ -430,6 +430,15 @@ impl Config {
         self.settle_window().max(self.lock_watchdog_timeout)
     }
 
+    /// The settings of every connection manager the client opens (commands and pub/sub):
+    /// command and connect timeouts, and reconnection backing off up to 2 s.
+    pub(crate) fn manager_config(&self) -> redis::aio::ConnectionManagerConfig {
+        redis::aio::ConnectionManagerConfig::new()
+            .set_response_timeout(Some(self.command_timeout))
+            .set_connection_timeout(Some(self.connect_timeout))
+            .set_max_delay(Duration::from_secs(2))
+    }
+
     /// A pause before retry number `n` (1-based): between half and all of `retry_interval`.
     pub(crate) fn retry_pause(&self) -> Duration {
         self.retry_interval.mul_f64(0.5 + 0.5 * rand::random::<f64>())

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::lease::LostReason;
+use crate::lost::LostReason;
 
 /// Everything that can go wrong with a lock operation.
 ///

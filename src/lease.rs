@@ -6,51 +6,8 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
-use crate::core::kind::Kind;
-
-/// Why a hold ended without the owner releasing it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum LostReason {
-    /// Renewal found the owner's field gone: the lock expired, was force-unlocked, or Redis
-    /// lost its data (restart, failover, eviction).
-    OwnerGone,
-    /// No renewal succeeded in time (Redis unreachable or too slow): the key may already have
-    /// expired, so the hold can no longer be trusted.
-    RenewalFailed,
-    /// The lease given at acquisition ran out (no watchdog in lease mode).
-    LeaseExpired,
-    /// This client force-unlocked the lock.
-    ForceUnlocked,
-    /// The client shut down ([`Client::shutdown`](crate::Client::shutdown)) and released it.
-    Shutdown,
-}
-
-impl std::fmt::Display for LostReason {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            LostReason::OwnerGone => {
-                "the owner's field is gone from the lock (expired, force-unlocked or Redis lost it)"
-            }
-            LostReason::RenewalFailed => "no renewal succeeded before the lease deadline",
-            LostReason::LeaseExpired => "the lease ran out",
-            LostReason::ForceUnlocked => "force-unlocked by this client",
-            LostReason::Shutdown => "released by the client's shutdown",
-        })
-    }
-}
-
-/// The state of one hold as far as this process knows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum LeaseState {
-    /// Held: granted or renewed recently enough.
-    Held,
-    /// Lost; it never becomes `Held` again.
-    Lost(LostReason),
-    /// Released by its owner.
-    Released,
-}
+use crate::kind::Kind;
+use crate::lost::{LeaseState, LostReason};
 
 /// The `until` of a record whose epoch has not started (any instant would do).
 static NO_EPOCH: std::sync::LazyLock<Instant> = std::sync::LazyLock::new(Instant::now);
@@ -244,12 +201,12 @@ impl Lease {
             }
             fn release(
                 &self,
-                _: &crate::core::kind::Ctx<'_>,
-                _: &crate::core::kind::ReleaseArgs<'_>,
+                _: &crate::kind::Ctx<'_>,
+                _: &crate::kind::ReleaseArgs<'_>,
             ) -> redis::ScriptInvocation<'static> {
                 unreachable!()
             }
-            fn force_release(&self, _: &crate::core::kind::Ctx<'_>) -> redis::ScriptInvocation<'static> {
+            fn force_release(&self, _: &crate::kind::Ctx<'_>) -> redis::ScriptInvocation<'static> {
                 unreachable!()
             }
         }

@@ -23,7 +23,7 @@
 
 use std::time::Instant;
 
-use crate::lease::LostReason;
+use crate::lost::LostReason;
 
 /// The labels of one lock's metrics.
 #[derive(Clone)]

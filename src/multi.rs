@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 use futures::future::BoxFuture;
 use futures::FutureExt;
 
-use crate::core::kind::AcquireKind;
 use crate::core::{Held, LockCore};
 use crate::error::{Error, Result};
+use crate::kind::AcquireKind;
 use crate::owner::{OwnerId, OwnerSel};
 use crate::{LeaseState, LostReason, Unlocked};
 

@@ -58,8 +58,7 @@ use redis::cluster_async::ClusterConnection;
 use redis::{ProtocolVersion, PushInfo, PushKind};
 use tokio::sync::Notify;
 
-use crate::config::{Config, PublishMode};
-use crate::conn::Connection;
+use crate::config::Config;
 use crate::error::{Error, Result};
 
 /// First backoff after pub/sub failed; doubles with each further failure.
@@ -107,24 +106,6 @@ impl Mode {
     fn sharded(self) -> bool {
         matches!(self, Mode::Sharded | Mode::Both)
     }
-}
-
-/// Resolves the configured mode once per client: publishing and subscribing both follow it.
-pub(crate) async fn resolve_mode(wanted: PublishMode, conn: &Connection, config: &Config) -> Result<Mode> {
-    Ok(match wanted {
-        PublishMode::Classic => Mode::Classic,
-        PublishMode::Sharded if !conn.is_cluster() => return Err(Error::InvalidArgument(
-            "PublishMode::Sharded needs a cluster connection (Redisson shards pub/sub only in cluster mode)"
-                .into(),
-        )),
-        PublishMode::Sharded => Mode::Sharded,
-        PublishMode::Auto | PublishMode::Both if !conn.is_cluster() => Mode::Classic,
-        PublishMode::Auto | PublishMode::Both if !crate::client::supports_sharded(conn, config).await => {
-            Mode::Classic
-        }
-        PublishMode::Auto => Mode::Sharded,
-        PublishMode::Both => Mode::Both,
-    })
 }
 
 /// A RESP3 cluster connection seeded by `client`'s address (and credentials) that delivers
@@ -355,60 +336,82 @@ pub(crate) fn push_handler(
     channels: ChannelsHandle,
 ) -> impl Fn(PushInfo) -> std::result::Result<(), ()> + Send + Sync + 'static {
     move |push: PushInfo| {
-        match push.kind {
-            PushKind::Message | PushKind::SMessage => {
-                if let Some(msg) = redis::Msg::from_push_info(push) {
-                    let ch = channels.lock().get(msg.get_channel_name()).cloned();
-                    if let Some(ch) = ch {
-                        ch.note_message();
-                        match msg.get_payload_bytes() {
-                            b"0" => ch.notify.notify_one(),
-                            b"1" => ch.notify.notify_waiters(),
-                            other => tracing::trace!(
-                                channel = msg.get_channel_name(),
-                                payload = ?String::from_utf8_lossy(other),
-                                "ignoring unknown unlock message"
-                            ),
-                        }
-                    }
-                }
-            }
-            // our own SUNSUBSCRIBE is confirmed this way too, but only once nobody uses the
-            // channel; with users, the server dropped it (the slot moved to another node)
-            PushKind::SUnsubscribe => {
-                let name = push.data.first().and_then(|v| match v {
-                    redis::Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
-                    _ => None,
-                });
-                let ch = name.and_then(|n| channels.lock().get(&n).cloned());
+        deliver(&channels, push);
+        Ok(())
+    }
+}
+
+/// The hub's side of a Sentinel link: what the master's pub/sub connection pushes goes to the
+/// hub's channels, and a move of the master wakes every waiter.
+pub(crate) struct HubSink(pub(crate) ChannelsHandle);
+
+impl crate::sentinel::PushSink for HubSink {
+    fn push(&self, push: PushInfo) {
+        deliver(&self.0, push);
+    }
+
+    fn wake_all(&self) {
+        for ch in self.0.lock().values() {
+            ch.notify.notify_waiters();
+            ch.notify.notify_one();
+        }
+    }
+}
+
+/// Delivers one push to the channels' waiters.
+fn deliver(channels: &ChannelsHandle, push: PushInfo) {
+    match push.kind {
+        PushKind::Message | PushKind::SMessage => {
+            if let Some(msg) = redis::Msg::from_push_info(push) {
+                let ch = channels.lock().get(msg.get_channel_name()).cloned();
                 if let Some(ch) = ch {
-                    // (no users: our own SUNSUBSCRIBE's confirmation)
-                    if ch.server_dropped(false) {
-                        tracing::debug!(
-                            "the server dropped a sharded subscription (slot moved): waiters re-subscribe"
-                        );
-                        ch.notify.notify_waiters();
-                        ch.notify.notify_one();
+                    ch.note_message();
+                    match msg.get_payload_bytes() {
+                        b"0" => ch.notify.notify_one(),
+                        b"1" => ch.notify.notify_waiters(),
+                        other => tracing::trace!(
+                            channel = msg.get_channel_name(),
+                            payload = ?String::from_utf8_lossy(other),
+                            "ignoring unknown unlock message"
+                        ),
                     }
                 }
             }
-            // Messages published while the connection was down are lost. Every subscription
-            // counts as dropped: its waiters re-try at once, join again (a SUBSCRIBE that
-            // completes once the connection is back, or fails and leaves them polling every
-            // `poll_interval`), and re-try once more after it: one re-poll per waiter after the
-            // reconnect, however long they would otherwise sleep.
-            PushKind::Disconnection => {
-                tracing::debug!("pub/sub connection dropped: every waiter re-tries and re-subscribes");
-                for ch in channels.lock().values() {
-                    // a lingering subscription too: a waiter joining it must not think it listens
-                    ch.server_dropped(true);
+        }
+        // our own SUNSUBSCRIBE is confirmed this way too, but only once nobody uses the
+        // channel; with users, the server dropped it (the slot moved to another node)
+        PushKind::SUnsubscribe => {
+            let name = push.data.first().and_then(|v| match v {
+                redis::Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
+                _ => None,
+            });
+            let ch = name.and_then(|n| channels.lock().get(&n).cloned());
+            if let Some(ch) = ch {
+                // (no users: our own SUNSUBSCRIBE's confirmation)
+                if ch.server_dropped(false) {
+                    tracing::debug!(
+                        "the server dropped a sharded subscription (slot moved): waiters re-subscribe"
+                    );
                     ch.notify.notify_waiters();
                     ch.notify.notify_one();
                 }
             }
-            _ => {}
         }
-        Ok(())
+        // Messages published while the connection was down are lost. Every subscription
+        // counts as dropped: its waiters re-try at once, join again (a SUBSCRIBE that
+        // completes once the connection is back, or fails and leaves them polling every
+        // `poll_interval`), and re-try once more after it: one re-poll per waiter after the
+        // reconnect, however long they would otherwise sleep.
+        PushKind::Disconnection => {
+            tracing::debug!("pub/sub connection dropped: every waiter re-tries and re-subscribes");
+            for ch in channels.lock().values() {
+                // a lingering subscription too: a waiter joining it must not think it listens
+                ch.server_dropped(true);
+                ch.notify.notify_waiters();
+                ch.notify.notify_one();
+            }
+        }
+        _ => {}
     }
 }
 

@@ -73,8 +73,8 @@ use std::time::Duration;
 
 use serde_norway::Value;
 
-use crate::client::ClientBuilder;
 use crate::config::{Config, PublishMode, ReplicaSync, MAX_MS};
+use crate::connect::{redact, ClientBuilder};
 use crate::error::{Error, Result};
 use crate::name::NameMapper;
 use crate::Client;
@@ -1229,13 +1229,6 @@ fn encode(s: &str) -> String {
         }
     }
     out
-}
-
-fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(s), Some(at)) if at > s => format!("{}://***@{}", &url[..s], &url[at + 1..]),
-        _ => url.to_owned(),
-    }
 }
 
 /// Redisson's `${NAME}` / `${NAME:-default}` substitution (`ConfigSupport.resolveEnvParams`):

@@ -31,7 +31,6 @@ use redis::{Cmd, Pipeline, ProtocolVersion, RedisFuture, RedisResult, Value};
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::pubsub::ChannelsHandle;
 
 /// What the user told us about the sentinels and the master.
 #[derive(Clone)]
@@ -68,6 +67,15 @@ struct Bound {
     pubsub: Option<ConnectionManager>,
 }
 
+/// Where a link delivers what the master's pub/sub connection pushes (the client's pub/sub
+/// hub), and whom it wakes once the master moved.
+pub(crate) trait PushSink: Send + Sync + 'static {
+    /// A push from the server; must not block.
+    fn push(&self, push: redis::PushInfo);
+    /// Every waiter re-tries (an unlock may have been published while the link moved).
+    fn wake_all(&self);
+}
+
 pub(crate) struct SentinelLink {
     spec: SentinelSpec,
     sentinels: tokio::sync::Mutex<SentinelClient>,
@@ -76,7 +84,7 @@ pub(crate) struct SentinelLink {
     bound: Mutex<Bound>,
     generation: AtomicU64,
     config: Config,
-    channels: ChannelsHandle,
+    sink: Arc<dyn PushSink>,
     /// Channels the hub has subscribed through us (re-subscribed on the new master).
     subscribed: Mutex<HashSet<String>>,
 }
@@ -86,7 +94,7 @@ impl SentinelLink {
     pub(crate) async fn connect(
         spec: SentinelSpec,
         config: &Config,
-        channels: ChannelsHandle,
+        sink: Arc<dyn PushSink>,
     ) -> Result<Arc<Self>> {
         if spec.nodes.is_empty() {
             return Err(Error::InvalidArgument("no sentinel addresses given".into()));
@@ -100,7 +108,7 @@ impl SentinelLink {
             .await
             .map_err(|_| Error::CommandTimeout(config.connect_timeout))??;
         let master = master_client(&spec, master)?;
-        let bound = bind(&master, config, &channels, 0).await?;
+        let bound = bind(&master, config, &sink, 0).await?;
         tracing::info!(master = %bound.addr, service = %spec.master_name, "sentinel: connected to the master");
         let link = Arc::new(SentinelLink {
             spec,
@@ -109,7 +117,7 @@ impl SentinelLink {
             bound: Mutex::new(bound),
             generation: AtomicU64::new(0),
             config: config.clone(),
-            channels,
+            sink,
             subscribed: Mutex::new(HashSet::new()),
         });
         spawn_scanner(Arc::downgrade(&link), config.sentinel_scan_interval);
@@ -158,7 +166,7 @@ impl SentinelLink {
             return false;
         }
         let next = seen + 1;
-        let bound = match bind(&client, &self.config, &self.channels, next).await {
+        let bound = match bind(&client, &self.config, &self.sink, next).await {
             Ok(b) => b,
             Err(e) => {
                 tracing::warn!(error = %e, master = %addr, "sentinel: cannot connect to the new master yet");
@@ -179,10 +187,7 @@ impl SentinelLink {
         *self.bound.lock() = bound;
         self.generation.store(next, Ordering::SeqCst);
         // an unlock may have been published while we moved: every waiter re-tries
-        for ch in self.channels.lock().values() {
-            ch.notify.notify_waiters();
-            ch.notify.notify_one();
-        }
+        self.sink.wake_all();
         true
     }
 
@@ -358,11 +363,11 @@ fn no_pubsub() -> redis::RedisError {
 async fn bind(
     client: &redis::Client,
     config: &Config,
-    channels: &ChannelsHandle,
+    sink: &Arc<dyn PushSink>,
     generation: u64,
 ) -> Result<Bound> {
     let addr = client.get_connection_info().addr().to_string();
-    let cfg = crate::client::manager_config(config);
+    let cfg = config.manager_config();
     let commands = tokio::time::timeout(
         config.connect_timeout,
         client.get_connection_manager_with_config(cfg.clone()),
@@ -373,7 +378,13 @@ async fn bind(
     let settings = info.redis_settings().clone().set_protocol(ProtocolVersion::RESP3);
     let resp3 = redis::Client::open(info.set_redis_settings(settings))?;
     let pcfg = cfg
-        .set_push_sender(crate::pubsub::push_handler(channels.clone()))
+        .set_push_sender({
+            let sink = sink.clone();
+            move |push: redis::PushInfo| {
+                sink.push(push);
+                Ok::<(), ()>(())
+            }
+        })
         .set_automatic_resubscription();
     let pubsub = match tokio::time::timeout(
         config.connect_timeout,

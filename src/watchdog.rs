@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::conn::{slot_groups, Connection};
-use crate::core::kind::RenewKind;
 use crate::holds::{Holds, RenewalItem};
+use crate::kind::RenewKind;
 use crate::script;
 
 /// Starts the watchdog task on the current runtime. It ends when the hold table is dropped or

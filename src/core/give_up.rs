@@ -6,10 +6,10 @@ use std::time::{Duration, Instant};
 
 use redis::Value;
 
-use super::kind::{AcquireArgs, AcquireKind, Kind};
 use super::{LockCore, Plan};
 use crate::background::Ticket;
 use crate::inner::ClientInner;
+use crate::kind::{AcquireArgs, AcquireKind, Kind};
 use crate::owner::OwnerId;
 use crate::script;
 

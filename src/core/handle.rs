@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use futures::FutureExt;
 
-use crate::core::kind::AcquireKind;
 use crate::core::release::Releaser;
 use crate::core::{Held, LockCore};
 use crate::error::{Error, Result};
+use crate::kind::AcquireKind;
 use crate::owner::{OwnerId, OwnerSel};
 use crate::Unlocked;
 

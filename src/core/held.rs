@@ -4,12 +4,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::background::Job;
-use crate::core::kind::{AcquireKind, Reentrant};
 use crate::core::release::Releaser;
 use crate::core::LockCore;
 use crate::error::{Error, Result};
 use crate::holds::Mode;
-use crate::lease::{Lease, LeaseState, LostReason};
+use crate::kind::{AcquireKind, Reentrant};
+use crate::lease::Lease;
+use crate::lost::{LeaseState, LostReason};
 use crate::owner::{OwnerId, OwnerSel};
 
 /// The outcome of a successful unlock.

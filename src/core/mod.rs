@@ -1,11 +1,11 @@
-//! The shared machinery every lock kind runs on, written once over the seam in [`kind`]:
+//! The shared machinery every lock kind runs on, written once over the seam in
+//! [`crate::kind`]:
 //! the wait loop and attempts (this file), the release path ([`release`]), the guard core
 //! ([`held`]) and the user-facing operations every lock handle offers ([`handle`]).
 
 mod give_up;
 pub(crate) mod handle;
 pub(crate) mod held;
-pub(crate) mod kind;
 pub(crate) mod release;
 
 use std::sync::Arc;
@@ -22,10 +22,10 @@ use crate::owner::{self, OwnerId, OwnerSel};
 use crate::sync::Synced;
 use crate::{name, script};
 
+use crate::kind::{self, AcquireArgs, AcquireKind, Ctx, Reply, Wake};
 use give_up::GiveUp;
 pub(crate) use held::Held;
 pub use held::Unlocked;
-use kind::{AcquireArgs, AcquireKind, Ctx, Reply, Wake};
 use release::Releaser;
 
 /// One lock of one kind, as seen through one handle (name + owner choice + wait policy).
@@ -728,12 +728,4 @@ struct Plan {
     deadline: Option<Instant>,
     wait_ms: u64,
     queued: bool,
-}
-
-/// This client's wall clock in epoch ms (Redisson's `System.currentTimeMillis()`).
-pub(crate) fn epoch_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }

@@ -6,12 +6,13 @@ use std::time::Instant;
 
 use crate::background::Job;
 use crate::config::millis;
-use crate::core::kind::{with_channel, AcquireKind, Ctx, Kind, ReleaseArgs};
 use crate::core::LockCore;
 use crate::error::{Error, Result};
 use crate::holds::{LateGrant, Mode, ReleasePlan, Released, Turn};
 use crate::inner::ClientInner;
-use crate::lease::{Lease, LostReason};
+use crate::kind::{with_channel, AcquireKind, Ctx, Kind, ReleaseArgs};
+use crate::lease::Lease;
+use crate::lost::LostReason;
 use crate::{name, Unlocked};
 use redis::ScriptInvocation;
 

@@ -35,8 +35,9 @@ use parking_lot::Mutex;
 use tokio::sync::Notify;
 
 use crate::config::Config;
-use crate::core::kind::{Kind, RenewKind};
-use crate::lease::{after, Lease, LeaseState, LostReason, Slot};
+use crate::kind::{Kind, RenewKind};
+use crate::lease::{after, Lease, Slot};
+use crate::lost::{LeaseState, LostReason};
 
 mod turn;
 pub(crate) use turn::Turn;

@@ -1,7 +1,7 @@
 //! The hold table's bookkeeping, without Redis.
 
 use super::*;
-use crate::core::kind::{Ctx, ReleaseArgs};
+use crate::kind::{Ctx, ReleaseArgs};
 use redis::ScriptInvocation;
 
 struct Dummy;

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use tokio::sync::Notify;
 
 use super::{idle, Holds, Table};
-use crate::core::kind::Kind;
 use crate::error::{Error, Result};
+use crate::kind::Kind;
 
 /// The right to change one field's count: held from before a request is planned until its
 /// outcome is recorded. Dropping it lets the next operation on the field go.

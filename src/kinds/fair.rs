@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use redis::{ScriptInvocation, Value};
 
-use crate::core::kind::{decode_plain, AcquireArgs, AcquireKind, Ctx, Kind, Reentrant, ReleaseArgs, Reply};
 use crate::core::{Held, LockCore};
 use crate::error::{Error, Result};
 use crate::inner::ClientInner;
+use crate::kind::{decode_plain, AcquireArgs, AcquireKind, Ctx, Kind, Reentrant, ReleaseArgs, Reply};
 use crate::{name, script, LeaseState, LostReason, OwnerId, Ttl, Unlocked};
 
 /// The fair-lock kind: Redisson's `RedissonFairLock`, or `RedissonNonReentrantFairLock`.

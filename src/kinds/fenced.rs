@@ -6,12 +6,10 @@ use std::time::Duration;
 
 use redis::{ScriptInvocation, Value};
 
-use crate::core::kind::{
-    decode_reply, layout, AcquireArgs, AcquireKind, Ctx, Kind, Reentrant, ReleaseArgs, Reply,
-};
 use crate::core::{Held, LockCore};
 use crate::error::{Error, Result};
 use crate::inner::ClientInner;
+use crate::kind::{decode_reply, layout, AcquireArgs, AcquireKind, Ctx, Kind, Reentrant, ReleaseArgs, Reply};
 use crate::{name, script, LeaseState, LostReason, OwnerId, Ttl, Unlocked};
 
 /// The fenced-lock kind: Redisson's `RedissonFencedLock`.

@@ -1,5 +1,5 @@
 //! The lock kinds: each is one `lua/<kind>/` folder plus one module here that describes its
-//! requests, decodes its replies and states its wake policy (the seam: [`crate::core::kind`]),
+//! requests, decodes its replies and states its wake policy (the seam: [`crate::kind`]),
 //! with thin, separately documented public types over the generic core.
 
 pub(crate) mod fair;

@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use redis::{ScriptInvocation, Value};
 
-use crate::core::kind::{decode_plain, layout, AcquireArgs, AcquireKind, Ctx, Kind, ReleaseArgs, Reply};
 use crate::core::{Held, LockCore};
 use crate::error::{Error, Result};
 use crate::inner::ClientInner;
+use crate::kind::{decode_plain, layout, AcquireArgs, AcquireKind, Ctx, Kind, ReleaseArgs, Reply};
 use crate::{name, script, LeaseState, LostReason, OwnerId, Ttl, Unlocked};
 
 /// The non-reentrant kind: Redisson's `RedissonNonReentrantLock`.

@@ -5,12 +5,12 @@ use std::time::Duration;
 
 use redis::{ScriptInvocation, Value};
 
-use crate::core::kind::{
-    decode_plain, layout, AcquireArgs, AcquireKind, Ctx, Kind, Reentrant, ReleaseArgs, RenewKind, Reply,
-};
 use crate::core::{Held, LockCore};
 use crate::error::{Error, Result};
 use crate::inner::ClientInner;
+use crate::kind::{
+    decode_plain, layout, AcquireArgs, AcquireKind, Ctx, Kind, Reentrant, ReleaseArgs, RenewKind, Reply,
+};
 
 use crate::{name, script, LeaseState, LostReason, OwnerId, Ttl, Unlocked};
 

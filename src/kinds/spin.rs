@@ -6,12 +6,12 @@ use std::time::Duration;
 
 use redis::{ScriptInvocation, Value};
 
-use crate::core::kind::{
-    decode_plain, layout, AcquireArgs, AcquireKind, Ctx, Kind, Reentrant, ReleaseArgs, Reply, Wake,
-};
 use crate::core::{Held, LockCore};
 use crate::error::Result;
 use crate::inner::ClientInner;
+use crate::kind::{
+    decode_plain, layout, AcquireArgs, AcquireKind, Ctx, Kind, Reentrant, ReleaseArgs, Reply, Wake,
+};
 use crate::{name, script, BackOff, LeaseState, LostReason, OwnerId, Ttl, Unlocked};
 
 /// The spin-lock kind: Redisson's `RedissonSpinLock`.

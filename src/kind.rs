@@ -27,8 +27,16 @@ impl Ctx<'_> {
     /// This client's wall clock, epoch ms (the fair lock's waiter deadlines are in it), read
     /// only by the kinds that send it.
     pub fn now_ms(&self) -> u64 {
-        crate::core::epoch_ms()
+        epoch_ms()
     }
+}
+
+/// This client's wall clock in epoch ms (Redisson's `System.currentTimeMillis()`).
+fn epoch_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 /// The arguments of one acquisition attempt.

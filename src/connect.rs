@@ -1,0 +1,496 @@
+//! Building a client for each topology — a URL, a `redis::Client`, a connection the
+//! application already has, a Redis Cluster, a Sentinel-monitored master — with its pub/sub
+//! connection and publish mode, and starting its per-client machinery.
+
+use std::sync::Arc;
+
+use redis::ProtocolVersion;
+
+use crate::background::Background;
+use crate::client::Client;
+use crate::config::{Config, PublishMode};
+use crate::conn::Connection;
+use crate::error::{Error, Result};
+use crate::holds::Holds;
+use crate::inner::ClientInner;
+use crate::latch::LatchJanitor;
+use crate::pubsub::{push_handler, Hub, Mode, PubSubConn};
+
+/// Connecting: the ways to build a [`Client`].
+impl Client {
+    /// Connects with the default [`Config`]. `url` is a redis URL: `redis://[user:password@]host[:port][/db]`
+    /// or `rediss://` for TLS (with the `tls-rustls` feature).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a malformed URL, [`Error::Redis`] when Redis cannot be reached.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo() -> redisson_lock::Result<()> {
+    /// let client = redisson_lock::Client::connect("redis://:secret@127.0.0.1:6380/2").await?;
+    /// # let _ = client; Ok(()) }
+    /// ```
+    pub async fn connect(url: &str) -> Result<Client> {
+        Client::builder().url(url).build().await
+    }
+
+    /// Connects as the Redisson YAML or JSON configuration file at `path` says (servers, login,
+    /// lock settings), the same file a Java service gives `Config.fromYAML`. See
+    /// [`RedissonConfig`](crate::RedissonConfig) for the keys honoured, ignored and refused.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the file cannot be read or has a setting that cannot be
+    /// honoured; [`Error::Redis`] when Redis cannot be reached.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> redisson_lock::Result<()> {
+    /// let client = redisson_lock::Client::from_redisson_config("redisson.yaml").await?;
+    /// # let _ = client; Ok(()) }
+    /// ```
+    pub async fn from_redisson_config(path: impl AsRef<std::path::Path>) -> Result<Client> {
+        crate::RedissonConfig::from_path(path)?.connect().await
+    }
+
+    /// A builder for other connections or settings.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo() -> redisson_lock::Result<()> {
+    /// use std::time::Duration;
+    /// let client = redisson_lock::Client::builder()
+    ///     .url("redis://127.0.0.1/")
+    ///     .config(redisson_lock::Config::default().lock_watchdog_timeout(Duration::from_secs(10)))
+    ///     .build()
+    ///     .await?;
+    /// # let _ = client; Ok(()) }
+    /// ```
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::default()
+    }
+}
+
+enum Source {
+    None,
+    Url(String),
+    Redis(redis::Client),
+    Connection(Connection),
+    Cluster(Vec<String>),
+    Sentinel(crate::sentinel::SentinelSpec),
+}
+
+/// Builds a [`Client`] from a URL, a `redis::Client`, an existing connection or cluster nodes.
+///
+/// # Examples
+///
+/// Reusing a connection the application already has; give the `redis::Client` too so waiters
+/// can subscribe to unlock messages (without it they poll every
+/// [`poll_interval`](Config::poll_interval)):
+///
+/// ```no_run
+/// # async fn demo() -> redisson_lock::Result<()> {
+/// let redis = redis::Client::open("redis://127.0.0.1/")?;
+/// let conn = redis.get_multiplexed_async_connection().await?;
+/// let client = redisson_lock::Client::builder()
+///     .connection(conn)
+///     .pubsub_client(redis)
+///     .build()
+///     .await?;
+/// # let _ = client; Ok(()) }
+/// ```
+pub struct ClientBuilder {
+    source: Source,
+    pubsub: Option<redis::Client>,
+    config: Config,
+    #[cfg(feature = "tls-rustls")]
+    tls: Option<crate::Tls>,
+}
+
+impl Default for ClientBuilder {
+    fn default() -> Self {
+        ClientBuilder {
+            source: Source::None,
+            pubsub: None,
+            config: Config::default(),
+            #[cfg(feature = "tls-rustls")]
+            tls: None,
+        }
+    }
+}
+
+impl ClientBuilder {
+    /// Connect to this redis URL (a reconnecting connection manager, plus a RESP3 pub/sub connection).
+    pub fn url(mut self, url: impl Into<String>) -> Self {
+        self.source = Source::Url(url.into());
+        self
+    }
+
+    /// Connect with this `redis::Client` (a reconnecting connection manager, plus pub/sub).
+    pub fn redis_client(mut self, client: redis::Client) -> Self {
+        self.source = Source::Redis(client);
+        self
+    }
+
+    /// Send lock commands over a connection the application already has
+    /// (`ConnectionManager`, `MultiplexedConnection` or `ClusterConnection`).
+    pub fn connection(mut self, conn: impl Into<Connection>) -> Self {
+        self.source = Source::Connection(conn.into());
+        self
+    }
+
+    /// With [`connection`](Self::connection): where to open the pub/sub connection. With a
+    /// cluster connection, `client`'s address is the seed node of a cluster pub/sub connection
+    /// (sharded channels must be subscribed on the node that serves their slot); waiters then
+    /// listen in the same [`PublishMode`](crate::PublishMode) the unlocks publish with.
+    pub fn pubsub_client(mut self, client: redis::Client) -> Self {
+        self.pubsub = Some(client);
+        self
+    }
+
+    /// Connect to a Redis Cluster through these seed nodes (redis URLs).
+    pub fn cluster<I, S>(mut self, nodes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.source = Source::Cluster(nodes.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Connect to the master of the Sentinel-monitored service `master_name`, found through
+    /// these sentinels (redis URLs; a `user:password@` in them is the sentinels' own login). The
+    /// client follows failovers by itself (see [`Connection::Sentinel`]); the master's own login
+    /// is [`sentinel_master_auth`](Self::sentinel_master_auth). Redisson: `useSentinelServers()`
+    /// with `sentinelAddresses` and `masterName`.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> redisson_lock::Result<()> {
+    /// let client = redisson_lock::Client::builder()
+    ///     .sentinel(["redis://10.0.0.1:26379", "redis://10.0.0.2:26379"], "mymaster")
+    ///     .sentinel_master_auth(None, Some("master-secret".into()))
+    ///     .build()
+    ///     .await?;
+    /// # let _ = client; Ok(()) }
+    /// ```
+    pub fn sentinel<I, S>(mut self, sentinels: I, master_name: impl Into<String>) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let (username, password, db) = match &self.source {
+            Source::Sentinel(s) => (s.username.clone(), s.password.clone(), s.db),
+            _ => (None, None, 0),
+        };
+        self.source = Source::Sentinel(crate::sentinel::SentinelSpec {
+            nodes: sentinels.into_iter().map(Into::into).collect(),
+            master_name: master_name.into(),
+            username,
+            password,
+            db,
+            #[cfg(feature = "tls-rustls")]
+            tls: None,
+        });
+        self
+    }
+
+    /// With [`sentinel`](Self::sentinel): the login (ACL user and password, or only a password)
+    /// and database for the master and its replicas (Redisson: `username`, `password`, `database`
+    /// of the sentinel config). Call after `sentinel`.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> redisson_lock::Result<()> {
+    /// let client = redisson_lock::Client::builder()
+    ///     .sentinel(["redis://127.0.0.1:26379"], "mymaster")
+    ///     .sentinel_master_auth(Some("locks".into()), Some("s3cret".into()))
+    ///     .build()
+    ///     .await?;
+    /// # let _ = client; Ok(()) }
+    /// ```
+    pub fn sentinel_master_auth(mut self, username: Option<String>, password: Option<String>) -> Self {
+        if let Source::Sentinel(s) = &mut self.source {
+            s.username = username;
+            s.password = password;
+        }
+        self
+    }
+
+    /// With [`sentinel`](Self::sentinel): the master's database (Redisson: `database` of the
+    /// sentinel config; default 0). Call after `sentinel`.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> redisson_lock::Result<()> {
+    /// let client = redisson_lock::Client::builder()
+    ///     .sentinel(["redis://127.0.0.1:26379"], "mymaster")
+    ///     .sentinel_database(2)
+    ///     .build()
+    ///     .await?;
+    /// # let _ = client; Ok(()) }
+    /// ```
+    pub fn sentinel_database(mut self, db: i64) -> Self {
+        if let Source::Sentinel(s) = &mut self.source {
+            s.db = db;
+        }
+        self
+    }
+
+    /// Use this configuration.
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// TLS settings (trusted roots, client certificate, verification) for the `rediss://`
+    /// addresses of [`url`](Self::url), [`cluster`](Self::cluster) or
+    /// [`sentinel`](Self::sentinel) (feature `tls-rustls`). Without them a `rediss://` address
+    /// trusts the system's roots and checks the host name. With a sentinel, the sentinels'
+    /// `rediss://` addresses use them, and so does the master when the last sentinel address is
+    /// `rediss://` (Redisson takes the master's scheme from the sentinels').
+    ///
+    /// ```no_run
+    /// # async fn demo() -> redisson_lock::Result<()> {
+    /// use redisson_lock::{Client, Tls, TlsVerify};
+    /// let tls = Tls::new().truststore_file("ca.pem", None)?.verify(TlsVerify::CaOnly);
+    /// let client = Client::builder().url("rediss://10.0.0.7:6380/").tls(tls).build().await?;
+    /// # let _ = client; Ok(()) }
+    /// ```
+    #[cfg(feature = "tls-rustls")]
+    pub fn tls(mut self, tls: crate::Tls) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
+    /// Connects and starts the background tasks. Must be called inside a tokio runtime.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a bad URL or configuration; [`Error::Redis`] when Redis
+    /// cannot be reached.
+    pub async fn build(self) -> Result<Client> {
+        let config = self.config;
+        config.validate()?;
+        #[cfg(feature = "tls-rustls")]
+        let tls = self.tls;
+        #[cfg(feature = "tls-rustls")]
+        if tls.is_some() && matches!(self.source, Source::Redis(_) | Source::Connection(_)) {
+            return Err(Error::InvalidArgument(
+                "tls settings apply to url, cluster and sentinel connections; a redis::Client or \
+                 connection brings its own (redis::Client::build_with_tls)"
+                    .into(),
+            ));
+        }
+        let channels = Hub::new_channels();
+        let (conn, pubsub) = match self.source {
+            Source::None => {
+                return Err(Error::InvalidArgument(
+                    "no Redis URL, client or connection given".into(),
+                ))
+            }
+            Source::Url(url) => {
+                let bad_url = |e: redis::RedisError| {
+                    Error::InvalidArgument(format!("bad redis URL `{}`: {e}", redact(&url)))
+                };
+                let info = redis::IntoConnectionInfo::into_connection_info(url.as_str()).map_err(bad_url)?;
+                #[cfg(feature = "tls-rustls")]
+                let client = match &tls {
+                    Some(tls) => tls.client(info)?,
+                    None => redis::Client::open(info).map_err(bad_url)?,
+                };
+                #[cfg(not(feature = "tls-rustls"))]
+                let client = redis::Client::open(info).map_err(bad_url)?;
+                manager_pair(&client, &config, channels.clone()).await?
+            }
+            Source::Redis(client) => manager_pair(&client, &config, channels.clone()).await?,
+            Source::Connection(conn) => {
+                let pubsub = match self.pubsub {
+                    // a cluster's channels live on the nodes serving their slots (sharded) or
+                    // anywhere (classic): subscribe through a cluster connection seeded here,
+                    // so whichever mode is resolved below is the one waiters listen with
+                    Some(c) if conn.is_cluster() => {
+                        Some(crate::pubsub::cluster_conn(&c, &config, channels.clone()).await?)
+                    }
+                    Some(c) => Some(pubsub_manager(&c, &config, channels.clone()).await?),
+                    None => None,
+                };
+                (conn, pubsub)
+            }
+            Source::Cluster(nodes) => {
+                if nodes.is_empty() {
+                    return Err(Error::InvalidArgument("no cluster nodes given".into()));
+                }
+                #[cfg(feature = "tls-rustls")]
+                let tls_nodes = nodes
+                    .iter()
+                    .any(|n| n.trim_start().to_ascii_lowercase().starts_with("rediss://"));
+                let builder = redis::cluster::ClusterClientBuilder::new(nodes)
+                    .use_protocol(ProtocolVersion::RESP3)
+                    .push_sender(push_handler(channels.clone()))
+                    .response_timeout(config.command_timeout)
+                    .connection_timeout(config.connect_timeout);
+                #[cfg(feature = "tls-rustls")]
+                let builder = match &tls {
+                    Some(_) if !tls_nodes => {
+                        return Err(Error::InvalidArgument(
+                            "tls settings were given but no cluster node address is rediss://".into(),
+                        ))
+                    }
+                    Some(tls) => {
+                        let b = builder.certs(tls.certificates());
+                        match tls.get_verify() {
+                            crate::TlsVerify::Strict => b,
+                            crate::TlsVerify::CaOnly => b.danger_accept_invalid_hostnames(true),
+                            _ => b.tls(redis::TlsMode::Insecure),
+                        }
+                    }
+                    None => builder,
+                };
+                let cc = builder
+                    .build()
+                    .map_err(|e| Error::InvalidArgument(format!("bad cluster configuration: {e}")))?;
+                let conn = cc.get_async_connection().await?;
+                (Connection::Cluster(conn.clone()), Some(PubSubConn::Cluster(conn)))
+            }
+            Source::Sentinel(spec) => {
+                #[cfg(feature = "tls-rustls")]
+                let spec = crate::sentinel::SentinelSpec { tls, ..spec };
+                let link = crate::sentinel::SentinelLink::connect(
+                    spec,
+                    &config,
+                    Arc::new(crate::pubsub::HubSink(channels.clone())),
+                )
+                .await?;
+                (
+                    Connection::Sentinel(crate::sentinel::SentinelConnection(link.clone())),
+                    Some(PubSubConn::Sentinel(link)),
+                )
+            }
+        };
+
+        let mode = resolve_mode(config.publish_mode, &conn, &config).await?;
+        if pubsub.is_none() {
+            tracing::info!(
+                "no pub/sub connection: waiters poll every {:?}",
+                config.poll_interval
+            );
+        }
+
+        // Redisson checks synced replicas in every mode but single-server
+        let sync_mode = match config.replica_sync {
+            crate::ReplicaSync::Auto if matches!(conn, Connection::Sentinel(_) | Connection::Cluster(_)) => {
+                crate::ReplicaSync::Required
+            }
+            crate::ReplicaSync::Auto => crate::ReplicaSync::Off,
+            other => other,
+        };
+        let sync = Arc::new(crate::sync::ReplicaSyncer::new(
+            sync_mode,
+            config.replica_sync_timeout,
+            conn.is_cluster(),
+        ));
+        let holds = Arc::new(Holds::new(&config));
+        crate::watchdog::start(&holds, conn.clone(), sync.clone(), &config);
+        let vanish = Arc::new(crate::vanish::Vanish::default());
+        crate::vanish::start(&vanish, &holds, conn.clone(), &config);
+        let latches = LatchJanitor::start(conn.clone(), config.command_timeout);
+        let background = Background::start();
+        let id = uuid::Uuid::new_v4().to_string();
+        tracing::debug!(client_id = %id, ?mode, "lock client ready");
+        Ok(Client {
+            inner: Arc::new(ClientInner {
+                id,
+                hub: Arc::new(Hub::new(channels, pubsub, mode)),
+                config,
+                conn,
+                holds,
+                background,
+                publish_cmd: mode.script_arg(),
+                latches,
+                sync,
+                vanish,
+            }),
+        })
+    }
+}
+
+async fn manager_pair(
+    client: &redis::Client,
+    config: &Config,
+    channels: crate::pubsub::ChannelsHandle,
+) -> Result<(Connection, Option<PubSubConn>)> {
+    // The manager retries its first connection with backoff even when the password is wrong or
+    // nothing listens; one plain attempt first makes those fail fast with the real error.
+    let probe = redis::AsyncConnectionConfig::new()
+        .set_connection_timeout(Some(config.connect_timeout))
+        .set_response_timeout(Some(config.command_timeout));
+    drop(
+        client
+            .get_multiplexed_async_connection_with_config(&probe)
+            .await?,
+    );
+    let conn = client
+        .get_connection_manager_with_config(config.manager_config())
+        .await?;
+    let pubsub = match pubsub_manager(client, config, channels).await {
+        Ok(p) => Some(p),
+        Err(e) => {
+            tracing::warn!(error = %e, "no RESP3 pub/sub connection (Redis < 6?): waiters will poll");
+            None
+        }
+    };
+    Ok((Connection::Manager(conn), pubsub))
+}
+
+/// A RESP3 connection manager that delivers pushes to the hub and re-subscribes after reconnects.
+async fn pubsub_manager(
+    client: &redis::Client,
+    config: &Config,
+    channels: crate::pubsub::ChannelsHandle,
+) -> Result<PubSubConn> {
+    let info = client.get_connection_info().clone();
+    let settings = info.redis_settings().clone().set_protocol(ProtocolVersion::RESP3);
+    let resp3 = redis::Client::open(info.set_redis_settings(settings))?;
+    let cfg = config
+        .manager_config()
+        .set_push_sender(push_handler(channels))
+        .set_automatic_resubscription();
+    Ok(PubSubConn::Manager(
+        resp3.get_connection_manager_with_config(cfg).await?,
+    ))
+}
+
+async fn supports_sharded(conn: &Connection, config: &Config) -> bool {
+    let mut c = conn.clone();
+    let mut cmd = redis::cmd("PUBSUB");
+    cmd.arg("SHARDNUMSUB").arg("0");
+    let probe = cmd.query_async::<redis::Value>(&mut c);
+    matches!(
+        tokio::time::timeout(config.command_timeout, probe).await,
+        Ok(Ok(_))
+    )
+}
+
+/// Hides a password in a URL for error messages.
+pub(crate) fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => format!("{}://***@{}", &url[..s], &url[at + 1..]),
+        _ => url.to_owned(),
+    }
+}
+
+/// Resolves the configured mode once per client: publishing and subscribing both follow it.
+async fn resolve_mode(wanted: PublishMode, conn: &Connection, config: &Config) -> Result<Mode> {
+    Ok(match wanted {
+        PublishMode::Classic => Mode::Classic,
+        PublishMode::Sharded if !conn.is_cluster() => return Err(Error::InvalidArgument(
+            "PublishMode::Sharded needs a cluster connection (Redisson shards pub/sub only in cluster mode)"
+                .into(),
+        )),
+        PublishMode::Sharded => Mode::Sharded,
+        PublishMode::Auto | PublishMode::Both if !conn.is_cluster() => Mode::Classic,
+        PublishMode::Auto | PublishMode::Both if !supports_sharded(conn, config).await => Mode::Classic,
+        PublishMode::Auto => Mode::Sharded,
+        PublishMode::Both => Mode::Both,
+    })
+}
