@@ -30,15 +30,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::core::{Held, LockCore};
 use crate::error::{Error, Result};
-use crate::kind::{AcquireKind, Reentrant};
-use crate::kinds::fair::FairKind;
-use crate::kinds::fenced::FencedKind;
-use crate::kinds::lock::ReentrantKind;
-use crate::kinds::non_reentrant::NonReentrantKind;
-use crate::kinds::rw::{ReadKind, WriteKind};
-use crate::kinds::spin::SpinKind;
+use crate::kind::{AcquireKind, Reenterable};
+use crate::kinds;
 use crate::{BackOff, Config, LeaseState, LostReason, OwnerId, Ttl, Unlocked};
 
 /// The runtime behind a blocking client, shared by its handles and guards. When the last of them
@@ -165,7 +159,7 @@ impl Client {
     /// # Ok::<_, redisson_lock::Error>(())
     /// ```
     pub fn lock(&self, name: &str) -> Result<RLock> {
-        Ok(RLock(self.handle(self.rt.client.lock(name)?.core)))
+        Ok(Lock::new(self.rt.clone(), self.rt.client.lock(name)?))
     }
 
     /// A handle to the fenced lock `name` (see [`crate::Client::fenced_lock`]).
@@ -176,7 +170,7 @@ impl Client {
     /// # Ok::<_, redisson_lock::Error>(())
     /// ```
     pub fn fenced_lock(&self, name: &str) -> Result<RFencedLock> {
-        Ok(RFencedLock(self.handle(self.rt.client.fenced_lock(name)?.core)))
+        Ok(Lock::new(self.rt.clone(), self.rt.client.fenced_lock(name)?))
     }
 
     /// A handle to the spin lock `name` (see [`crate::Client::spin_lock`]).
@@ -187,7 +181,7 @@ impl Client {
     /// # Ok::<_, redisson_lock::Error>(())
     /// ```
     pub fn spin_lock(&self, name: &str) -> Result<RSpinLock> {
-        Ok(RSpinLock(self.handle(self.rt.client.spin_lock(name)?.core)))
+        Ok(Lock::new(self.rt.clone(), self.rt.client.spin_lock(name)?))
     }
 
     /// A handle to the non-reentrant lock `name` (see [`crate::Client::non_reentrant_lock`]).
@@ -200,8 +194,9 @@ impl Client {
     /// # Ok::<_, redisson_lock::Error>(())
     /// ```
     pub fn non_reentrant_lock(&self, name: &str) -> Result<RNonReentrantLock> {
-        Ok(RNonReentrantLock(
-            self.handle(self.rt.client.non_reentrant_lock(name)?.core),
+        Ok(Lock::new(
+            self.rt.clone(),
+            self.rt.client.non_reentrant_lock(name)?,
         ))
     }
 
@@ -213,7 +208,7 @@ impl Client {
     /// # Ok::<_, redisson_lock::Error>(())
     /// ```
     pub fn fair_lock(&self, name: &str) -> Result<RFairLock> {
-        Ok(RFairLock(self.handle(self.rt.client.fair_lock(name)?.core)))
+        Ok(Lock::new(self.rt.clone(), self.rt.client.fair_lock(name)?))
     }
 
     /// A handle to the non-reentrant fair lock `name` (see
@@ -226,17 +221,10 @@ impl Client {
     /// # Ok::<_, redisson_lock::Error>(())
     /// ```
     pub fn non_reentrant_fair_lock(&self, name: &str) -> Result<RNonReentrantFairLock> {
-        Ok(RNonReentrantFairLock(
-            self.handle(self.rt.client.non_reentrant_fair_lock(name)?.core),
+        Ok(Lock::new(
+            self.rt.clone(),
+            self.rt.client.non_reentrant_fair_lock(name)?,
         ))
-    }
-
-    fn handle<K: AcquireKind>(&self, core: LockCore<K>) -> Handle<K> {
-        Handle {
-            rt: self.rt.clone(),
-            core,
-            pinned: false,
-        }
     }
 
     /// A handle to the read-write lock `name`.
@@ -249,9 +237,26 @@ impl Client {
     pub fn read_write_lock(&self, name: &str) -> Result<RReadWriteLock> {
         let rw = self.rt.client.read_write_lock(name)?;
         Ok(RReadWriteLock {
-            read: RReadLock(self.handle(rw.read_lock().core)),
-            write: RWriteLock(self.handle(rw.write_lock().core)),
+            read: Lock::new(self.rt.clone(), rw.read_lock()),
+            write: Lock::new(self.rt.clone(), rw.write_lock()),
         })
+    }
+
+    /// A multi-lock over the reentrant locks `names` of this client (see
+    /// [`crate::Client::multi_lock`]); other kinds and other clients: [`RMultiLock::new`].
+    ///
+    /// ```no_run
+    /// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
+    /// let guard = client.multi_lock(&["account:1", "account:2"])?.lock()?;
+    /// guard.unlock()?;
+    /// # Ok::<_, redisson_lock::Error>(())
+    /// ```
+    pub fn multi_lock(&self, names: &[&str]) -> Result<RMultiLock> {
+        let members = names
+            .iter()
+            .map(|n| self.lock(n).map(|l| Member::from(&l)))
+            .collect::<Result<Vec<_>>>()?;
+        RMultiLock::new(members)
     }
 
     /// See [`crate::Client::stats`].
@@ -273,19 +278,30 @@ impl Client {
     }
 }
 
-// ---- the generic layer: one handle and one guard type over every kind ----
+// ---- the generic layer: one handle and one guard type for every kind ----
 
-/// A blocking handle of kind `K`: the async core plus the runtime; the owner is the calling
-/// thread unless pinned.
-struct Handle<K: AcquireKind> {
+/// The blocking twin of [`crate::Lock<K>`]: the same lock handle, every method of which blocks
+/// the calling thread (and panics inside an async runtime, see the [module docs](self)). The
+/// default owner is the calling thread ([`OwnerId::current_thread`]), as in Java, unless pinned
+/// with [`with_owner`](Self::with_owner). The aliases [`RLock`], [`RFairLock`], ... name it for
+/// each kind; what a kind keeps in Redis is on its type in [`crate::kinds`].
+///
+/// ```no_run
+/// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
+/// let lock = client.lock("lock:order:42")?; // a blocking::RLock = blocking::Lock<kinds::Reentrant>
+/// let guard = lock.lock()?;
+/// guard.unlock()?;
+/// # Ok::<_, redisson_lock::Error>(())
+/// ```
+pub struct Lock<K: AcquireKind> {
     rt: Arc<Rt>,
-    core: LockCore<K>,
+    core: crate::Lock<K>,
     pinned: bool,
 }
 
-impl<K: AcquireKind> Clone for Handle<K> {
+impl<K: AcquireKind> Clone for Lock<K> {
     fn clone(&self) -> Self {
-        Handle {
+        Lock {
             rt: self.rt.clone(),
             core: self.core.clone(),
             pinned: self.pinned,
@@ -293,9 +309,17 @@ impl<K: AcquireKind> Clone for Handle<K> {
     }
 }
 
-impl<K: AcquireKind> Handle<K> {
-    /// The core acting for this handle's owner: the pinned one, else the calling thread.
-    fn owned(&self) -> LockCore<K> {
+impl<K: AcquireKind> Lock<K> {
+    fn new(rt: Arc<Rt>, core: crate::Lock<K>) -> Lock<K> {
+        Lock {
+            rt,
+            core,
+            pinned: false,
+        }
+    }
+
+    /// The async handle acting for this handle's owner: the pinned one, else the calling thread.
+    fn owned(&self) -> crate::Lock<K> {
         if self.pinned {
             self.core.clone()
         } else {
@@ -303,41 +327,77 @@ impl<K: AcquireKind> Handle<K> {
         }
     }
 
-    fn with_owner(&self, owner: OwnerId) -> Handle<K> {
-        Handle {
-            rt: self.rt.clone(),
-            core: self.core.with_owner(owner),
-            pinned: true,
-        }
-    }
-
-    fn guard(&self, held: Held<K>) -> Guard<K> {
+    fn guard(&self, held: crate::Guard<K>) -> Guard<K> {
         Guard {
             rt: self.rt.clone(),
             held: Some(held),
         }
     }
 
-    fn owner(&self) -> OwnerId {
-        self.owned().owner.fixed().unwrap_or_else(OwnerId::current_thread)
+    /// Blocking [`crate::Lock::key`].
+    pub fn key(&self) -> &str {
+        self.core.key()
     }
 
-    fn field(&self) -> String {
-        self.owned().handle_field().unwrap_or_default()
+    /// The same lock acting for a fixed owner id instead of the calling thread
+    /// ([`crate::Lock::with_owner`]).
+    pub fn with_owner(&self, owner: impl Into<OwnerId>) -> Lock<K> {
+        Lock {
+            rt: self.rt.clone(),
+            core: self.core.with_owner(owner),
+            pinned: true,
+        }
     }
 
-    fn lock(&self, lease: Option<Duration>) -> Result<Guard<K>> {
-        let held = self.rt.block_on(self.owned().lock(lease))?;
+    /// The owner this handle acts for: the pinned one, else the calling thread (so never `None`
+    /// here; the type is [`crate::Lock::owner`]'s).
+    pub fn owner(&self) -> Option<OwnerId> {
+        self.owned().owner()
+    }
+
+    /// The hash field this handle's owner writes ([`crate::Lock::field`]; never `None` here).
+    pub fn field(&self) -> Option<String> {
+        self.owned().field()
+    }
+
+    /// Blocking [`crate::Lock::lock`].
+    pub fn lock(&self) -> Result<Guard<K>> {
+        let held = self.rt.block_on(self.owned().lock())?;
         Ok(self.guard(held))
     }
 
-    fn try_lock(&self, wait: Duration, lease: Option<Duration>) -> Result<Option<Guard<K>>> {
-        let held = self.rt.block_on(self.owned().try_lock(wait, lease))?;
+    /// Blocking [`crate::Lock::lock_with_lease`].
+    pub fn lock_with_lease(&self, lease: Duration) -> Result<Guard<K>> {
+        let held = self.rt.block_on(self.owned().lock_with_lease(lease))?;
+        Ok(self.guard(held))
+    }
+
+    /// Blocking [`crate::Lock::try_lock`].
+    pub fn try_lock(&self) -> Result<Option<Guard<K>>> {
+        self.try_lock_opt(Duration::ZERO, None)
+    }
+
+    /// Blocking [`crate::Lock::try_lock_for`]: returns within `wait` plus one command timeout.
+    pub fn try_lock_for(&self, wait: Duration) -> Result<Option<Guard<K>>> {
+        self.try_lock_opt(wait, None)
+    }
+
+    /// Blocking [`crate::Lock::try_lock_with_lease`].
+    pub fn try_lock_with_lease(&self, wait: Duration, lease: Duration) -> Result<Option<Guard<K>>> {
+        self.try_lock_opt(wait, Some(lease))
+    }
+
+    fn try_lock_opt(&self, wait: Duration, lease: Option<Duration>) -> Result<Option<Guard<K>>> {
+        let held = self.rt.block_on(self.owned().try_lock_opt(wait, lease))?;
         Ok(held.map(|h| self.guard(h)))
     }
 
-    fn run<T>(&self, body: impl FnOnce() -> T) -> Result<T> {
-        let guard = self.lock(None)?;
+    /// Runs `body` while holding the lock (watchdog mode) and releases it afterwards, also when
+    /// `body` panics (the panic resumes after the release). Unlike [`crate::Lock::run`], a
+    /// blocking `body` cannot be stopped from outside when the lock is lost: check
+    /// [`Guard::is_held`] in long work, or take the guard yourself.
+    pub fn run<T>(&self, body: impl FnOnce() -> T) -> Result<T> {
+        let guard = self.lock()?;
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
             Ok(v) => {
                 guard.unlock()?;
@@ -350,72 +410,190 @@ impl<K: AcquireKind> Handle<K> {
         }
     }
 
-    fn unlock(&self) -> Result<Unlocked> {
+    /// Blocking [`crate::Lock::unlock`] for this handle's owner.
+    pub fn unlock(&self) -> Result<Unlocked> {
         self.rt.block_on(self.owned().unlock())
     }
 
-    fn force_unlock(&self) -> Result<bool> {
+    /// Blocking [`crate::Lock::force_unlock`].
+    pub fn force_unlock(&self) -> Result<bool> {
         self.rt.block_on(self.core.force_unlock())
     }
 
-    fn exists(&self) -> Result<bool> {
-        self.rt.block_on(self.core.exists())
+    /// Blocking [`crate::Lock::is_locked`].
+    pub fn is_locked(&self) -> Result<bool> {
+        self.rt.block_on(self.core.is_locked())
     }
 
-    fn is_held(&self) -> Result<bool> {
+    /// Blocking [`crate::Lock::is_held`] for this handle's owner.
+    pub fn is_held(&self) -> Result<bool> {
         self.rt.block_on(self.owned().is_held())
     }
 
-    fn is_held_by(&self, owner: OwnerId) -> Result<bool> {
+    /// Blocking [`crate::Lock::is_held_by`].
+    pub fn is_held_by(&self, owner: impl Into<OwnerId>) -> Result<bool> {
         self.rt.block_on(self.core.is_held_by(owner))
     }
 
-    fn hold_count(&self) -> Result<u64> {
+    /// Blocking [`crate::Lock::hold_count`] for this handle's owner.
+    pub fn hold_count(&self) -> Result<u64> {
         self.rt.block_on(self.owned().hold_count())
     }
 
-    fn remain_time_to_live(&self) -> Result<Ttl> {
+    /// Blocking [`crate::Lock::remain_time_to_live`].
+    pub fn remain_time_to_live(&self) -> Result<Ttl> {
         self.rt.block_on(self.core.remain_time_to_live())
     }
 }
 
-/// A blocking guard of kind `K`. On drop (without `unlock`): outside an async runtime the release
-/// runs synchronously (bounded by the command timeout and retries, errors logged); inside one it
-/// is queued as for the async guard. Never panics.
-struct Guard<K: AcquireKind> {
+impl Lock<kinds::Fenced> {
+    /// Blocking [`crate::Lock::lock_and_get_token`].
+    pub fn lock_and_get_token(&self) -> Result<(u64, Guard<kinds::Fenced>)> {
+        let g = self.lock()?;
+        Ok((g.token(), g))
+    }
+
+    /// Blocking [`crate::Lock::try_lock_and_get_token`].
+    pub fn try_lock_and_get_token(
+        &self,
+        wait: Duration,
+        lease: Option<Duration>,
+    ) -> Result<Option<(u64, Guard<kinds::Fenced>)>> {
+        Ok(self.try_lock_opt(wait, lease)?.map(|g| (g.token(), g)))
+    }
+
+    /// Blocking [`crate::Lock::get_token`].
+    pub fn get_token(&self) -> Result<Option<u64>> {
+        self.rt.block_on(self.core.get_token())
+    }
+}
+
+impl Lock<kinds::Spin> {
+    /// [`crate::Lock::with_backoff`].
+    pub fn with_backoff(&self, backoff: BackOff) -> Result<Lock<kinds::Spin>> {
+        Ok(Lock {
+            rt: self.rt.clone(),
+            core: self.core.with_backoff(backoff)?,
+            pinned: self.pinned,
+        })
+    }
+}
+
+/// The blocking twin of [`crate::Guard<K>`]. On drop (without `unlock`): outside an async
+/// runtime the release runs synchronously (bounded by the command timeout and retries, errors
+/// logged); inside one it is handed to the client's background work, as for the async guard.
+/// Never panics.
+#[must_use = "if unused the lock is released at once"]
+pub struct Guard<K: AcquireKind> {
     rt: Arc<Rt>,
-    held: Option<Held<K>>,
+    held: Option<crate::Guard<K>>,
 }
 
 impl<K: AcquireKind> Guard<K> {
-    fn h(&self) -> &Held<K> {
+    fn h(&self) -> &crate::Guard<K> {
         self.held.as_ref().expect("present until consumed")
     }
 
-    fn unlock(mut self) -> Result<Unlocked> {
+    fn wrap(&self, held: crate::Guard<K>) -> Guard<K> {
+        Guard {
+            rt: self.rt.clone(),
+            held: Some(held),
+        }
+    }
+
+    /// Blocking [`crate::Guard::unlock`].
+    pub fn unlock(mut self) -> Result<Unlocked> {
         let held = self.held.take().expect("present until consumed");
         self.rt.block_on(held.unlock())
     }
 
-    fn wait_lost(&self, timeout: Duration) -> Option<LostReason> {
+    /// [`crate::Guard::lost`]: a future that resolves when the hold is lost (await it from
+    /// async code, or see [`wait_lost`](Self::wait_lost)).
+    pub fn lost(&self) -> impl std::future::Future<Output = LostReason> + Send + 'static {
+        self.h().lost()
+    }
+
+    /// Blocks until the hold is lost or `timeout` passes: the reason, or `None` while held.
+    /// `Duration::ZERO` checks without waiting.
+    pub fn wait_lost(&self, timeout: Duration) -> Option<LostReason> {
+        if let LeaseState::Lost(reason) = self.state() {
+            return Some(reason);
+        }
+        if timeout.is_zero() {
+            return None;
+        }
         let lost = self.h().lost();
         self.rt
             .block_on(async move { tokio::time::timeout(timeout, lost).await.ok() })
     }
 
-    fn forget(mut self) {
+    /// [`crate::Guard::state`].
+    pub fn state(&self) -> LeaseState {
+        self.h().state()
+    }
+
+    /// [`crate::Guard::is_held`].
+    pub fn is_held(&self) -> bool {
+        self.h().is_held()
+    }
+
+    /// [`crate::Guard::key`].
+    pub fn key(&self) -> &str {
+        self.h().key()
+    }
+
+    /// [`crate::Guard::field`].
+    pub fn field(&self) -> &str {
+        self.h().field()
+    }
+
+    /// [`crate::Guard::owner`].
+    pub fn owner(&self) -> OwnerId {
+        self.h().owner()
+    }
+
+    /// [`crate::Guard::lease`].
+    pub fn lease(&self) -> Option<Duration> {
+        self.h().lease()
+    }
+
+    /// [`crate::Guard::forget`].
+    pub fn forget(mut self) {
         if let Some(h) = self.held.take() {
             h.forget();
         }
     }
 }
 
-impl<K: Reentrant> Guard<K> {
-    fn reenter(&self) -> Result<Guard<K>> {
-        let held = self.rt.block_on(self.h().reenter(None))?;
+impl<K: Reenterable> Guard<K> {
+    /// Blocking [`crate::Guard::reenter`].
+    pub fn reenter(&self) -> Result<Guard<K>> {
+        let held = self.rt.block_on(self.h().reenter())?;
+        Ok(self.wrap(held))
+    }
+
+    /// Blocking [`crate::Guard::reenter_with_lease`].
+    pub fn reenter_with_lease(&self, lease: Duration) -> Result<Guard<K>> {
+        let held = self.rt.block_on(self.h().reenter_with_lease(lease))?;
+        Ok(self.wrap(held))
+    }
+}
+
+impl Guard<kinds::Fenced> {
+    /// [`crate::Guard::token`].
+    pub fn token(&self) -> u64 {
+        self.h().token()
+    }
+}
+
+impl Guard<kinds::Write> {
+    /// Blocking [`crate::Guard::downgrade`].
+    pub fn downgrade(mut self) -> Result<Guard<kinds::Read>> {
+        let held = self.held.take().expect("present until consumed");
+        let read = self.rt.block_on(held.downgrade())?;
         Ok(Guard {
             rt: self.rt.clone(),
-            held: Some(held),
+            held: Some(read),
         })
     }
 }
@@ -435,1361 +613,53 @@ impl<K: AcquireKind> Drop for Guard<K> {
     }
 }
 
-impl<K: AcquireKind> std::fmt::Debug for Handle<K> {
+impl<K: AcquireKind> std::fmt::Debug for Lock<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Handle")
-            .field("key", &&*self.core.key)
-            .field("kind", &self.core.kind.label())
-            .field("pinned", &self.pinned.then_some(self.core.owner))
+        f.debug_struct("blocking::Lock")
+            .field("lock", &self.core)
+            .field("pinned", &self.pinned)
             .finish()
     }
 }
 
 impl<K: AcquireKind> std::fmt::Debug for Guard<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("Guard").field(&self.held).finish()
+        f.debug_tuple("blocking::Guard").field(&self.held).finish()
     }
 }
 
-// ---- the public types, one per kind ----
-
-/// The blocking twin of [`crate::RLock`]: every method blocks the calling thread (and panics
-/// inside an async runtime, see the [module docs](self)); the default owner is the calling thread.
-///
-/// ```no_run
-/// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
-/// let lock = client.lock("lock:order:42")?;
-/// let guard = lock.lock()?;
-/// guard.unlock()?;
-/// # Ok::<_, redisson_lock::Error>(())
-/// ```
-#[derive(Clone, Debug)]
-pub struct RLock(Handle<ReentrantKind>);
-
-impl RLock {
-    /// The lock's Redis key.
-    pub fn key(&self) -> &str {
-        &self.0.core.key
-    }
-
-    /// The same lock acting for a fixed owner id instead of the calling thread.
-    pub fn with_owner(&self, owner: impl Into<OwnerId>) -> RLock {
-        RLock(self.0.with_owner(owner.into()))
-    }
-
-    /// The owner this handle acts for when called from this thread.
-    pub fn owner(&self) -> OwnerId {
-        self.0.owner()
-    }
-
-    /// The hash field this handle's owner writes, when called from this thread.
-    pub fn field(&self) -> String {
-        self.0.field()
-    }
-
-    /// Blocking [`crate::RLock::lock`].
-    pub fn lock(&self) -> Result<LockGuard> {
-        self.0.lock(None).map(LockGuard)
-    }
-
-    /// Blocking [`crate::RLock::lock_with_lease`].
-    pub fn lock_with_lease(&self, lease: Duration) -> Result<LockGuard> {
-        self.0.lock(Some(lease)).map(LockGuard)
-    }
-
-    /// Blocking [`crate::RLock::try_lock`].
-    pub fn try_lock(&self) -> Result<Option<LockGuard>> {
-        Ok(self.0.try_lock(Duration::ZERO, None)?.map(LockGuard))
-    }
-
-    /// Blocking [`crate::RLock::try_lock_for`].
-    pub fn try_lock_for(&self, wait: Duration) -> Result<Option<LockGuard>> {
-        Ok(self.0.try_lock(wait, None)?.map(LockGuard))
-    }
-
-    /// Blocking [`crate::RLock::try_lock_with_lease`].
-    pub fn try_lock_with_lease(&self, wait: Duration, lease: Duration) -> Result<Option<LockGuard>> {
-        Ok(self.0.try_lock(wait, Some(lease))?.map(LockGuard))
-    }
-
-    /// Runs `body` while holding the lock and releases it afterwards (also on panic).
-    pub fn run<T>(&self, body: impl FnOnce() -> T) -> Result<T> {
-        self.0.run(body)
-    }
-
-    /// Blocking [`crate::RLock::unlock`] (the calling thread's or the pinned owner's hold).
-    pub fn unlock(&self) -> Result<Unlocked> {
-        self.0.unlock()
-    }
-
-    /// Blocking [`crate::RLock::force_unlock`].
-    pub fn force_unlock(&self) -> Result<bool> {
-        self.0.force_unlock()
-    }
-
-    /// Blocking [`crate::RLock::is_locked`].
-    pub fn is_locked(&self) -> Result<bool> {
-        self.0.exists()
-    }
-
-    /// Whether this handle's owner (the calling thread, or the pinned owner) holds the lock.
-    pub fn is_held(&self) -> Result<bool> {
-        self.0.is_held()
-    }
-
-    /// Whether `owner` of this client holds the lock.
-    pub fn is_held_by(&self, owner: impl Into<OwnerId>) -> Result<bool> {
-        self.0.is_held_by(owner.into())
-    }
-
-    /// How many times this handle's owner holds the lock.
-    pub fn hold_count(&self) -> Result<u64> {
-        self.0.hold_count()
-    }
-
-    /// Blocking [`crate::RLock::remain_time_to_live`].
-    pub fn remain_time_to_live(&self) -> Result<Ttl> {
-        self.0.remain_time_to_live()
-    }
-}
-
-/// A blocking hold (see [`crate::LockGuard`]). **On drop** (without `unlock`): outside an async
-/// runtime the release runs synchronously (bounded by the command timeout and retries, errors
-/// logged); inside one it is queued as for the async guard. Never panics.
-#[must_use = "if unused the lock is released at once"]
-#[derive(Debug)]
-pub struct LockGuard(Guard<ReentrantKind>);
-
-impl LockGuard {
-    /// Blocking [`crate::LockGuard::unlock`].
-    pub fn unlock(self) -> Result<Unlocked> {
-        self.0.unlock()
-    }
-
-    /// Blocking [`crate::LockGuard::reenter`]: another hold for this guard's owner.
-    pub fn reenter(&self) -> Result<LockGuard> {
-        self.0.reenter().map(LockGuard)
-    }
-
-    /// Blocks until the hold is lost, or `timeout` passes (`None`).
-    pub fn wait_lost(&self, timeout: Duration) -> Option<LostReason> {
-        self.0.wait_lost(timeout)
-    }
-
-    /// What this process knows about the hold.
-    pub fn state(&self) -> LeaseState {
-        self.0.h().state()
-    }
-
-    /// Whether the hold is trusted as held.
-    pub fn is_held(&self) -> bool {
-        self.0.h().is_held()
-    }
-
-    /// The lock's Redis key.
-    pub fn key(&self) -> &str {
-        self.0.h().key()
-    }
-
-    /// The hash field of this hold.
-    pub fn field(&self) -> &str {
-        self.0.h().field()
-    }
-
-    /// The owner of this hold.
-    pub fn owner(&self) -> OwnerId {
-        self.0.h().owner()
-    }
-
-    /// The explicit lease, or `None` in watchdog mode.
-    pub fn lease(&self) -> Option<Duration> {
-        self.0.h().lease()
-    }
-
-    /// Keeps the hold without a guard.
-    pub fn forget(self) {
-        self.0.forget()
-    }
-}
-
-/// The blocking twin of [`crate::RFencedLock`]: every method blocks the calling thread (and panics
-/// inside an async runtime, see the [module docs](self)); the default owner is the calling thread.
-///
-/// ```no_run
-/// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
-/// let lock = client.fenced_lock("lock:order:42")?;
-/// let guard = lock.lock()?;
-/// guard.unlock()?;
-/// # Ok::<_, redisson_lock::Error>(())
-/// ```
-#[derive(Clone, Debug)]
-pub struct RFencedLock(Handle<FencedKind>);
-
-impl RFencedLock {
-    /// The lock's Redis key.
-    pub fn key(&self) -> &str {
-        &self.0.core.key
-    }
-
-    /// The same lock acting for a fixed owner id instead of the calling thread.
-    pub fn with_owner(&self, owner: impl Into<OwnerId>) -> RFencedLock {
-        RFencedLock(self.0.with_owner(owner.into()))
-    }
-
-    /// The owner this handle acts for when called from this thread.
-    pub fn owner(&self) -> OwnerId {
-        self.0.owner()
-    }
-
-    /// The hash field this handle's owner writes, when called from this thread.
-    pub fn field(&self) -> String {
-        self.0.field()
-    }
-
-    /// Blocking [`crate::RFencedLock::lock`].
-    pub fn lock(&self) -> Result<FencedGuard> {
-        self.0.lock(None).map(FencedGuard)
-    }
-
-    /// Blocking [`crate::RFencedLock::lock_with_lease`].
-    pub fn lock_with_lease(&self, lease: Duration) -> Result<FencedGuard> {
-        self.0.lock(Some(lease)).map(FencedGuard)
-    }
-
-    /// Blocking [`crate::RFencedLock::try_lock`].
-    pub fn try_lock(&self) -> Result<Option<FencedGuard>> {
-        Ok(self.0.try_lock(Duration::ZERO, None)?.map(FencedGuard))
-    }
-
-    /// Blocking [`crate::RFencedLock::try_lock_for`].
-    pub fn try_lock_for(&self, wait: Duration) -> Result<Option<FencedGuard>> {
-        Ok(self.0.try_lock(wait, None)?.map(FencedGuard))
-    }
-
-    /// Blocking [`crate::RFencedLock::try_lock_with_lease`].
-    pub fn try_lock_with_lease(&self, wait: Duration, lease: Duration) -> Result<Option<FencedGuard>> {
-        Ok(self.0.try_lock(wait, Some(lease))?.map(FencedGuard))
-    }
-
-    /// Runs `body` while holding the lock and releases it afterwards (also on panic).
-    pub fn run<T>(&self, body: impl FnOnce() -> T) -> Result<T> {
-        self.0.run(body)
-    }
-
-    /// Blocking [`crate::RFencedLock::unlock`] (the calling thread's or the pinned owner's hold).
-    pub fn unlock(&self) -> Result<Unlocked> {
-        self.0.unlock()
-    }
-
-    /// Blocking [`crate::RFencedLock::force_unlock`].
-    pub fn force_unlock(&self) -> Result<bool> {
-        self.0.force_unlock()
-    }
-
-    /// Blocking [`crate::RFencedLock::is_locked`].
-    pub fn is_locked(&self) -> Result<bool> {
-        self.0.exists()
-    }
-
-    /// Whether this handle's owner (the calling thread, or the pinned owner) holds the lock.
-    pub fn is_held(&self) -> Result<bool> {
-        self.0.is_held()
-    }
-
-    /// Whether `owner` of this client holds the lock.
-    pub fn is_held_by(&self, owner: impl Into<OwnerId>) -> Result<bool> {
-        self.0.is_held_by(owner.into())
-    }
-
-    /// How many times this handle's owner holds the lock.
-    pub fn hold_count(&self) -> Result<u64> {
-        self.0.hold_count()
-    }
-
-    /// Blocking [`crate::RFencedLock::remain_time_to_live`].
-    pub fn remain_time_to_live(&self) -> Result<Ttl> {
-        self.0.remain_time_to_live()
-    }
-
-    /// Blocking [`crate::RFencedLock::lock_and_get_token`].
-    pub fn lock_and_get_token(&self) -> Result<(u64, FencedGuard)> {
-        let g = self.lock()?;
-        Ok((g.token(), g))
-    }
-
-    /// Blocking [`crate::RFencedLock::try_lock_and_get_token`].
-    pub fn try_lock_and_get_token(
-        &self,
-        wait: Duration,
-        lease: Option<Duration>,
-    ) -> Result<Option<(u64, FencedGuard)>> {
-        Ok(self.0.try_lock(wait, lease)?.map(|g| {
-            let g = FencedGuard(g);
-            (g.token(), g)
-        }))
-    }
-
-    /// Blocking [`crate::RFencedLock::get_token`].
-    pub fn get_token(&self) -> Result<Option<u64>> {
-        self.0.rt.block_on(
-            crate::RFencedLock {
-                core: self.0.core.clone(),
-            }
-            .get_token(),
-        )
-    }
-}
-
-/// A blocking hold (see [`crate::FencedGuard`]). **On drop** (without `unlock`): outside an async
-/// runtime the release runs synchronously (bounded by the command timeout and retries, errors
-/// logged); inside one it is queued as for the async guard. Never panics.
-#[must_use = "if unused the lock is released at once"]
-#[derive(Debug)]
-pub struct FencedGuard(Guard<FencedKind>);
-
-impl FencedGuard {
-    /// Blocking [`crate::FencedGuard::unlock`].
-    pub fn unlock(self) -> Result<Unlocked> {
-        self.0.unlock()
-    }
-
-    /// Blocking [`crate::FencedGuard::reenter`]: another hold for this guard's owner.
-    pub fn reenter(&self) -> Result<FencedGuard> {
-        self.0.reenter().map(FencedGuard)
-    }
-
-    /// Blocks until the hold is lost, or `timeout` passes (`None`).
-    pub fn wait_lost(&self, timeout: Duration) -> Option<LostReason> {
-        self.0.wait_lost(timeout)
-    }
-
-    /// What this process knows about the hold.
-    pub fn state(&self) -> LeaseState {
-        self.0.h().state()
-    }
-
-    /// Whether the hold is trusted as held.
-    pub fn is_held(&self) -> bool {
-        self.0.h().is_held()
-    }
-
-    /// The lock's Redis key.
-    pub fn key(&self) -> &str {
-        self.0.h().key()
-    }
-
-    /// The hash field of this hold.
-    pub fn field(&self) -> &str {
-        self.0.h().field()
-    }
-
-    /// The owner of this hold.
-    pub fn owner(&self) -> OwnerId {
-        self.0.h().owner()
-    }
-
-    /// The explicit lease, or `None` in watchdog mode.
-    pub fn lease(&self) -> Option<Duration> {
-        self.0.h().lease()
-    }
-
-    /// Keeps the hold without a guard.
-    pub fn forget(self) {
-        self.0.forget()
-    }
-
-    /// The fencing token of this hold (see [`crate::FencedGuard::token`]).
-    pub fn token(&self) -> u64 {
-        self.0.h().grant()
-    }
-}
-
-/// The blocking twin of [`crate::RSpinLock`]: every method blocks the calling thread (and panics
-/// inside an async runtime, see the [module docs](self)); the default owner is the calling thread.
-///
-/// ```no_run
-/// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
-/// let lock = client.spin_lock("lock:report")?;
-/// let guard = lock.lock()?;
-/// guard.unlock()?;
-/// # Ok::<_, redisson_lock::Error>(())
-/// ```
-#[derive(Clone, Debug)]
-pub struct RSpinLock(Handle<SpinKind>);
-
-impl RSpinLock {
-    /// The lock's Redis key.
-    pub fn key(&self) -> &str {
-        &self.0.core.key
-    }
-
-    /// The same lock acting for a fixed owner id instead of the calling thread.
-    pub fn with_owner(&self, owner: impl Into<OwnerId>) -> RSpinLock {
-        RSpinLock(self.0.with_owner(owner.into()))
-    }
-
-    /// The owner this handle acts for when called from this thread.
-    pub fn owner(&self) -> OwnerId {
-        self.0.owner()
-    }
-
-    /// The hash field this handle's owner writes, when called from this thread.
-    pub fn field(&self) -> String {
-        self.0.field()
-    }
-
-    /// Blocking [`crate::RSpinLock::lock`].
-    pub fn lock(&self) -> Result<SpinGuard> {
-        self.0.lock(None).map(SpinGuard)
-    }
-
-    /// Blocking [`crate::RSpinLock::lock_with_lease`].
-    pub fn lock_with_lease(&self, lease: Duration) -> Result<SpinGuard> {
-        self.0.lock(Some(lease)).map(SpinGuard)
-    }
-
-    /// Blocking [`crate::RSpinLock::try_lock`].
-    pub fn try_lock(&self) -> Result<Option<SpinGuard>> {
-        Ok(self.0.try_lock(Duration::ZERO, None)?.map(SpinGuard))
-    }
-
-    /// Blocking [`crate::RSpinLock::try_lock_for`].
-    pub fn try_lock_for(&self, wait: Duration) -> Result<Option<SpinGuard>> {
-        Ok(self.0.try_lock(wait, None)?.map(SpinGuard))
-    }
-
-    /// Blocking [`crate::RSpinLock::try_lock_with_lease`].
-    pub fn try_lock_with_lease(&self, wait: Duration, lease: Duration) -> Result<Option<SpinGuard>> {
-        Ok(self.0.try_lock(wait, Some(lease))?.map(SpinGuard))
-    }
-
-    /// Runs `body` while holding the lock and releases it afterwards (also on panic).
-    pub fn run<T>(&self, body: impl FnOnce() -> T) -> Result<T> {
-        self.0.run(body)
-    }
-
-    /// Blocking [`crate::RSpinLock::unlock`] (the calling thread's or the pinned owner's hold).
-    pub fn unlock(&self) -> Result<Unlocked> {
-        self.0.unlock()
-    }
-
-    /// Blocking [`crate::RSpinLock::force_unlock`].
-    pub fn force_unlock(&self) -> Result<bool> {
-        self.0.force_unlock()
-    }
-
-    /// Blocking [`crate::RSpinLock::is_locked`].
-    pub fn is_locked(&self) -> Result<bool> {
-        self.0.exists()
-    }
-
-    /// Whether this handle's owner (the calling thread, or the pinned owner) holds the lock.
-    pub fn is_held(&self) -> Result<bool> {
-        self.0.is_held()
-    }
-
-    /// Whether `owner` of this client holds the lock.
-    pub fn is_held_by(&self, owner: impl Into<OwnerId>) -> Result<bool> {
-        self.0.is_held_by(owner.into())
-    }
-
-    /// How many times this handle's owner holds the lock.
-    pub fn hold_count(&self) -> Result<u64> {
-        self.0.hold_count()
-    }
-
-    /// Blocking [`crate::RSpinLock::remain_time_to_live`].
-    pub fn remain_time_to_live(&self) -> Result<Ttl> {
-        self.0.remain_time_to_live()
-    }
-
-    /// The same lock waiting with `backoff` (see [`crate::RSpinLock::with_backoff`]).
-    pub fn with_backoff(&self, backoff: BackOff) -> Result<RSpinLock> {
-        let core = crate::RSpinLock {
-            core: self.0.core.clone(),
-        }
-        .with_backoff(backoff)?
-        .core;
-        Ok(RSpinLock(Handle {
-            rt: self.0.rt.clone(),
-            core,
-            pinned: self.0.pinned,
-        }))
-    }
-}
-
-/// A blocking hold (see [`crate::SpinGuard`]). **On drop** (without `unlock`): outside an async
-/// runtime the release runs synchronously (bounded by the command timeout and retries, errors
-/// logged); inside one it is queued as for the async guard. Never panics.
-#[must_use = "if unused the lock is released at once"]
-#[derive(Debug)]
-pub struct SpinGuard(Guard<SpinKind>);
-
-impl SpinGuard {
-    /// Blocking [`crate::SpinGuard::unlock`].
-    pub fn unlock(self) -> Result<Unlocked> {
-        self.0.unlock()
-    }
-
-    /// Blocking [`crate::SpinGuard::reenter`]: another hold for this guard's owner.
-    pub fn reenter(&self) -> Result<SpinGuard> {
-        self.0.reenter().map(SpinGuard)
-    }
-
-    /// Blocks until the hold is lost, or `timeout` passes (`None`).
-    pub fn wait_lost(&self, timeout: Duration) -> Option<LostReason> {
-        self.0.wait_lost(timeout)
-    }
-
-    /// What this process knows about the hold.
-    pub fn state(&self) -> LeaseState {
-        self.0.h().state()
-    }
-
-    /// Whether the hold is trusted as held.
-    pub fn is_held(&self) -> bool {
-        self.0.h().is_held()
-    }
-
-    /// The lock's Redis key.
-    pub fn key(&self) -> &str {
-        self.0.h().key()
-    }
-
-    /// The hash field of this hold.
-    pub fn field(&self) -> &str {
-        self.0.h().field()
-    }
-
-    /// The owner of this hold.
-    pub fn owner(&self) -> OwnerId {
-        self.0.h().owner()
-    }
-
-    /// The explicit lease, or `None` in watchdog mode.
-    pub fn lease(&self) -> Option<Duration> {
-        self.0.h().lease()
-    }
-
-    /// Keeps the hold without a guard.
-    pub fn forget(self) {
-        self.0.forget()
-    }
-}
-
-/// The blocking twin of [`crate::RNonReentrantLock`]: every method blocks the calling thread (and panics
-/// inside an async runtime, see the [module docs](self)); the default owner is the calling thread.
-/// A second `lock()` by the same thread fails with [`Error::AlreadyHeld`].
-///
-/// ```no_run
-/// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
-/// let lock = client.non_reentrant_lock("lock:job")?;
-/// let guard = lock.lock()?;
-/// guard.unlock()?;
-/// # Ok::<_, redisson_lock::Error>(())
-/// ```
-#[derive(Clone, Debug)]
-pub struct RNonReentrantLock(Handle<NonReentrantKind>);
-
-impl RNonReentrantLock {
-    /// The lock's Redis key.
-    pub fn key(&self) -> &str {
-        &self.0.core.key
-    }
-
-    /// The same lock acting for a fixed owner id instead of the calling thread.
-    pub fn with_owner(&self, owner: impl Into<OwnerId>) -> RNonReentrantLock {
-        RNonReentrantLock(self.0.with_owner(owner.into()))
-    }
-
-    /// The owner this handle acts for when called from this thread.
-    pub fn owner(&self) -> OwnerId {
-        self.0.owner()
-    }
-
-    /// The hash field this handle's owner writes, when called from this thread.
-    pub fn field(&self) -> String {
-        self.0.field()
-    }
-
-    /// Blocking [`crate::RNonReentrantLock::lock`].
-    pub fn lock(&self) -> Result<NonReentrantGuard> {
-        self.0.lock(None).map(NonReentrantGuard)
-    }
-
-    /// Blocking [`crate::RNonReentrantLock::lock_with_lease`].
-    pub fn lock_with_lease(&self, lease: Duration) -> Result<NonReentrantGuard> {
-        self.0.lock(Some(lease)).map(NonReentrantGuard)
-    }
-
-    /// Blocking [`crate::RNonReentrantLock::try_lock`].
-    pub fn try_lock(&self) -> Result<Option<NonReentrantGuard>> {
-        Ok(self.0.try_lock(Duration::ZERO, None)?.map(NonReentrantGuard))
-    }
-
-    /// Blocking [`crate::RNonReentrantLock::try_lock_for`].
-    pub fn try_lock_for(&self, wait: Duration) -> Result<Option<NonReentrantGuard>> {
-        Ok(self.0.try_lock(wait, None)?.map(NonReentrantGuard))
-    }
-
-    /// Blocking [`crate::RNonReentrantLock::try_lock_with_lease`].
-    pub fn try_lock_with_lease(&self, wait: Duration, lease: Duration) -> Result<Option<NonReentrantGuard>> {
-        Ok(self.0.try_lock(wait, Some(lease))?.map(NonReentrantGuard))
-    }
-
-    /// Runs `body` while holding the lock and releases it afterwards (also on panic).
-    pub fn run<T>(&self, body: impl FnOnce() -> T) -> Result<T> {
-        self.0.run(body)
-    }
-
-    /// Blocking [`crate::RNonReentrantLock::unlock`] (the calling thread's or the pinned owner's hold).
-    pub fn unlock(&self) -> Result<Unlocked> {
-        self.0.unlock()
-    }
-
-    /// Blocking [`crate::RNonReentrantLock::force_unlock`].
-    pub fn force_unlock(&self) -> Result<bool> {
-        self.0.force_unlock()
-    }
-
-    /// Blocking [`crate::RNonReentrantLock::is_locked`].
-    pub fn is_locked(&self) -> Result<bool> {
-        self.0.exists()
-    }
-
-    /// Whether this handle's owner (the calling thread, or the pinned owner) holds the lock.
-    pub fn is_held(&self) -> Result<bool> {
-        self.0.is_held()
-    }
-
-    /// Whether `owner` of this client holds the lock.
-    pub fn is_held_by(&self, owner: impl Into<OwnerId>) -> Result<bool> {
-        self.0.is_held_by(owner.into())
-    }
-
-    /// How many times this handle's owner holds the lock.
-    pub fn hold_count(&self) -> Result<u64> {
-        self.0.hold_count()
-    }
-
-    /// Blocking [`crate::RNonReentrantLock::remain_time_to_live`].
-    pub fn remain_time_to_live(&self) -> Result<Ttl> {
-        self.0.remain_time_to_live()
-    }
-}
-
-/// A blocking hold (see [`crate::NonReentrantGuard`]). **On drop** (without `unlock`): outside an async
-/// runtime the release runs synchronously (bounded by the command timeout and retries, errors
-/// logged); inside one it is queued as for the async guard. Never panics.
-#[must_use = "if unused the lock is released at once"]
-#[derive(Debug)]
-pub struct NonReentrantGuard(Guard<NonReentrantKind>);
-
-impl NonReentrantGuard {
-    /// Blocking [`crate::NonReentrantGuard::unlock`].
-    pub fn unlock(self) -> Result<Unlocked> {
-        self.0.unlock()
-    }
-
-    /// Blocks until the hold is lost, or `timeout` passes (`None`).
-    pub fn wait_lost(&self, timeout: Duration) -> Option<LostReason> {
-        self.0.wait_lost(timeout)
-    }
-
-    /// What this process knows about the hold.
-    pub fn state(&self) -> LeaseState {
-        self.0.h().state()
-    }
-
-    /// Whether the hold is trusted as held.
-    pub fn is_held(&self) -> bool {
-        self.0.h().is_held()
-    }
-
-    /// The lock's Redis key.
-    pub fn key(&self) -> &str {
-        self.0.h().key()
-    }
-
-    /// The hash field of this hold.
-    pub fn field(&self) -> &str {
-        self.0.h().field()
-    }
-
-    /// The owner of this hold.
-    pub fn owner(&self) -> OwnerId {
-        self.0.h().owner()
-    }
-
-    /// The explicit lease, or `None` in watchdog mode.
-    pub fn lease(&self) -> Option<Duration> {
-        self.0.h().lease()
-    }
-
-    /// Keeps the hold without a guard.
-    pub fn forget(self) {
-        self.0.forget()
-    }
-}
-
-/// The blocking twin of [`crate::RReadLock`]: every method blocks the calling thread (and panics
-/// inside an async runtime, see the [module docs](self)); the default owner is the calling thread.
-///
-/// ```no_run
-/// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
-/// let lock = client.read_write_lock("lock:catalog")?.read_lock();
-/// let guard = lock.lock()?;
-/// guard.unlock()?;
-/// # Ok::<_, redisson_lock::Error>(())
-/// ```
-#[derive(Clone, Debug)]
-pub struct RReadLock(Handle<ReadKind>);
-
-impl RReadLock {
-    /// The lock's Redis key.
-    pub fn key(&self) -> &str {
-        &self.0.core.key
-    }
-
-    /// The same lock acting for a fixed owner id instead of the calling thread.
-    pub fn with_owner(&self, owner: impl Into<OwnerId>) -> RReadLock {
-        RReadLock(self.0.with_owner(owner.into()))
-    }
-
-    /// The owner this handle acts for when called from this thread.
-    pub fn owner(&self) -> OwnerId {
-        self.0.owner()
-    }
-
-    /// The hash field this handle's owner writes, when called from this thread.
-    pub fn field(&self) -> String {
-        self.0.field()
-    }
-
-    /// Blocking [`crate::RReadLock::lock`].
-    pub fn lock(&self) -> Result<ReadGuard> {
-        self.0.lock(None).map(ReadGuard)
-    }
-
-    /// Blocking [`crate::RReadLock::lock_with_lease`].
-    pub fn lock_with_lease(&self, lease: Duration) -> Result<ReadGuard> {
-        self.0.lock(Some(lease)).map(ReadGuard)
-    }
-
-    /// Blocking [`crate::RReadLock::try_lock`].
-    pub fn try_lock(&self) -> Result<Option<ReadGuard>> {
-        Ok(self.0.try_lock(Duration::ZERO, None)?.map(ReadGuard))
-    }
-
-    /// Blocking [`crate::RReadLock::try_lock_for`].
-    pub fn try_lock_for(&self, wait: Duration) -> Result<Option<ReadGuard>> {
-        Ok(self.0.try_lock(wait, None)?.map(ReadGuard))
-    }
-
-    /// Blocking [`crate::RReadLock::try_lock_with_lease`].
-    pub fn try_lock_with_lease(&self, wait: Duration, lease: Duration) -> Result<Option<ReadGuard>> {
-        Ok(self.0.try_lock(wait, Some(lease))?.map(ReadGuard))
-    }
-
-    /// Runs `body` while holding the lock and releases it afterwards (also on panic).
-    pub fn run<T>(&self, body: impl FnOnce() -> T) -> Result<T> {
-        self.0.run(body)
-    }
-
-    /// Blocking [`crate::RReadLock::unlock`] (the calling thread's or the pinned owner's hold).
-    pub fn unlock(&self) -> Result<Unlocked> {
-        self.0.unlock()
-    }
-
-    /// Blocking [`crate::RReadLock::force_unlock`].
-    pub fn force_unlock(&self) -> Result<bool> {
-        self.0.force_unlock()
-    }
-
-    /// Blocking [`crate::RReadLock::is_locked`].
-    pub fn is_locked(&self) -> Result<bool> {
-        self.0.rt.block_on(
-            crate::RReadLock {
-                core: self.0.core.clone(),
-            }
-            .is_locked(),
-        )
-    }
-
-    /// Whether this handle's owner (the calling thread, or the pinned owner) holds the lock.
-    pub fn is_held(&self) -> Result<bool> {
-        self.0.is_held()
-    }
-
-    /// Whether `owner` of this client holds the lock.
-    pub fn is_held_by(&self, owner: impl Into<OwnerId>) -> Result<bool> {
-        self.0.is_held_by(owner.into())
-    }
-
-    /// How many times this handle's owner holds the lock.
-    pub fn hold_count(&self) -> Result<u64> {
-        self.0.hold_count()
-    }
-
-    /// Blocking [`crate::RReadLock::remain_time_to_live`].
-    pub fn remain_time_to_live(&self) -> Result<Ttl> {
-        self.0.remain_time_to_live()
-    }
-}
-
-/// A blocking hold (see [`crate::ReadGuard`]). **On drop** (without `unlock`): outside an async
-/// runtime the release runs synchronously (bounded by the command timeout and retries, errors
-/// logged); inside one it is queued as for the async guard. Never panics.
-#[must_use = "if unused the lock is released at once"]
-#[derive(Debug)]
-pub struct ReadGuard(Guard<ReadKind>);
-
-impl ReadGuard {
-    /// Blocking [`crate::ReadGuard::unlock`].
-    pub fn unlock(self) -> Result<Unlocked> {
-        self.0.unlock()
-    }
-
-    /// Blocking [`crate::ReadGuard::reenter`]: another hold for this guard's owner.
-    pub fn reenter(&self) -> Result<ReadGuard> {
-        self.0.reenter().map(ReadGuard)
-    }
-
-    /// Blocks until the hold is lost, or `timeout` passes (`None`).
-    pub fn wait_lost(&self, timeout: Duration) -> Option<LostReason> {
-        self.0.wait_lost(timeout)
-    }
-
-    /// What this process knows about the hold.
-    pub fn state(&self) -> LeaseState {
-        self.0.h().state()
-    }
-
-    /// Whether the hold is trusted as held.
-    pub fn is_held(&self) -> bool {
-        self.0.h().is_held()
-    }
-
-    /// The lock's Redis key.
-    pub fn key(&self) -> &str {
-        self.0.h().key()
-    }
-
-    /// The hash field of this hold.
-    pub fn field(&self) -> &str {
-        self.0.h().field()
-    }
-
-    /// The owner of this hold.
-    pub fn owner(&self) -> OwnerId {
-        self.0.h().owner()
-    }
-
-    /// The explicit lease, or `None` in watchdog mode.
-    pub fn lease(&self) -> Option<Duration> {
-        self.0.h().lease()
-    }
-
-    /// Keeps the hold without a guard.
-    pub fn forget(self) {
-        self.0.forget()
-    }
-}
-
-/// The blocking twin of [`crate::RWriteLock`]: every method blocks the calling thread (and panics
-/// inside an async runtime, see the [module docs](self)); the default owner is the calling thread.
-///
-/// ```no_run
-/// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
-/// let lock = client.read_write_lock("lock:catalog")?.write_lock();
-/// let guard = lock.lock()?;
-/// guard.unlock()?;
-/// # Ok::<_, redisson_lock::Error>(())
-/// ```
-#[derive(Clone, Debug)]
-pub struct RWriteLock(Handle<WriteKind>);
-
-impl RWriteLock {
-    /// The lock's Redis key.
-    pub fn key(&self) -> &str {
-        &self.0.core.key
-    }
-
-    /// The same lock acting for a fixed owner id instead of the calling thread.
-    pub fn with_owner(&self, owner: impl Into<OwnerId>) -> RWriteLock {
-        RWriteLock(self.0.with_owner(owner.into()))
-    }
-
-    /// The owner this handle acts for when called from this thread.
-    pub fn owner(&self) -> OwnerId {
-        self.0.owner()
-    }
-
-    /// The hash field this handle's owner writes, when called from this thread.
-    pub fn field(&self) -> String {
-        self.0.field()
-    }
-
-    /// Blocking [`crate::RWriteLock::lock`].
-    pub fn lock(&self) -> Result<WriteGuard> {
-        self.0.lock(None).map(WriteGuard)
-    }
-
-    /// Blocking [`crate::RWriteLock::lock_with_lease`].
-    pub fn lock_with_lease(&self, lease: Duration) -> Result<WriteGuard> {
-        self.0.lock(Some(lease)).map(WriteGuard)
-    }
-
-    /// Blocking [`crate::RWriteLock::try_lock`].
-    pub fn try_lock(&self) -> Result<Option<WriteGuard>> {
-        Ok(self.0.try_lock(Duration::ZERO, None)?.map(WriteGuard))
-    }
-
-    /// Blocking [`crate::RWriteLock::try_lock_for`].
-    pub fn try_lock_for(&self, wait: Duration) -> Result<Option<WriteGuard>> {
-        Ok(self.0.try_lock(wait, None)?.map(WriteGuard))
-    }
-
-    /// Blocking [`crate::RWriteLock::try_lock_with_lease`].
-    pub fn try_lock_with_lease(&self, wait: Duration, lease: Duration) -> Result<Option<WriteGuard>> {
-        Ok(self.0.try_lock(wait, Some(lease))?.map(WriteGuard))
-    }
-
-    /// Runs `body` while holding the lock and releases it afterwards (also on panic).
-    pub fn run<T>(&self, body: impl FnOnce() -> T) -> Result<T> {
-        self.0.run(body)
-    }
-
-    /// Blocking [`crate::RWriteLock::unlock`] (the calling thread's or the pinned owner's hold).
-    pub fn unlock(&self) -> Result<Unlocked> {
-        self.0.unlock()
-    }
-
-    /// Blocking [`crate::RWriteLock::force_unlock`].
-    pub fn force_unlock(&self) -> Result<bool> {
-        self.0.force_unlock()
-    }
-
-    /// Blocking [`crate::RWriteLock::is_locked`].
-    pub fn is_locked(&self) -> Result<bool> {
-        self.0.rt.block_on(
-            crate::RWriteLock {
-                core: self.0.core.clone(),
-            }
-            .is_locked(),
-        )
-    }
-
-    /// Whether this handle's owner (the calling thread, or the pinned owner) holds the lock.
-    pub fn is_held(&self) -> Result<bool> {
-        self.0.is_held()
-    }
-
-    /// Whether `owner` of this client holds the lock.
-    pub fn is_held_by(&self, owner: impl Into<OwnerId>) -> Result<bool> {
-        self.0.is_held_by(owner.into())
-    }
-
-    /// How many times this handle's owner holds the lock.
-    pub fn hold_count(&self) -> Result<u64> {
-        self.0.hold_count()
-    }
-
-    /// Blocking [`crate::RWriteLock::remain_time_to_live`].
-    pub fn remain_time_to_live(&self) -> Result<Ttl> {
-        self.0.remain_time_to_live()
-    }
-}
-
-/// A blocking hold (see [`crate::WriteGuard`]). **On drop** (without `unlock`): outside an async
-/// runtime the release runs synchronously (bounded by the command timeout and retries, errors
-/// logged); inside one it is queued as for the async guard. Never panics.
-#[must_use = "if unused the lock is released at once"]
-#[derive(Debug)]
-pub struct WriteGuard(Guard<WriteKind>);
-
-impl WriteGuard {
-    /// Blocking [`crate::WriteGuard::unlock`].
-    pub fn unlock(self) -> Result<Unlocked> {
-        self.0.unlock()
-    }
-
-    /// Blocking [`crate::WriteGuard::reenter`]: another hold for this guard's owner.
-    pub fn reenter(&self) -> Result<WriteGuard> {
-        self.0.reenter().map(WriteGuard)
-    }
-
-    /// Blocks until the hold is lost, or `timeout` passes (`None`).
-    pub fn wait_lost(&self, timeout: Duration) -> Option<LostReason> {
-        self.0.wait_lost(timeout)
-    }
-
-    /// What this process knows about the hold.
-    pub fn state(&self) -> LeaseState {
-        self.0.h().state()
-    }
-
-    /// Whether the hold is trusted as held.
-    pub fn is_held(&self) -> bool {
-        self.0.h().is_held()
-    }
-
-    /// The lock's Redis key.
-    pub fn key(&self) -> &str {
-        self.0.h().key()
-    }
-
-    /// The hash field of this hold.
-    pub fn field(&self) -> &str {
-        self.0.h().field()
-    }
-
-    /// The owner of this hold.
-    pub fn owner(&self) -> OwnerId {
-        self.0.h().owner()
-    }
-
-    /// The explicit lease, or `None` in watchdog mode.
-    pub fn lease(&self) -> Option<Duration> {
-        self.0.h().lease()
-    }
-
-    /// Keeps the hold without a guard.
-    pub fn forget(self) {
-        self.0.forget()
-    }
-
-    /// Blocking [`crate::WriteGuard::downgrade`].
-    pub fn downgrade(mut self) -> Result<ReadGuard> {
-        let held = self.0.held.take().expect("present until consumed");
-        let read = self
-            .0
-            .rt
-            .block_on(crate::WriteGuard::from_held(held).downgrade())?;
-        Ok(ReadGuard(Guard {
-            rt: self.0.rt.clone(),
-            held: Some(read.into_held()),
-        }))
-    }
-}
-
-/// The blocking twin of [`crate::RFairLock`]: every method blocks the calling thread (and panics
-/// inside an async runtime, see the [module docs](self)); the default owner is the calling thread.
-///
-/// ```no_run
-/// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
-/// let lock = client.fair_lock("lock:queue")?;
-/// let guard = lock.lock()?;
-/// guard.unlock()?;
-/// # Ok::<_, redisson_lock::Error>(())
-/// ```
-#[derive(Clone, Debug)]
-pub struct RFairLock(Handle<FairKind>);
-
-impl RFairLock {
-    /// The lock's Redis key.
-    pub fn key(&self) -> &str {
-        &self.0.core.key
-    }
-
-    /// The same lock acting for a fixed owner id instead of the calling thread.
-    pub fn with_owner(&self, owner: impl Into<OwnerId>) -> RFairLock {
-        RFairLock(self.0.with_owner(owner.into()))
-    }
-
-    /// The owner this handle acts for when called from this thread.
-    pub fn owner(&self) -> OwnerId {
-        self.0.owner()
-    }
-
-    /// The hash field this handle's owner writes, when called from this thread.
-    pub fn field(&self) -> String {
-        self.0.field()
-    }
-
-    /// Blocking [`crate::RFairLock::lock`].
-    pub fn lock(&self) -> Result<FairGuard> {
-        self.0.lock(None).map(FairGuard)
-    }
-
-    /// Blocking [`crate::RFairLock::lock_with_lease`].
-    pub fn lock_with_lease(&self, lease: Duration) -> Result<FairGuard> {
-        self.0.lock(Some(lease)).map(FairGuard)
-    }
-
-    /// Blocking [`crate::RFairLock::try_lock`].
-    pub fn try_lock(&self) -> Result<Option<FairGuard>> {
-        Ok(self.0.try_lock(Duration::ZERO, None)?.map(FairGuard))
-    }
-
-    /// Blocking [`crate::RFairLock::try_lock_for`].
-    pub fn try_lock_for(&self, wait: Duration) -> Result<Option<FairGuard>> {
-        Ok(self.0.try_lock(wait, None)?.map(FairGuard))
-    }
-
-    /// Blocking [`crate::RFairLock::try_lock_with_lease`].
-    pub fn try_lock_with_lease(&self, wait: Duration, lease: Duration) -> Result<Option<FairGuard>> {
-        Ok(self.0.try_lock(wait, Some(lease))?.map(FairGuard))
-    }
-
-    /// Runs `body` while holding the lock and releases it afterwards (also on panic).
-    pub fn run<T>(&self, body: impl FnOnce() -> T) -> Result<T> {
-        self.0.run(body)
-    }
-
-    /// Blocking [`crate::RFairLock::unlock`] (the calling thread's or the pinned owner's hold).
-    pub fn unlock(&self) -> Result<Unlocked> {
-        self.0.unlock()
-    }
-
-    /// Blocking [`crate::RFairLock::force_unlock`].
-    pub fn force_unlock(&self) -> Result<bool> {
-        self.0.force_unlock()
-    }
-
-    /// Blocking [`crate::RFairLock::is_locked`].
-    pub fn is_locked(&self) -> Result<bool> {
-        self.0.exists()
-    }
-
-    /// Whether this handle's owner (the calling thread, or the pinned owner) holds the lock.
-    pub fn is_held(&self) -> Result<bool> {
-        self.0.is_held()
-    }
-
-    /// Whether `owner` of this client holds the lock.
-    pub fn is_held_by(&self, owner: impl Into<OwnerId>) -> Result<bool> {
-        self.0.is_held_by(owner.into())
-    }
-
-    /// How many times this handle's owner holds the lock.
-    pub fn hold_count(&self) -> Result<u64> {
-        self.0.hold_count()
-    }
-
-    /// Blocking [`crate::RFairLock::remain_time_to_live`].
-    pub fn remain_time_to_live(&self) -> Result<Ttl> {
-        self.0.remain_time_to_live()
-    }
-}
-
-/// A blocking hold (see [`crate::FairGuard`]). **On drop** (without `unlock`): outside an async
-/// runtime the release runs synchronously (bounded by the command timeout and retries, errors
-/// logged); inside one it is queued as for the async guard. Never panics.
-#[must_use = "if unused the lock is released at once"]
-#[derive(Debug)]
-pub struct FairGuard(Guard<FairKind>);
-
-impl FairGuard {
-    /// Blocking [`crate::FairGuard::unlock`].
-    pub fn unlock(self) -> Result<Unlocked> {
-        self.0.unlock()
-    }
-
-    /// Blocking [`crate::FairGuard::reenter`]: another hold for this guard's owner.
-    pub fn reenter(&self) -> Result<FairGuard> {
-        self.0.reenter().map(FairGuard)
-    }
-
-    /// Blocks until the hold is lost, or `timeout` passes (`None`).
-    pub fn wait_lost(&self, timeout: Duration) -> Option<LostReason> {
-        self.0.wait_lost(timeout)
-    }
-
-    /// What this process knows about the hold.
-    pub fn state(&self) -> LeaseState {
-        self.0.h().state()
-    }
-
-    /// Whether the hold is trusted as held.
-    pub fn is_held(&self) -> bool {
-        self.0.h().is_held()
-    }
-
-    /// The lock's Redis key.
-    pub fn key(&self) -> &str {
-        self.0.h().key()
-    }
-
-    /// The hash field of this hold.
-    pub fn field(&self) -> &str {
-        self.0.h().field()
-    }
-
-    /// The owner of this hold.
-    pub fn owner(&self) -> OwnerId {
-        self.0.h().owner()
-    }
-
-    /// The explicit lease, or `None` in watchdog mode.
-    pub fn lease(&self) -> Option<Duration> {
-        self.0.h().lease()
-    }
-
-    /// Keeps the hold without a guard.
-    pub fn forget(self) {
-        self.0.forget()
-    }
-}
-
-/// The blocking twin of [`crate::RNonReentrantFairLock`]: every method blocks the calling thread (and panics
-/// inside an async runtime, see the [module docs](self)); the default owner is the calling thread.
-/// A second `lock()` by the same thread fails with [`Error::AlreadyHeld`].
-///
-/// ```no_run
-/// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
-/// let lock = client.non_reentrant_fair_lock("lock:queue")?;
-/// let guard = lock.lock()?;
-/// guard.unlock()?;
-/// # Ok::<_, redisson_lock::Error>(())
-/// ```
-#[derive(Clone, Debug)]
-pub struct RNonReentrantFairLock(Handle<FairKind>);
-
-impl RNonReentrantFairLock {
-    /// The lock's Redis key.
-    pub fn key(&self) -> &str {
-        &self.0.core.key
-    }
-
-    /// The same lock acting for a fixed owner id instead of the calling thread.
-    pub fn with_owner(&self, owner: impl Into<OwnerId>) -> RNonReentrantFairLock {
-        RNonReentrantFairLock(self.0.with_owner(owner.into()))
-    }
-
-    /// The owner this handle acts for when called from this thread.
-    pub fn owner(&self) -> OwnerId {
-        self.0.owner()
-    }
-
-    /// The hash field this handle's owner writes, when called from this thread.
-    pub fn field(&self) -> String {
-        self.0.field()
-    }
-
-    /// Blocking [`crate::RNonReentrantFairLock::lock`].
-    pub fn lock(&self) -> Result<NonReentrantFairGuard> {
-        self.0.lock(None).map(NonReentrantFairGuard)
-    }
-
-    /// Blocking [`crate::RNonReentrantFairLock::lock_with_lease`].
-    pub fn lock_with_lease(&self, lease: Duration) -> Result<NonReentrantFairGuard> {
-        self.0.lock(Some(lease)).map(NonReentrantFairGuard)
-    }
-
-    /// Blocking [`crate::RNonReentrantFairLock::try_lock`].
-    pub fn try_lock(&self) -> Result<Option<NonReentrantFairGuard>> {
-        Ok(self.0.try_lock(Duration::ZERO, None)?.map(NonReentrantFairGuard))
-    }
-
-    /// Blocking [`crate::RNonReentrantFairLock::try_lock_for`].
-    pub fn try_lock_for(&self, wait: Duration) -> Result<Option<NonReentrantFairGuard>> {
-        Ok(self.0.try_lock(wait, None)?.map(NonReentrantFairGuard))
-    }
-
-    /// Blocking [`crate::RNonReentrantFairLock::try_lock_with_lease`].
-    pub fn try_lock_with_lease(
-        &self,
-        wait: Duration,
-        lease: Duration,
-    ) -> Result<Option<NonReentrantFairGuard>> {
-        Ok(self.0.try_lock(wait, Some(lease))?.map(NonReentrantFairGuard))
-    }
-
-    /// Runs `body` while holding the lock and releases it afterwards (also on panic).
-    pub fn run<T>(&self, body: impl FnOnce() -> T) -> Result<T> {
-        self.0.run(body)
-    }
-
-    /// Blocking [`crate::RNonReentrantFairLock::unlock`] (the calling thread's or the pinned owner's hold).
-    pub fn unlock(&self) -> Result<Unlocked> {
-        self.0.unlock()
-    }
-
-    /// Blocking [`crate::RNonReentrantFairLock::force_unlock`].
-    pub fn force_unlock(&self) -> Result<bool> {
-        self.0.force_unlock()
-    }
-
-    /// Blocking [`crate::RNonReentrantFairLock::is_locked`].
-    pub fn is_locked(&self) -> Result<bool> {
-        self.0.exists()
-    }
-
-    /// Whether this handle's owner (the calling thread, or the pinned owner) holds the lock.
-    pub fn is_held(&self) -> Result<bool> {
-        self.0.is_held()
-    }
-
-    /// Whether `owner` of this client holds the lock.
-    pub fn is_held_by(&self, owner: impl Into<OwnerId>) -> Result<bool> {
-        self.0.is_held_by(owner.into())
-    }
-
-    /// How many times this handle's owner holds the lock.
-    pub fn hold_count(&self) -> Result<u64> {
-        self.0.hold_count()
-    }
-
-    /// Blocking [`crate::RNonReentrantFairLock::remain_time_to_live`].
-    pub fn remain_time_to_live(&self) -> Result<Ttl> {
-        self.0.remain_time_to_live()
-    }
-}
-
-/// A blocking hold (see [`crate::NonReentrantFairGuard`]). **On drop** (without `unlock`): outside an async
-/// runtime the release runs synchronously (bounded by the command timeout and retries, errors
-/// logged); inside one it is queued as for the async guard. Never panics.
-#[must_use = "if unused the lock is released at once"]
-#[derive(Debug)]
-pub struct NonReentrantFairGuard(Guard<FairKind>);
-
-impl NonReentrantFairGuard {
-    /// Blocking [`crate::NonReentrantFairGuard::unlock`].
-    pub fn unlock(self) -> Result<Unlocked> {
-        self.0.unlock()
-    }
-
-    /// Blocks until the hold is lost, or `timeout` passes (`None`).
-    pub fn wait_lost(&self, timeout: Duration) -> Option<LostReason> {
-        self.0.wait_lost(timeout)
-    }
-
-    /// What this process knows about the hold.
-    pub fn state(&self) -> LeaseState {
-        self.0.h().state()
-    }
-
-    /// Whether the hold is trusted as held.
-    pub fn is_held(&self) -> bool {
-        self.0.h().is_held()
-    }
-
-    /// The lock's Redis key.
-    pub fn key(&self) -> &str {
-        self.0.h().key()
-    }
-
-    /// The hash field of this hold.
-    pub fn field(&self) -> &str {
-        self.0.h().field()
-    }
-
-    /// The owner of this hold.
-    pub fn owner(&self) -> OwnerId {
-        self.0.h().owner()
-    }
-
-    /// The explicit lease, or `None` in watchdog mode.
-    pub fn lease(&self) -> Option<Duration> {
-        self.0.h().lease()
-    }
-
-    /// Keeps the hold without a guard.
-    pub fn forget(self) {
-        self.0.forget()
-    }
-}
+/// Blocking [`crate::RLock`].
+pub type RLock = Lock<kinds::Reentrant>;
+/// Blocking [`crate::LockGuard`].
+pub type LockGuard = Guard<kinds::Reentrant>;
+/// Blocking [`crate::RFairLock`].
+pub type RFairLock = Lock<kinds::Fair>;
+/// Blocking [`crate::FairGuard`].
+pub type FairGuard = Guard<kinds::Fair>;
+/// Blocking [`crate::RNonReentrantFairLock`].
+pub type RNonReentrantFairLock = Lock<kinds::NonReentrantFair>;
+/// Blocking [`crate::NonReentrantFairGuard`].
+pub type NonReentrantFairGuard = Guard<kinds::NonReentrantFair>;
+/// Blocking [`crate::RFencedLock`].
+pub type RFencedLock = Lock<kinds::Fenced>;
+/// Blocking [`crate::FencedGuard`].
+pub type FencedGuard = Guard<kinds::Fenced>;
+/// Blocking [`crate::RSpinLock`].
+pub type RSpinLock = Lock<kinds::Spin>;
+/// Blocking [`crate::SpinGuard`].
+pub type SpinGuard = Guard<kinds::Spin>;
+/// Blocking [`crate::RNonReentrantLock`].
+pub type RNonReentrantLock = Lock<kinds::NonReentrant>;
+/// Blocking [`crate::NonReentrantGuard`].
+pub type NonReentrantGuard = Guard<kinds::NonReentrant>;
+/// Blocking [`crate::RReadLock`].
+pub type RReadLock = Lock<kinds::Read>;
+/// Blocking [`crate::ReadGuard`].
+pub type ReadGuard = Guard<kinds::Read>;
+/// Blocking [`crate::RWriteLock`].
+pub type RWriteLock = Lock<kinds::Write>;
+/// Blocking [`crate::WriteGuard`].
+pub type WriteGuard = Guard<kinds::Write>;
 
 /// The blocking twin of [`crate::RReadWriteLock`].
 ///
@@ -1830,6 +700,218 @@ impl RReadWriteLock {
     /// The lock's Redis key.
     pub fn key(&self) -> &str {
         self.read.key()
+    }
+}
+
+/// One member of a blocking [`RMultiLock`]: a blocking lock handle of any kind (from any blocking
+/// client), taken with [`From`]: `Member::from(&lock)`.
+pub struct Member {
+    rt: Arc<Rt>,
+    inner: crate::Member,
+}
+
+impl<K: AcquireKind> From<&Lock<K>> for Member {
+    fn from(lock: &Lock<K>) -> Member {
+        Member {
+            rt: lock.rt.clone(),
+            inner: crate::Member::from(&lock.core),
+        }
+    }
+}
+
+impl std::fmt::Debug for Member {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.inner.fmt(f)
+    }
+}
+
+/// The blocking twin of [`crate::RMultiLock`] (Redisson's `RedissonMultiLock` and
+/// `RedissonRedLock`): several locks of any kinds, from one or several blocking clients, taken
+/// together for one owner — the calling thread unless pinned with
+/// [`with_owner`](Self::with_owner).
+///
+/// ```no_run
+/// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
+/// use redisson_lock::blocking::{Member, RMultiLock};
+/// let both = RMultiLock::new([Member::from(&client.lock("a")?), Member::from(&client.fair_lock("b")?)])?;
+/// let guard = both.lock()?;
+/// guard.unlock()?;
+/// # Ok::<_, redisson_lock::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct RMultiLock {
+    rt: Arc<Rt>,
+    inner: crate::RMultiLock,
+    pinned: bool,
+}
+
+impl RMultiLock {
+    fn of(members: impl IntoIterator<Item = Member>, red: bool) -> Result<RMultiLock> {
+        let mut rt = None;
+        let members: Vec<crate::Member> = members
+            .into_iter()
+            .map(|m| {
+                rt.get_or_insert(m.rt);
+                m.inner
+            })
+            .collect();
+        let inner = if red {
+            crate::RMultiLock::red_lock(members)?
+        } else {
+            crate::RMultiLock::new(members)?
+        };
+        let rt = rt.ok_or_else(|| Error::InvalidArgument("a multi-lock needs at least one member".into()))?;
+        Ok(RMultiLock {
+            rt,
+            inner,
+            pinned: false,
+        })
+    }
+
+    /// Blocking [`crate::RMultiLock::new`].
+    pub fn new(members: impl IntoIterator<Item = Member>) -> Result<RMultiLock> {
+        RMultiLock::of(members, false)
+    }
+
+    /// Blocking [`crate::RMultiLock::red_lock`].
+    pub fn red_lock(members: impl IntoIterator<Item = Member>) -> Result<RMultiLock> {
+        RMultiLock::of(members, true)
+    }
+
+    /// [`crate::RMultiLock::quorum`].
+    pub fn quorum(&self) -> usize {
+        self.inner.quorum()
+    }
+
+    /// The same lock acting for a fixed owner id on every member instead of the calling thread.
+    pub fn with_owner(&self, owner: impl Into<OwnerId>) -> RMultiLock {
+        RMultiLock {
+            rt: self.rt.clone(),
+            inner: self.inner.with_owner(owner),
+            pinned: true,
+        }
+    }
+
+    fn owned(&self) -> crate::RMultiLock {
+        if self.pinned {
+            self.inner.clone()
+        } else {
+            self.inner.with_owner(OwnerId::current_thread())
+        }
+    }
+
+    fn guard(&self, g: crate::MultiGuard) -> MultiGuard {
+        MultiGuard {
+            rt: self.rt.clone(),
+            inner: Some(g),
+        }
+    }
+
+    /// Blocking [`crate::RMultiLock::lock`].
+    pub fn lock(&self) -> Result<MultiGuard> {
+        let g = self.rt.block_on(self.owned().lock())?;
+        Ok(self.guard(g))
+    }
+
+    /// Blocking [`crate::RMultiLock::lock_with_lease`].
+    pub fn lock_with_lease(&self, lease: Duration) -> Result<MultiGuard> {
+        let g = self.rt.block_on(self.owned().lock_with_lease(lease))?;
+        Ok(self.guard(g))
+    }
+
+    /// Blocking [`crate::RMultiLock::try_lock`].
+    pub fn try_lock(&self) -> Result<Option<MultiGuard>> {
+        let g = self.rt.block_on(self.owned().try_lock())?;
+        Ok(g.map(|g| self.guard(g)))
+    }
+
+    /// Blocking [`crate::RMultiLock::try_lock_for`].
+    pub fn try_lock_for(&self, wait: Duration) -> Result<Option<MultiGuard>> {
+        let g = self.rt.block_on(self.owned().try_lock_for(wait))?;
+        Ok(g.map(|g| self.guard(g)))
+    }
+
+    /// Blocking [`crate::RMultiLock::try_lock_with_lease`].
+    pub fn try_lock_with_lease(&self, wait: Duration, lease: Duration) -> Result<Option<MultiGuard>> {
+        let g = self.rt.block_on(self.owned().try_lock_with_lease(wait, lease))?;
+        Ok(g.map(|g| self.guard(g)))
+    }
+}
+
+/// The blocking twin of [`crate::MultiGuard`]. On drop (without `unlock`): released
+/// synchronously outside an async runtime, in the background inside one.
+#[must_use = "if unused the lock is released at once"]
+pub struct MultiGuard {
+    rt: Arc<Rt>,
+    inner: Option<crate::MultiGuard>,
+}
+
+impl MultiGuard {
+    fn g(&self) -> &crate::MultiGuard {
+        self.inner.as_ref().expect("present until consumed")
+    }
+
+    /// Blocking [`crate::MultiGuard::unlock`].
+    pub fn unlock(mut self) -> Result<()> {
+        let g = self.inner.take().expect("present until consumed");
+        self.rt.block_on(g.unlock())
+    }
+
+    /// [`crate::MultiGuard::lost`].
+    pub fn lost(&self) -> impl std::future::Future<Output = LostReason> + Send + 'static {
+        self.g().lost()
+    }
+
+    /// Blocks until the lock's promise breaks or `timeout` passes (see [`Guard::wait_lost`]).
+    pub fn wait_lost(&self, timeout: Duration) -> Option<LostReason> {
+        if let LeaseState::Lost(reason) = self.state() {
+            return Some(reason);
+        }
+        if timeout.is_zero() {
+            return None;
+        }
+        let lost = self.g().lost();
+        self.rt
+            .block_on(async move { tokio::time::timeout(timeout, lost).await.ok() })
+    }
+
+    /// [`crate::MultiGuard::state`].
+    pub fn state(&self) -> LeaseState {
+        self.g().state()
+    }
+
+    /// [`crate::MultiGuard::is_held`].
+    pub fn is_held(&self) -> bool {
+        self.g().is_held()
+    }
+
+    /// [`crate::MultiGuard::keys`].
+    pub fn keys(&self) -> Vec<&str> {
+        self.g().keys()
+    }
+
+    /// [`crate::MultiGuard::owner`].
+    pub fn owner(&self) -> OwnerId {
+        self.g().owner()
+    }
+}
+
+impl Drop for MultiGuard {
+    fn drop(&mut self) {
+        let Some(g) = self.inner.take() else { return };
+        if tokio::runtime::Handle::try_current().is_ok() {
+            drop(g); // inside a runtime: released in the background
+            return;
+        }
+        if let Err(e) = self.rt.block_on(g.unlock()) {
+            tracing::warn!(error = %e, "multi-lock release on drop failed");
+        }
+    }
+}
+
+impl std::fmt::Debug for MultiGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("blocking::MultiGuard").field(&self.inner).finish()
     }
 }
 

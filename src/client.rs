@@ -6,8 +6,10 @@ use std::sync::Arc;
 use crate::config::Config;
 use crate::conn::Connection;
 use crate::core::release::Releaser;
+use crate::core::Lock;
 use crate::error::{Error, Result};
 use crate::inner::ClientInner;
+use crate::kinds::{fair, fenced, non_reentrant, reentrant, spin};
 use crate::RLock;
 
 /// A connection to Redis for locks: one id, one pub/sub hub, one watchdog.
@@ -89,7 +91,11 @@ impl Client {
     /// # let _ = lock; Ok(()) }
     /// ```
     pub fn lock(&self, name: &str) -> Result<RLock> {
-        Ok(RLock::new(self.inner.clone(), self.key(name)?))
+        Ok(Lock::new(
+            self.inner.clone(),
+            self.key(name)?,
+            &reentrant::REENTRANT,
+        ))
     }
 
     /// A handle to the read-write lock `name` (Redisson's `getReadWriteLock(name)`).
@@ -123,7 +129,7 @@ impl Client {
     /// # drop((token, guard)); Ok(()) }
     /// ```
     pub fn fenced_lock(&self, name: &str) -> Result<crate::RFencedLock> {
-        Ok(crate::RFencedLock::new(self.inner.clone(), self.key(name)?))
+        Ok(Lock::new(self.inner.clone(), self.key(name)?, &fenced::FENCED))
     }
 
     /// A handle to the spin lock `name` (Redisson's `getSpinLock(name)`, 3.15+): an [`RLock`]
@@ -139,7 +145,7 @@ impl Client {
     /// # drop(guard); Ok(()) }
     /// ```
     pub fn spin_lock(&self, name: &str) -> Result<crate::RSpinLock> {
-        Ok(crate::RSpinLock::new(self.inner.clone(), self.key(name)?))
+        Ok(Lock::new(self.inner.clone(), self.key(name)?, &spin::SPIN))
     }
 
     /// A handle to the non-reentrant lock `name` (Redisson's `getNonReentrantLock(name)`, 4.4+):
@@ -155,7 +161,11 @@ impl Client {
     /// # drop(guard); Ok(()) }
     /// ```
     pub fn non_reentrant_lock(&self, name: &str) -> Result<crate::RNonReentrantLock> {
-        Ok(crate::RNonReentrantLock::new(self.inner.clone(), self.key(name)?))
+        Ok(Lock::new(
+            self.inner.clone(),
+            self.key(name)?,
+            &non_reentrant::NON_REENTRANT,
+        ))
     }
 
     /// A handle to the fair lock `name` (Redisson's `getFairLock(name)`): waiters, Java and Rust,
@@ -171,7 +181,7 @@ impl Client {
     /// # drop(guard); Ok(()) }
     /// ```
     pub fn fair_lock(&self, name: &str) -> Result<crate::RFairLock> {
-        Ok(crate::RFairLock::new(self.inner.clone(), self.key(name)?))
+        Ok(Lock::new(self.inner.clone(), self.key(name)?, &fair::FAIR))
     }
 
     /// A handle to the non-reentrant fair lock `name` (Redisson's
@@ -187,9 +197,10 @@ impl Client {
     /// # drop(guard); Ok(()) }
     /// ```
     pub fn non_reentrant_fair_lock(&self, name: &str) -> Result<crate::RNonReentrantFairLock> {
-        Ok(crate::RNonReentrantFairLock::new(
+        Ok(Lock::new(
             self.inner.clone(),
             self.key(name)?,
+            &fair::NON_REENTRANT_FAIR,
         ))
     }
 

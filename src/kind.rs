@@ -6,13 +6,17 @@
 //! maps its own error replies, and states how its waiters wait. The wait loop, the guard, the
 //! lease, the hold table, the pub/sub hub and the watchdog are written once, over these traits,
 //! and never ask which kind they serve.
+//!
+//! The traits and the types in their signatures are `pub` in a module the crate does not export:
+//! the public generic types ([`Lock<K>`](crate::Lock), [`Guard<K>`](crate::Guard)) can be bounded
+//! by them, while nobody outside the crate can name or implement them (a sealed seam).
 
 use redis::{ScriptInvocation, Value};
 
 use crate::error::{Error, Result};
 
 /// What one script call needs to know about the lock it acts on.
-pub(crate) struct Ctx<'a> {
+pub struct Ctx<'a> {
     /// The lock's key.
     pub key: &'a str,
     /// The channel its unlock messages go to.
@@ -40,7 +44,7 @@ fn epoch_ms() -> u64 {
 }
 
 /// The arguments of one acquisition attempt.
-pub(crate) struct AcquireArgs<'a> {
+pub struct AcquireArgs<'a> {
     /// The TTL to give the key (the lease, or what the owner's longest hold needs).
     pub ttl_ms: u64,
     /// The attempt's latch key (records the grant: see `lua/common/resolve_acquire.lua`).
@@ -55,7 +59,7 @@ pub(crate) struct AcquireArgs<'a> {
 }
 
 /// The arguments of one release.
-pub(crate) struct ReleaseArgs<'a> {
+pub struct ReleaseArgs<'a> {
     /// The TTL to re-apply after a partial release.
     pub ttl_ms: u64,
     /// The request's latch key (Redisson 3.24+: a retry replays the first reply).
@@ -68,7 +72,7 @@ pub(crate) struct ReleaseArgs<'a> {
 
 /// How a hold is renewed: the two batched renewal scripts of the protocol.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum RenewKind {
+pub enum RenewKind {
     /// `HEXISTS key field` → `PEXPIRE key` (RLock, write lock, and every RLock-shaped kind).
     Hash,
     /// A read hold: renew the owner's `rwlock_timeout` keys and the hash.
@@ -77,7 +81,7 @@ pub(crate) enum RenewKind {
 
 /// A decoded acquire reply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Reply<G> {
+pub enum Reply<G> {
     /// Granted; `count` = the field's hold count now; `grant` = what the kind's grant carries.
     Granted { count: i64, grant: G },
     /// Held by someone else; the key's PTTL (-1: no TTL).
@@ -88,15 +92,21 @@ pub(crate) enum Reply<G> {
 
 /// How a waiter waits between attempts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Wake {
+pub enum Wake {
     /// Subscribe to the kind's channel; re-try on each message and at least every poll interval.
     PubSub,
     /// No pub/sub: sleep with this back-off between attempts (Redisson's spin lock).
     Backoff(crate::BackOff),
 }
 
+/// A read-only request about a lock: a plain command or one of the kind's scripts.
+pub enum Query {
+    Cmd(redis::Cmd),
+    Script(ScriptInvocation<'static>),
+}
+
 /// A lock kind: names, requests and replies of one Redisson lock type.
-pub(crate) trait Kind: Send + Sync + 'static {
+pub trait Kind: Send + Sync + 'static {
     /// A short name for logs and inspection ("lock", "read", "fenced", ...).
     fn label(&self) -> &'static str;
     /// What follows `<client id>:<owner>` in the hash field of an owner (e.g. `:write`).
@@ -128,6 +138,21 @@ pub(crate) trait Kind: Send + Sync + 'static {
     /// Which batched renewal keeps a watchdog-mode hold alive.
     fn renew(&self) -> RenewKind {
         RenewKind::Hash
+    }
+    /// What tells whether the lock is held (Redisson's `isLocked()`): `EXISTS` of the key
+    /// unless the kind says otherwise.
+    fn is_locked(&self, key: &str) -> Query {
+        let mut cmd = redis::cmd("EXISTS");
+        cmd.arg(key);
+        Query::Cmd(cmd)
+    }
+    /// Reads the reply of [`is_locked`](Self::is_locked): an integer 1 or 0 unless the kind says
+    /// otherwise.
+    fn read_is_locked(&self, v: &Value) -> Result<bool> {
+        match v {
+            Value::Int(n) => Ok(*n == 1),
+            other => Err(Error::Protocol(format!("is_locked replied {other:?}"))),
+        }
     }
     /// Whether an acquisition can only lengthen the key's TTL (it adds to it, or keeps the
     /// maximum). Otherwise (`PEXPIRE` to the new lease) the machinery sends the TTL the owner's
@@ -170,7 +195,7 @@ pub(crate) fn with_channel<R>(kind: &dyn Kind, key: &str, field: &str, f: impl F
 }
 
 /// A kind that can be acquired: its request and the decoding of its reply.
-pub(crate) trait AcquireKind: Kind {
+pub trait AcquireKind: Kind {
     /// What a grant carries besides the hold count (the fenced lock's token; `()` elsewhere).
     type Grant: Copy + Send + Sync + std::fmt::Debug + 'static;
     /// One attempt that records its grant in `a.latch`. `c.channel` is empty: acquire scripts
@@ -180,8 +205,9 @@ pub(crate) trait AcquireKind: Kind {
     fn decode(&self, v: &Value) -> Result<Reply<Self::Grant>>;
 }
 
-/// Capability: the same owner may hold the kind more than once (re-entry).
-pub(crate) trait Reentrant: AcquireKind {}
+/// Capability: the same owner may hold the kind more than once (re-entry): what
+/// [`Guard::reenter`](crate::Guard::reenter) needs.
+pub trait Reenterable: AcquireKind {}
 
 /// Decodes the common acquire reply shape `{1, count[, x]}` / `{0, pttl}` / `{2, 0}`; the third
 /// element of a grant, if any, is returned as the grant's extra value.

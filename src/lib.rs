@@ -100,7 +100,7 @@ mod holds;
 mod inner;
 pub mod inspect;
 mod kind;
-mod kinds;
+pub mod kinds;
 mod latch;
 mod lease;
 mod lost;
@@ -125,13 +125,48 @@ pub use crate::conn::Connection;
 pub use crate::connect::ClientBuilder;
 pub use crate::core::handle::Ttl;
 pub use crate::core::Unlocked;
+pub use crate::core::{Guard, Lock};
 pub use crate::error::{Error, Result};
-pub use crate::kinds::fair::{FairGuard, NonReentrantFairGuard, RFairLock, RNonReentrantFairLock};
-pub use crate::kinds::fenced::{FencedGuard, RFencedLock};
-pub use crate::kinds::lock::{LockGuard, RLock};
-pub use crate::kinds::non_reentrant::{NonReentrantGuard, RNonReentrantLock};
-pub use crate::kinds::rw::{RReadLock, RReadWriteLock, RWriteLock, ReadGuard, WriteGuard};
-pub use crate::kinds::spin::{RSpinLock, SpinGuard};
+pub use crate::kinds::rw::RReadWriteLock;
+
+/// Redisson's reentrant lock (`RLock`, `getLock(name)`): what it keeps in Redis is on
+/// [`kinds::Reentrant`], its methods on [`Lock`].
+pub type RLock = Lock<kinds::Reentrant>;
+/// One hold of an [`RLock`] (see [`Guard`]).
+pub type LockGuard = Guard<kinds::Reentrant>;
+/// Redisson's fair lock (`RFairLock`, `getFairLock(name)`): first come, first served, Java and
+/// Rust waiters in one queue ([`kinds::FairKind`]); its methods on [`Lock`].
+pub type RFairLock = Lock<kinds::Fair>;
+/// One hold of an [`RFairLock`] (see [`Guard`]).
+pub type FairGuard = Guard<kinds::Fair>;
+/// Redisson's non-reentrant fair lock (`getNonReentrantFairLock(name)`, 4.4+;
+/// [`kinds::FairKind`]); its methods on [`Lock`].
+pub type RNonReentrantFairLock = Lock<kinds::NonReentrantFair>;
+/// One hold of an [`RNonReentrantFairLock`] (see [`Guard`]).
+pub type NonReentrantFairGuard = Guard<kinds::NonReentrantFair>;
+/// Redisson's fenced lock (`RFencedLock`, `getFencedLock(name)`, 3.19+): every acquisition takes
+/// a fencing token ([`kinds::Fenced`]); its methods on [`Lock`].
+pub type RFencedLock = Lock<kinds::Fenced>;
+/// One hold of an [`RFencedLock`], with its [token](Guard::token) (see [`Guard`]).
+pub type FencedGuard = Guard<kinds::Fenced>;
+/// Redisson's spin lock (`RSpinLock`, `getSpinLock(name)`, 3.15+): waiters poll with a
+/// [`BackOff`] ([`kinds::Spin`]); its methods on [`Lock`].
+pub type RSpinLock = Lock<kinds::Spin>;
+/// One hold of an [`RSpinLock`] (see [`Guard`]).
+pub type SpinGuard = Guard<kinds::Spin>;
+/// Redisson's non-reentrant lock (`getNonReentrantLock(name)`, 4.4+; [`kinds::NonReentrant`]);
+/// its methods on [`Lock`].
+pub type RNonReentrantLock = Lock<kinds::NonReentrant>;
+/// One hold of an [`RNonReentrantLock`] (see [`Guard`]).
+pub type NonReentrantGuard = Guard<kinds::NonReentrant>;
+/// The read side of an [`RReadWriteLock`] ([`kinds::Read`]); its methods on [`Lock`].
+pub type RReadLock = Lock<kinds::Read>;
+/// One read hold (see [`Guard`]).
+pub type ReadGuard = Guard<kinds::Read>;
+/// The write side of an [`RReadWriteLock`] ([`kinds::Write`]); its methods on [`Lock`].
+pub type RWriteLock = Lock<kinds::Write>;
+/// One write hold, which can [downgrade](Guard::downgrade) (see [`Guard`]).
+pub type WriteGuard = Guard<kinds::Write>;
 pub use crate::lost::{LeaseState, LostReason};
 pub use crate::multi::{Member, MultiGuard, RMultiLock};
 pub use crate::name::NameMapper;

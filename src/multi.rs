@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use futures::future::BoxFuture;
 use futures::FutureExt;
 
-use crate::core::{Held, LockCore};
+use crate::core::{Guard, Lock};
 use crate::error::{Error, Result};
 use crate::kind::AcquireKind;
 use crate::owner::{OwnerId, OwnerSel};
@@ -34,7 +34,7 @@ trait MemberHold: Send + Sync {
     fn unlock(self: Box<Self>) -> BoxFuture<'static, Result<Unlocked>>;
 }
 
-impl<K: AcquireKind> MemberLock for LockCore<K> {
+impl<K: AcquireKind> MemberLock for Lock<K> {
     fn key(&self) -> &str {
         &self.key
     }
@@ -58,7 +58,7 @@ impl<K: AcquireKind> MemberLock for LockCore<K> {
     ) -> BoxFuture<'_, Result<Option<Box<dyn MemberHold>>>> {
         async move {
             Ok(self
-                .try_lock(wait, lease)
+                .try_lock_opt(wait, lease)
                 .await?
                 .map(|h| Box::new(h) as Box<dyn MemberHold>))
         }
@@ -66,21 +66,21 @@ impl<K: AcquireKind> MemberLock for LockCore<K> {
     }
 }
 
-impl<K: AcquireKind> MemberHold for Held<K> {
+impl<K: AcquireKind> MemberHold for Guard<K> {
     fn key(&self) -> &str {
-        Held::key(self)
+        Guard::key(self)
     }
 
     fn state(&self) -> LeaseState {
-        Held::state(self)
+        Guard::state(self)
     }
 
     fn lost(&self) -> BoxFuture<'static, LostReason> {
-        Held::lost(self).boxed()
+        Guard::lost(self).boxed()
     }
 
     fn unlock(self: Box<Self>) -> BoxFuture<'static, Result<Unlocked>> {
-        Held::unlock(*self).boxed()
+        Guard::unlock(*self).boxed()
     }
 }
 
@@ -105,26 +105,11 @@ impl std::fmt::Debug for Member {
     }
 }
 
-macro_rules! member_from {
-    ($($T:ty),+) => {$(
-        impl From<&$T> for Member {
-            fn from(lock: &$T) -> Member {
-                Member(Box::new(lock.core.clone()))
-            }
-        }
-    )+};
+impl<K: AcquireKind> From<&Lock<K>> for Member {
+    fn from(lock: &Lock<K>) -> Member {
+        Member(Box::new(lock.clone()))
+    }
 }
-
-member_from!(
-    crate::RLock,
-    crate::RFairLock,
-    crate::RNonReentrantFairLock,
-    crate::RFencedLock,
-    crate::RSpinLock,
-    crate::RNonReentrantLock,
-    crate::RReadLock,
-    crate::RWriteLock
-);
 
 /// Several locks taken together, as one (Redisson's `RedissonMultiLock`), or a **RedLock**: a
 /// majority of independent locks (Redisson's `RedissonRedLock`).
@@ -504,7 +489,7 @@ impl MultiGuard {
         }
     }
 
-    /// `Held` while enough members are held (all, or a quorum), else the first loss seen.
+    /// `Guard` while enough members are held (all, or a quorum), else the first loss seen.
     ///
     /// ```no_run
     /// # fn demo(g: redisson_lock::MultiGuard) { println!("{:?}", g.state()); }

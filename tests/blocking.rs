@@ -88,3 +88,50 @@ fn blocking_run_and_errors() {
     }
     assert!(matches!(g.unlock(), Err(Error::NotHeld { .. })));
 }
+
+/// The blocking multi-lock and RedLock: members of any kind, from several blocking clients, taken
+/// for the calling thread; another thread is another owner; a RedLock holds with a majority;
+/// `wait_lost(ZERO)` checks without waiting; drop releases.
+#[test]
+fn blocking_multi_lock_and_red_lock() {
+    use redisson_lock::blocking::{Member, RMultiLock};
+    let servers: Vec<RedisServer> = (0..3).map(|_| RedisServer::start()).collect();
+    let clients: Vec<Client> = servers
+        .iter()
+        .map(|s| Client::connect(&s.url()).unwrap())
+        .collect();
+    let both = RMultiLock::new([
+        Member::from(&clients[0].lock("m:a").unwrap()),
+        Member::from(&clients[0].fair_lock("m:b").unwrap()),
+    ])
+    .unwrap();
+    let g = both.lock().unwrap();
+    assert_eq!(g.keys(), vec!["m:a", "m:b"]);
+    assert_eq!(g.owner(), redisson_lock::OwnerId::current_thread());
+    assert_eq!(g.wait_lost(Duration::ZERO), None, "held: no loss, no wait");
+    let other = {
+        let both = both.clone();
+        std::thread::spawn(move || both.try_lock().unwrap().is_none())
+    };
+    assert!(other.join().unwrap(), "another thread is another owner");
+    g.unlock().unwrap();
+    assert!(!clients[0].lock("m:a").unwrap().is_locked().unwrap());
+
+    let red = RMultiLock::red_lock(clients.iter().map(|c| Member::from(&c.lock("red").unwrap()))).unwrap();
+    assert_eq!(red.quorum(), 2);
+    // one member is taken elsewhere: a majority still suffices
+    let elsewhere = clients[2].lock("red").unwrap().with_owner(99).lock().unwrap();
+    let g = red
+        .try_lock_for(Duration::from_secs(2))
+        .unwrap()
+        .expect("a majority");
+    assert_eq!(g.keys().len(), 2);
+    drop(g); // released synchronously (outside a runtime)
+    for c in &clients[..2] {
+        assert!(!c.lock("red").unwrap().is_locked().unwrap());
+    }
+    elsewhere.unlock().unwrap();
+    let via_client = clients[1].multi_lock(&["x", "y"]).unwrap().lock().unwrap();
+    assert_eq!(via_client.keys(), vec!["x", "y"]);
+    via_client.unlock().unwrap();
+}

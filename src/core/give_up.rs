@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use redis::Value;
 
-use super::{LockCore, Plan};
+use super::{Lock, Plan};
 use crate::background::Ticket;
 use crate::inner::ClientInner;
 use crate::kind::{AcquireArgs, AcquireKind, Kind};
@@ -28,7 +28,7 @@ pub(super) struct GiveUp {
 }
 
 impl GiveUp {
-    pub(super) fn arm<K: AcquireKind>(core: &LockCore<K>, owner: OwnerId, plan: &Plan) -> Option<GiveUp> {
+    pub(super) fn arm<K: AcquireKind>(core: &Lock<K>, owner: OwnerId, plan: &Plan) -> Option<GiveUp> {
         let field = core.field_of(owner);
         let channel = core.kind.channel(&core.key, &field);
         let args = AcquireArgs {

@@ -1,11 +1,11 @@
 //! The shared machinery every lock kind runs on, written once over the seam in
 //! [`crate::kind`]:
 //! the wait loop and attempts (this file), the release path ([`release`]), the guard core
-//! ([`held`]) and the user-facing operations every lock handle offers ([`handle`]).
+//! ([`guard`]) and the user-facing operations every lock handle offers ([`handle`]).
 
 mod give_up;
+pub(crate) mod guard;
 pub(crate) mod handle;
-pub(crate) mod held;
 pub(crate) mod release;
 
 use std::sync::Arc;
@@ -24,22 +24,54 @@ use crate::{name, script};
 
 use crate::kind::{self, AcquireArgs, AcquireKind, Ctx, Reply, Wake};
 use give_up::GiveUp;
-pub(crate) use held::Held;
-pub use held::Unlocked;
+pub use guard::Guard;
+pub use guard::Unlocked;
 use release::Releaser;
 
-/// One lock of one kind, as seen through one handle (name + owner choice + wait policy).
-pub(crate) struct LockCore<K: AcquireKind> {
-    pub client: Arc<ClientInner>,
-    pub key: Arc<str>,
-    pub kind: &'static K,
-    pub owner: OwnerSel,
-    pub wake: Wake,
+/// A handle to one distributed lock of kind `K`, wire-compatible with Redisson's lock of that
+/// kind. Every kind is used through it: [`RLock`](crate::RLock) is `Lock<kinds::Reentrant>`, and
+/// so are [`RFairLock`](crate::RFairLock), [`RFencedLock`](crate::RFencedLock),
+/// [`RSpinLock`](crate::RSpinLock), [`RNonReentrantLock`](crate::RNonReentrantLock),
+/// [`RNonReentrantFairLock`](crate::RNonReentrantFairLock) and the two sides of an
+/// [`RReadWriteLock`](crate::RReadWriteLock), [`RReadLock`](crate::RReadLock) and
+/// [`RWriteLock`](crate::RWriteLock). What a kind keeps in Redis, how its waiters wait and what it
+/// adds (a fencing token, a back-off, a downgrade) is on its type in [`kinds`](crate::kinds);
+/// everything else is the same for every kind and documented here once.
+///
+/// The handle is cheap to clone and sends nothing until it is used. It names a lock and an owner
+/// choice ([`OwnerId`]): by default **every acquisition has a fresh owner**, so two acquisitions
+/// exclude each other even in one task, as with `tokio::sync::Mutex`;
+/// [`Guard::reenter`] takes another hold of the same owner, and
+/// [`with_owner`](Self::with_owner) or [`OwnerId::scope`] pin one.
+///
+/// Redis-based locks are a performance and coordination layer: an asynchronously replicated
+/// Redis can lose a lock on failover, and a paused holder can outlive its lease. Protect the
+/// resource itself ([`RFencedLock`](crate::RFencedLock) tokens, conditional updates) where
+/// correctness matters.
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+/// use std::time::Duration;
+/// let lock = client.lock("lock:order:42")?; // an RLock = Lock<kinds::Reentrant>
+/// if let Some(guard) = lock.try_lock_for(Duration::from_secs(2)).await? {
+///     // held; the watchdog keeps it alive until unlock
+///     guard.unlock().await?;
+/// }
+/// # Ok(()) }
+/// ```
+pub struct Lock<K: AcquireKind> {
+    pub(crate) client: Arc<ClientInner>,
+    pub(crate) key: Arc<str>,
+    pub(crate) kind: &'static K,
+    pub(crate) owner: OwnerSel,
+    pub(crate) wake: Wake,
 }
 
-impl<K: AcquireKind> Clone for LockCore<K> {
+impl<K: AcquireKind> Clone for Lock<K> {
     fn clone(&self) -> Self {
-        LockCore {
+        Lock {
             client: self.client.clone(),
             key: self.key.clone(),
             kind: self.kind,
@@ -59,16 +91,16 @@ struct LoopStats {
 }
 
 enum Attempt<K: AcquireKind> {
-    Granted(Held<K>),
+    Granted(Guard<K>),
     /// Held by someone else; the lock's PTTL in ms (-1: no TTL).
     Refused(i64),
     /// Granted, but nobody can use the hold (see [`LateWhy`]): it is being released.
     TooLate(LateWhy),
 }
 
-impl<K: AcquireKind> LockCore<K> {
+impl<K: AcquireKind> Lock<K> {
     pub(crate) fn new(client: Arc<ClientInner>, key: String, kind: &'static K) -> Self {
-        LockCore {
+        Lock {
             client,
             key: key.into(),
             kind,
@@ -120,7 +152,7 @@ impl<K: AcquireKind> LockCore<K> {
         &self,
         wait: Option<Duration>,
         lease: Option<Duration>,
-    ) -> Result<Option<Held<K>>> {
+    ) -> Result<Option<Guard<K>>> {
         let cfg = &self.client.config;
         let own_ms = match lease {
             Some(l) => millis("lease", l)?,
@@ -193,7 +225,7 @@ impl<K: AcquireKind> LockCore<K> {
         stable: Option<OwnerId>,
         wait: Option<Duration>,
         stats: &mut LoopStats,
-    ) -> Result<Option<Held<K>>> {
+    ) -> Result<Option<Guard<K>>> {
         // set when an unlock message ended the last sleep: the next grant is a hand-over
         let mut woken = false;
         let cfg = &self.client.config;
@@ -588,7 +620,7 @@ impl<K: AcquireKind> LockCore<K> {
     }
 
     /// Hands an attempt whose outcome is unknown to the client's background work (its caller
-    /// gave up, or had no time left to ask): see [`LockCore::settle_late`].
+    /// gave up, or had no time left to ask): see [`Lock::settle_late`].
     fn settle_in_background(&self, sent: Sent) {
         let core = self.clone();
         let job: crate::background::Job =
@@ -642,7 +674,7 @@ impl<K: AcquireKind> LockCore<K> {
         count: i64,
         grant: K::Grant,
         abandoned: bool,
-    ) -> std::result::Result<(Held<K>, String), LateWhy> {
+    ) -> std::result::Result<(Guard<K>, String), LateWhy> {
         let Sent {
             turn,
             latch,
@@ -660,7 +692,7 @@ impl<K: AcquireKind> LockCore<K> {
             count,
         };
         match self.client.holds.grant_passing(turn, g, abandoned) {
-            Recorded::Live(lease) => Ok((Held::new(self.clone(), field, owner, lease, mode, grant), latch)),
+            Recorded::Live(lease) => Ok((Guard::new(self.clone(), field, owner, lease, mode, grant), latch)),
             Recorded::Late(late) => {
                 self.client.latches.discard(latch);
                 let why = late.why;
@@ -688,11 +720,11 @@ struct Sent {
 
 /// An acquire request that may be in Redis. Dropped before [`InFlight::land`] (the caller's
 /// future was cancelled mid-request, or the reply was lost and there was no time to ask), it
-/// hands the attempt to [`LockCore::settle_in_background`]: the attempt's latch is resolved so
+/// hands the attempt to [`Lock::settle_in_background`]: the attempt's latch is resolved so
 /// that it either never applies or is found granted and released. Cancel safety without boxing
 /// every request: the background work exists only when a cancel happens.
 struct InFlight<'a, K: AcquireKind> {
-    core: &'a LockCore<K>,
+    core: &'a Lock<K>,
     sent: Option<Sent>,
 }
 

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use crate::background::Job;
 use crate::config::millis;
-use crate::core::LockCore;
+use crate::core::Lock;
 use crate::error::{Error, Result};
 use crate::holds::{LateGrant, Mode, ReleasePlan, Released, Turn};
 use crate::inner::ClientInner;
@@ -24,7 +24,7 @@ pub(crate) struct Releaser {
 }
 
 impl Releaser {
-    pub(crate) fn of<K: AcquireKind>(core: &LockCore<K>) -> Releaser {
+    pub(crate) fn of<K: AcquireKind>(core: &Lock<K>) -> Releaser {
         Releaser {
             client: core.client.clone(),
             key: core.key.clone(),

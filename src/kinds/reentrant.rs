@@ -1,0 +1,68 @@
+//! Redisson's reentrant lock (`RLock`): what it sends (`lua/lock/`) and how it reads the replies.
+
+use redis::{ScriptInvocation, Value};
+
+use crate::error::Result;
+use crate::kind::{
+    decode_plain, layout, AcquireArgs, AcquireKind, Ctx, Kind, Reenterable, ReleaseArgs, Reply,
+};
+use crate::{name, script};
+
+/// Redisson's reentrant lock (`RLock`, `getLock(name)`): [`RLock`](crate::RLock) is
+/// `Lock<Reentrant>`.
+///
+/// Redis state while held: a hash under the lock's key with one field
+/// `<client id>:<owner id>` whose value is the hold count, with a PX TTL of the lease (or the
+/// watchdog timeout, renewed every timeout/3 while held without a lease). The full release
+/// deletes the key and publishes `0` on `redisson_lock__channel:{<key>}`, which wakes one waiter
+/// per subscribed client. Java services using Redisson's `getLock(name)` on the same key contend
+/// with us, re-enter only their own holds, and wake up when we release (and we when they do).
+pub struct Reentrant {
+    _sealed: (),
+}
+
+impl Kind for Reentrant {
+    fn label(&self) -> &'static str {
+        "lock"
+    }
+
+    fn write_channel(&self, out: &mut String, key: &str, _field: &str) {
+        name::push_lock_channel(out, key)
+    }
+
+    fn release(&self, c: &Ctx<'_>, a: &ReleaseArgs<'_>) -> ScriptInvocation<'static> {
+        layout::release(&script::LOCK_UNLOCK, c, 0, a)
+    }
+
+    fn force_release(&self, c: &Ctx<'_>) -> ScriptInvocation<'static> {
+        layout::force(&script::LOCK_FORCE_UNLOCK, c, 0)
+    }
+}
+
+impl AcquireKind for Reentrant {
+    type Grant = ();
+
+    fn acquire(&self, c: &Ctx<'_>, a: &AcquireArgs<'_>) -> ScriptInvocation<'static> {
+        layout::acquire(&script::LOCK_ACQUIRE, c, a)
+    }
+
+    fn decode(&self, v: &Value) -> Result<Reply<()>> {
+        decode_plain(v)
+    }
+}
+
+impl Reenterable for Reentrant {}
+
+pub(crate) static REENTRANT: Reentrant = Reentrant { _sealed: () };
+
+#[cfg(test)]
+mod tests {
+    fn assert_send_sync_static<T: Send + Sync + 'static>() {}
+
+    #[test]
+    fn bounds() {
+        assert_send_sync_static::<crate::LockGuard>();
+        assert_send_sync_static::<crate::RLock>();
+        assert_send_sync_static::<crate::Error>();
+    }
+}
