@@ -203,6 +203,10 @@ pub trait AcquireKind: Kind {
     fn acquire(&self, c: &Ctx<'_>, a: &AcquireArgs<'_>) -> ScriptInvocation<'static>;
     /// Decodes the reply of [`acquire`](Self::acquire), and of `resolve_acquire.lua` for it.
     fn decode(&self, v: &Value) -> Result<Reply<Self::Grant>>;
+    /// The fencing token a grant carries, for the kinds that hand one out.
+    fn fencing_token(_grant: &Self::Grant) -> Option<u64> {
+        None
+    }
 }
 
 /// Capability: the same owner may hold the kind more than once (re-entry): what

@@ -35,7 +35,13 @@
 //!   gives up or is cancelled leaves the queue at once.
 //! * [`RMultiLock`]: several locks of any kinds taken together, or a RedLock over independent
 //!   Redis servers ([`RMultiLock::red_lock`]).
-//! * A blocking facade in [`blocking`].
+//! * One API for every kind: the names above are aliases of [`Lock<K>`](Lock) and
+//!   [`Guard<K>`](Guard) over the kinds' types in [`kinds`], whose methods are documented once;
+//!   a kind's own abilities (a token, a downgrade, a back-off) are methods of that kind only.
+//!   [`AnyLock`] / [`AnyGuard`] put any kind behind one object-safe type (every Redisson kind is
+//!   an `RLock`).
+//! * A blocking facade in [`blocking`], of the same shape: every async method has a blocking
+//!   twin, multi-lock and RedLock included.
 //!
 //! # Leases and the watchdog
 //!
@@ -87,6 +93,7 @@
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms)]
 
+mod any;
 mod background;
 mod backoff;
 pub mod blocking;
@@ -118,6 +125,7 @@ mod tls;
 mod vanish;
 mod watchdog;
 
+pub use crate::any::{AnyGuard, AnyLock};
 pub use crate::backoff::{BackOff, BackOffPolicy};
 pub use crate::client::{Client, ClientStats};
 pub use crate::config::{Config, PublishMode, ReplicaSync, MAX_DURATION};

@@ -4,85 +4,12 @@
 
 use std::time::{Duration, Instant};
 
-use futures::future::BoxFuture;
-use futures::FutureExt;
-
-use crate::core::{Guard, Lock};
+use crate::any::{AnyGuard, AnyLock};
+use crate::core::Lock;
 use crate::error::{Error, Result};
 use crate::kind::AcquireKind;
 use crate::owner::{OwnerId, OwnerSel};
-use crate::{LeaseState, LostReason, Unlocked};
-
-/// A lock that can be a member of a multi-lock (the seam's common capability over kinds).
-trait MemberLock: Send + Sync {
-    fn key(&self) -> &str;
-    fn label(&self) -> &'static str;
-    fn for_owner(&self, owner: OwnerId) -> Box<dyn MemberLock>;
-    fn clone_box(&self) -> Box<dyn MemberLock>;
-    fn try_acquire(
-        &self,
-        wait: Duration,
-        lease: Option<Duration>,
-    ) -> BoxFuture<'_, Result<Option<Box<dyn MemberHold>>>>;
-}
-
-/// One hold of a member.
-trait MemberHold: Send + Sync {
-    fn key(&self) -> &str;
-    fn state(&self) -> LeaseState;
-    fn lost(&self) -> BoxFuture<'static, LostReason>;
-    fn unlock(self: Box<Self>) -> BoxFuture<'static, Result<Unlocked>>;
-}
-
-impl<K: AcquireKind> MemberLock for Lock<K> {
-    fn key(&self) -> &str {
-        &self.key
-    }
-
-    fn label(&self) -> &'static str {
-        self.kind.label()
-    }
-
-    fn for_owner(&self, owner: OwnerId) -> Box<dyn MemberLock> {
-        Box::new(self.with_owner(owner))
-    }
-
-    fn clone_box(&self) -> Box<dyn MemberLock> {
-        Box::new(self.clone())
-    }
-
-    fn try_acquire(
-        &self,
-        wait: Duration,
-        lease: Option<Duration>,
-    ) -> BoxFuture<'_, Result<Option<Box<dyn MemberHold>>>> {
-        async move {
-            Ok(self
-                .try_lock_opt(wait, lease)
-                .await?
-                .map(|h| Box::new(h) as Box<dyn MemberHold>))
-        }
-        .boxed()
-    }
-}
-
-impl<K: AcquireKind> MemberHold for Guard<K> {
-    fn key(&self) -> &str {
-        Guard::key(self)
-    }
-
-    fn state(&self) -> LeaseState {
-        Guard::state(self)
-    }
-
-    fn lost(&self) -> BoxFuture<'static, LostReason> {
-        Guard::lost(self).boxed()
-    }
-
-    fn unlock(self: Box<Self>) -> BoxFuture<'static, Result<Unlocked>> {
-        Guard::unlock(*self).boxed()
-    }
-}
+use crate::{LeaseState, LostReason};
 
 /// One member of an [`RMultiLock`]: a lock handle of any kind (from any client), taken with
 /// [`From`]: `Member::from(&lock)`.
@@ -97,17 +24,23 @@ impl<K: AcquireKind> MemberHold for Guard<K> {
 /// ];
 /// # Ok(()) }
 /// ```
-pub struct Member(Box<dyn MemberLock>);
+pub struct Member(Box<dyn AnyLock>);
 
 impl std::fmt::Debug for Member {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Member({} {})", self.0.label(), self.0.key())
+        write!(f, "Member({} {})", self.0.kind(), self.0.key())
     }
 }
 
 impl<K: AcquireKind> From<&Lock<K>> for Member {
     fn from(lock: &Lock<K>) -> Member {
         Member(Box::new(lock.clone()))
+    }
+}
+
+impl From<Box<dyn AnyLock>> for Member {
+    fn from(lock: Box<dyn AnyLock>) -> Member {
+        Member(lock)
     }
 }
 
@@ -163,7 +96,7 @@ impl<K: AcquireKind> From<&Lock<K>> for Member {
 /// # Ok(()) }
 /// ```
 pub struct RMultiLock {
-    members: Vec<Box<dyn MemberLock>>,
+    members: Vec<Box<dyn AnyLock>>,
     quorum: usize,
     owner: OwnerSel,
 }
@@ -255,7 +188,7 @@ impl RMultiLock {
     pub fn with_owner(&self, owner: impl Into<OwnerId>) -> RMultiLock {
         let owner = owner.into();
         RMultiLock {
-            members: self.members.iter().map(|m| m.for_owner(owner)).collect(),
+            members: self.members.iter().map(|m| m.with_owner(owner)).collect(),
             quorum: self.quorum,
             owner: OwnerSel::Pinned(owner),
         }
@@ -328,14 +261,14 @@ impl RMultiLock {
 
     async fn acquire(&self, wait: Option<Duration>, lease: Option<Duration>) -> Result<Option<MultiGuard>> {
         let owner = self.owner.for_acquire();
-        let members: Vec<Box<dyn MemberLock>> = self.members.iter().map(|m| m.for_owner(owner)).collect();
+        let members: Vec<Box<dyn AnyLock>> = self.members.iter().map(|m| m.with_owner(owner)).collect();
         let n = members.len();
         let allowed_failures = n - self.quorum;
         let start = Instant::now();
         let deadline = wait.map(|w| crate::lease::after(start, w));
         let mut last_error: Option<Error> = None;
         loop {
-            let mut held: Vec<Box<dyn MemberHold>> = Vec::with_capacity(n);
+            let mut held: Vec<Box<dyn AnyGuard>> = Vec::with_capacity(n);
             let mut failures = 0;
             for m in &members {
                 let remaining = deadline.map(|d| d.saturating_duration_since(Instant::now()));
@@ -349,7 +282,11 @@ impl RMultiLock {
                     None if self.quorum < n => Duration::from_millis(1_500),
                     None => Duration::from_millis(1_500 * n as u64),
                 };
-                match m.try_acquire(member_wait, lease).await {
+                let attempt = match lease {
+                    None => m.try_lock_for(member_wait),
+                    Some(lease) => m.try_lock_with_lease(member_wait, lease),
+                };
+                match attempt.await {
                     Ok(Some(h)) => held.push(h),
                     Ok(None) => failures += 1,
                     Err(e) if e.is_transient() => {
@@ -397,7 +334,7 @@ impl RMultiLock {
     }
 }
 
-async fn release_all(held: Vec<Box<dyn MemberHold>>) {
+async fn release_all(held: Vec<Box<dyn AnyGuard>>) {
     for h in held {
         let key = h.key().to_owned();
         if let Err(e) = h.unlock().await {
@@ -418,7 +355,7 @@ async fn release_all(held: Vec<Box<dyn MemberHold>>) {
 /// ```
 #[must_use = "if unused the lock is released at once (in the background)"]
 pub struct MultiGuard {
-    holds: Vec<Box<dyn MemberHold>>,
+    holds: Vec<Box<dyn AnyGuard>>,
     quorum: usize,
     owner: OwnerId,
 }

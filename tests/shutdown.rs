@@ -15,7 +15,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::kinds::{queues, AnyLock, BlockingLock, KINDS};
+use common::kinds::{self, queues, BlockingLock, KINDS};
 use common::{eventually, init_tracing, key_exists, leftovers, pause_all, pttl, script_calls, RedisServer};
 use redisson_lock::{blocking, Config, Error};
 
@@ -51,7 +51,7 @@ async fn patient_conn(s: &RedisServer) -> redis::aio::MultiplexedConnection {
 /// reply is not ambiguous: the tests below want the first request of each kind to run).
 async fn load_scripts(client: &redisson_lock::Client) {
     for kind in KINDS {
-        let g = AnyLock::open(kind, client, &format!("warm-up:{kind}"))
+        let g = kinds::open(kind, client, &format!("warm-up:{kind}"))
             .lock()
             .await
             .unwrap();
@@ -82,12 +82,12 @@ async fn shutdown_ends_every_waiting_acquisition_without_a_grant() {
     let mut waiting = Vec::new();
     for kind in KINDS {
         let name = format!("waiting:{kind}");
-        held.push(AnyLock::rival(kind, &holder, &name).lock().await.unwrap());
+        held.push(kinds::rival(kind, &holder, &name).lock().await.unwrap());
         let before = script_calls(&mut raw).await;
-        let lock = AnyLock::open(kind, &a, &name);
+        let lock = kinds::open(kind, &a, &name);
         waiting.push((
             kind,
-            tokio::spawn(async move { lock.lock().await.map(|g| g.field()) }),
+            tokio::spawn(async move { lock.lock().await.map(|g| g.field().to_owned()) }),
         ));
         eventually(Duration::from_secs(5), "the waiter was refused once", || {
             let mut raw = raw.clone();
@@ -107,7 +107,7 @@ async fn shutdown_ends_every_waiting_acquisition_without_a_grant() {
     }
     let calls = script_calls(&mut raw).await;
     for kind in KINDS {
-        let r = AnyLock::open(kind, &a, &format!("after:{kind}")).lock().await;
+        let r = kinds::open(kind, &a, &format!("after:{kind}")).lock().await;
         assert!(matches!(r, Err(Error::Shutdown)), "{kind}: {r:?}");
     }
     assert_eq!(
@@ -151,10 +151,10 @@ async fn shutdown_with_acquisitions_in_flight(abort: bool) {
     let mut tasks = Vec::new();
     for kind in KINDS {
         for i in 0..PER_KIND {
-            let lock = AnyLock::open(kind, &a, &format!("in-flight:{kind}:{i}"));
+            let lock = kinds::open(kind, &a, &format!("in-flight:{kind}:{i}"));
             tasks.push((
                 kind,
-                tokio::spawn(async move { lock.lock().await.map(|g| g.field()) }),
+                tokio::spawn(async move { lock.lock().await.map(|g| g.field().to_owned()) }),
             ));
         }
     }
@@ -220,7 +220,7 @@ async fn a_grant_found_after_its_caller_gave_up_is_released_whatever_its_deadlin
     let mut tries = Vec::new();
     for kind in KINDS {
         let dropped = format!("late:{kind}:dropped");
-        let lock = AnyLock::open(kind, &a, &dropped);
+        let lock = kinds::open(kind, &a, &dropped);
         tries.push(tokio::spawn(async move {
             let r = tokio::time::timeout(Duration::from_millis(100), lock.lock()).await;
             assert!(r.is_err(), "{kind}: granted while Redis is paused?");
@@ -228,7 +228,7 @@ async fn a_grant_found_after_its_caller_gave_up_is_released_whatever_its_deadlin
         names.push((kind, dropped));
 
         let waited = format!("late:{kind}:waited");
-        let lock = AnyLock::open(kind, &a, &waited);
+        let lock = kinds::open(kind, &a, &waited);
         tries.push(tokio::spawn(async move {
             let r = lock.try_lock_for(Duration::from_millis(50)).await;
             assert!(matches!(&r, Err(e) if e.is_transient()), "{kind}: {r:?}");
@@ -252,7 +252,7 @@ async fn a_grant_found_after_its_caller_gave_up_is_released_whatever_its_deadlin
     }
     // and the client can take them at once: it does not wait behind its own phantom holds
     for (kind, name) in &names {
-        let g = AnyLock::open(kind, &a, name)
+        let g = kinds::open(kind, &a, name)
             .try_lock_for(Duration::ZERO)
             .await
             .unwrap();
@@ -276,7 +276,7 @@ async fn try_lock_for_of_every_kind_returns_within_wait_plus_one_command_timeout
     let mut held = Vec::new();
     for kind in KINDS {
         held.push(
-            AnyLock::rival(kind, &holder, &format!("bound:{kind}"))
+            kinds::rival(kind, &holder, &format!("bound:{kind}"))
                 .lock()
                 .await
                 .unwrap(),
@@ -285,7 +285,7 @@ async fn try_lock_for_of_every_kind_returns_within_wait_plus_one_command_timeout
     let wait = Duration::from_millis(200);
     pause_all(&s, Duration::from_secs(4)).await;
     let tries = KINDS.map(|kind| {
-        let lock = AnyLock::open(kind, &a, &format!("bound:{kind}"));
+        let lock = kinds::open(kind, &a, &format!("bound:{kind}"));
         tokio::spawn(async move {
             let started = Instant::now();
             let r = lock.try_lock_for(wait).await.map(|g| g.is_some());
@@ -339,7 +339,7 @@ fn acquire_records_live_no_longer_than_settling_needs() {
         let c = s.client(config.clone()).await;
         for round in 0..25 {
             for kind in KINDS {
-                let lock = AnyLock::open(kind, &c, &format!("exit:{kind}:{round}"));
+                let lock = kinds::open(kind, &c, &format!("exit:{kind}:{round}"));
                 lock.lock().await.unwrap().unlock().await.unwrap();
             }
         }
@@ -366,8 +366,10 @@ fn acquire_records_live_no_longer_than_settling_needs() {
         let c = s.client(config.clone()).await;
         load_scripts(&c).await;
         let stopped = common::faults::Stopped::new(pid).unwrap();
-        let lock = AnyLock::open("lock", &c, "exit:in-flight");
-        drop(tokio::spawn(async move { lock.lock().await.map(|g| g.field()) }));
+        let lock = kinds::open("lock", &c, "exit:in-flight");
+        drop(tokio::spawn(async move {
+            lock.lock().await.map(|g| g.field().to_owned())
+        }));
         eventually(
             Duration::from_secs(5),
             "the request waits in Redis' socket",
@@ -402,7 +404,7 @@ fn acquire_records_live_no_longer_than_settling_needs() {
         let c = s.client(config.clone()).await;
         for round in 0..25 {
             for kind in KINDS {
-                let lock = AnyLock::open(kind, &c, &format!("graceful:{kind}:{round}"));
+                let lock = kinds::open(kind, &c, &format!("graceful:{kind}:{round}"));
                 lock.lock().await.unwrap().unlock().await.unwrap();
             }
         }
@@ -439,7 +441,7 @@ async fn shutdown_against_a_stopped_redis_returns_in_time_and_names_what_it_left
     let mut guards = Vec::new();
     for kind in KINDS {
         guards.push(
-            AnyLock::open(kind, &a, &format!("stuck:{kind}"))
+            kinds::open(kind, &a, &format!("stuck:{kind}"))
                 .lock()
                 .await
                 .unwrap(),

@@ -85,6 +85,10 @@ impl AcquireKind for Fenced {
         inv
     }
 
+    fn fencing_token(grant: &u64) -> Option<u64> {
+        Some(*grant)
+    }
+
     fn decode(&self, v: &Value) -> Result<Reply<u64>> {
         Ok(match decode_reply(v)? {
             Reply::Granted {

@@ -1,11 +1,11 @@
-//! Every lock kind behind one test-side type, async ([`AnyLock`]) and blocking
-//! ([`BlockingLock`]), so that kind-independent behaviour is tested once for all eight kinds.
-//! Each method dispatches to the kind's own handle: nothing here re-implements a lock.
+//! Every lock kind behind one type, async (the crate's `AnyLock`, through [`open`]) and blocking
+//! ([`BlockingLock`], a test-side enum), so that kind-independent behaviour is tested once for all
+//! eight kinds. Each method dispatches to the kind's own handle: nothing here re-implements a lock.
 #![allow(dead_code)]
 
 use std::time::Duration;
 
-use redisson_lock::{blocking, Client, Result, Unlocked};
+use redisson_lock::{blocking, AnyLock, Client, Result, Unlocked};
 
 /// The labels of every lock kind, in the order the tests run them.
 pub const KINDS: [&str; 8] = [
@@ -80,56 +80,27 @@ macro_rules! each {
     };
 }
 
-any_types!(AnyLock, AnyGuard, redisson_lock);
 any_types!(BlockingLock, BlockingGuard, blocking);
 
-impl AnyLock {
-    /// The handle of `kind` for `name`.
-    pub fn open(kind: &str, c: &Client, name: &str) -> AnyLock {
-        match kind {
-            "lock" => AnyLock::Lock(c.lock(name).unwrap()),
-            "fair" => AnyLock::Fair(c.fair_lock(name).unwrap()),
-            "fenced" => AnyLock::Fenced(c.fenced_lock(name).unwrap()),
-            "spin" => AnyLock::Spin(c.spin_lock(name).unwrap()),
-            "non_reentrant" => AnyLock::NonReentrant(c.non_reentrant_lock(name).unwrap()),
-            "non_reentrant_fair" => AnyLock::NonReentrantFair(c.non_reentrant_fair_lock(name).unwrap()),
-            "read" => AnyLock::Read(c.read_write_lock(name).unwrap().read_lock()),
-            "write" => AnyLock::Write(c.read_write_lock(name).unwrap().write_lock()),
-            other => panic!("no lock kind `{other}`"),
-        }
-    }
-
-    /// A handle that excludes holders of `kind` on `name`: the write lock for the read lock,
-    /// the same kind otherwise.
-    pub fn rival(kind: &str, c: &Client, name: &str) -> AnyLock {
-        AnyLock::open(if kind == "read" { "write" } else { kind }, c, name)
-    }
-
-    pub fn key(&self) -> String {
-        each!(AnyLock, self, h => h.key().to_owned())
-    }
-
-    pub async fn lock(&self) -> Result<AnyGuard> {
-        each!(AnyLock, self, h => h.lock().await.map(AnyGuard::from))
-    }
-
-    pub async fn lock_with_lease(&self, lease: Duration) -> Result<AnyGuard> {
-        each!(AnyLock, self, h => h.lock_with_lease(lease).await.map(AnyGuard::from))
-    }
-
-    pub async fn try_lock_for(&self, wait: Duration) -> Result<Option<AnyGuard>> {
-        each!(AnyLock, self, h => h.try_lock_for(wait).await.map(|g| g.map(AnyGuard::from)))
+/// The handle of `kind` for `name`, as the crate's any-lock.
+pub fn open(kind: &str, c: &Client, name: &str) -> Box<dyn AnyLock> {
+    match kind {
+        "lock" => Box::new(c.lock(name).unwrap()),
+        "fair" => Box::new(c.fair_lock(name).unwrap()),
+        "fenced" => Box::new(c.fenced_lock(name).unwrap()),
+        "spin" => Box::new(c.spin_lock(name).unwrap()),
+        "non_reentrant" => Box::new(c.non_reentrant_lock(name).unwrap()),
+        "non_reentrant_fair" => Box::new(c.non_reentrant_fair_lock(name).unwrap()),
+        "read" => Box::new(c.read_write_lock(name).unwrap().read_lock()),
+        "write" => Box::new(c.read_write_lock(name).unwrap().write_lock()),
+        other => panic!("no lock kind `{other}`"),
     }
 }
 
-impl AnyGuard {
-    pub fn field(&self) -> String {
-        each!(AnyGuard, self, g => g.field().to_owned())
-    }
-
-    pub async fn unlock(self) -> Result<Unlocked> {
-        each!(AnyGuard, self, g => g.unlock().await)
-    }
+/// A handle that excludes holders of `kind` on `name`: the write lock for the read lock, the
+/// same kind otherwise.
+pub fn rival(kind: &str, c: &Client, name: &str) -> Box<dyn AnyLock> {
+    open(if kind == "read" { "write" } else { kind }, c, name)
 }
 
 impl BlockingLock {

@@ -1,96 +1,12 @@
 //! `hold`: acquire, hold for a while or until Ctrl-C, release.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::time::Instant;
 
-use redisson_lock::{
-    Client, Error, FairGuard, FencedGuard, LockGuard, LostReason, NonReentrantFairGuard, NonReentrantGuard,
-    ReadGuard, SpinGuard, Unlocked, WriteGuard,
-};
+use redisson_lock::{AnyLock, Client, Error, LostReason};
 use serde_json::json;
 
 use crate::render::{fmt_ms, Out};
 use crate::{now_ms, Failure, HoldArgs, Outcome};
-
-enum Guard {
-    Plain(LockGuard),
-    Read(ReadGuard),
-    Write(WriteGuard),
-    Fenced(FencedGuard),
-    Spin(SpinGuard),
-    NonReentrant(NonReentrantGuard),
-    Fair(FairGuard),
-    NonReentrantFair(NonReentrantFairGuard),
-}
-
-impl Guard {
-    fn field(&self) -> &str {
-        match self {
-            Guard::Plain(g) => g.field(),
-            Guard::Read(g) => g.field(),
-            Guard::Write(g) => g.field(),
-            Guard::Fenced(g) => g.field(),
-            Guard::Spin(g) => g.field(),
-            Guard::NonReentrant(g) => g.field(),
-            Guard::Fair(g) => g.field(),
-            Guard::NonReentrantFair(g) => g.field(),
-        }
-    }
-
-    fn token(&self) -> Option<u64> {
-        match self {
-            Guard::Fenced(g) => Some(g.token()),
-            _ => None,
-        }
-    }
-
-    fn lost(&self) -> Pin<Box<dyn Future<Output = LostReason> + Send>> {
-        match self {
-            Guard::Plain(g) => Box::pin(g.lost()),
-            Guard::Read(g) => Box::pin(g.lost()),
-            Guard::Write(g) => Box::pin(g.lost()),
-            Guard::Fenced(g) => Box::pin(g.lost()),
-            Guard::Spin(g) => Box::pin(g.lost()),
-            Guard::NonReentrant(g) => Box::pin(g.lost()),
-            Guard::Fair(g) => Box::pin(g.lost()),
-            Guard::NonReentrantFair(g) => Box::pin(g.lost()),
-        }
-    }
-
-    async fn unlock(self) -> redisson_lock::Result<Unlocked> {
-        match self {
-            Guard::Plain(g) => g.unlock().await,
-            Guard::Read(g) => g.unlock().await,
-            Guard::Write(g) => g.unlock().await,
-            Guard::Fenced(g) => g.unlock().await,
-            Guard::Spin(g) => g.unlock().await,
-            Guard::NonReentrant(g) => g.unlock().await,
-            Guard::Fair(g) => g.unlock().await,
-            Guard::NonReentrantFair(g) => g.unlock().await,
-        }
-    }
-}
-
-/// Acquires through any handle type with the same method names.
-macro_rules! acquire {
-    ($handle:expr, $variant:ident, $args:expr) => {{
-        let h = $handle;
-        let h = match $args.owner {
-            Some(id) => h.with_owner(id),
-            None => h,
-        };
-        match ($args.wait, $args.lease) {
-            (None, None) => h.lock().await.map(|g| Some(Guard::$variant(g))),
-            (None, Some(lease)) => h.lock_with_lease(lease).await.map(|g| Some(Guard::$variant(g))),
-            (Some(wait), None) => h.try_lock_for(wait).await.map(|g| g.map(Guard::$variant)),
-            (Some(wait), Some(lease)) => h
-                .try_lock_with_lease(wait, lease)
-                .await
-                .map(|g| g.map(Guard::$variant)),
-        }
-    }};
-}
 
 /// Ctrl-C (SIGINT) and SIGTERM, listened to from the moment this is created: a signal that
 /// arrives between two waits is kept for the next one (a listener created only when waiting
@@ -154,22 +70,32 @@ pub(crate) async fn hold(client: &Client, out: &Out, args: HoldArgs) -> Result<O
     // listen before anything else: a signal after "acquired" is printed must release, not kill
     let mut interrupts = Interrupts::new();
     let acquisition = async {
-        if args.read {
-            acquire!(client.read_write_lock(&name)?.read_lock(), Read, args)
+        let lock: Box<dyn AnyLock> = if args.read {
+            Box::new(client.read_write_lock(&name)?.read_lock())
         } else if args.write {
-            acquire!(client.read_write_lock(&name)?.write_lock(), Write, args)
+            Box::new(client.read_write_lock(&name)?.write_lock())
         } else if args.fenced {
-            acquire!(client.fenced_lock(&name)?, Fenced, args)
+            Box::new(client.fenced_lock(&name)?)
         } else if args.spin {
-            acquire!(client.spin_lock(&name)?, Spin, args)
+            Box::new(client.spin_lock(&name)?)
         } else if args.fair && args.non_reentrant {
-            acquire!(client.non_reentrant_fair_lock(&name)?, NonReentrantFair, args)
+            Box::new(client.non_reentrant_fair_lock(&name)?)
         } else if args.fair {
-            acquire!(client.fair_lock(&name)?, Fair, args)
+            Box::new(client.fair_lock(&name)?)
         } else if args.non_reentrant {
-            acquire!(client.non_reentrant_lock(&name)?, NonReentrant, args)
+            Box::new(client.non_reentrant_lock(&name)?)
         } else {
-            acquire!(client.lock(&name)?, Plain, args)
+            Box::new(client.lock(&name)?)
+        };
+        let lock = match args.owner {
+            Some(id) => lock.with_owner(id.into()),
+            None => lock,
+        };
+        match (args.wait, args.lease) {
+            (None, None) => lock.lock().await.map(Some),
+            (None, Some(lease)) => lock.lock_with_lease(lease).await.map(Some),
+            (Some(wait), None) => lock.try_lock_for(wait).await,
+            (Some(wait), Some(lease)) => lock.try_lock_with_lease(wait, lease).await,
         }
     };
     let acquired = tokio::select! {

@@ -1,0 +1,238 @@
+//! A lock of any kind behind one object-safe type: every Redisson kind *is an* `RLock`, so code
+//! that picks the kind at run time (a CLI flag, a configuration) or keeps several kinds in one
+//! list works with `Box<dyn AnyLock>` and `Box<dyn AnyGuard>`. [`Lock<K>`](crate::Lock) and
+//! [`Guard<K>`](crate::Guard) of every kind implement them; [`RMultiLock`](crate::RMultiLock)'s
+//! members are any locks.
+
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use futures::FutureExt;
+
+use crate::core::{Guard, Lock};
+use crate::error::Result;
+use crate::kind::AcquireKind;
+use crate::{LeaseState, LostReason, OwnerId, Ttl, Unlocked};
+
+/// A lock handle of any kind behind one object-safe type: every Redisson kind *is an* `RLock`,
+/// so code that picks the kind at run time (a CLI flag, a configuration) or keeps several kinds
+/// in one list works with `Box<dyn AnyLock>`. Every [`Lock<K>`](crate::Lock) implements it; the
+/// methods are the handle's, with boxed futures and [`AnyGuard`]s.
+/// [`RMultiLock`](crate::RMultiLock)'s members are any locks.
+///
+/// ```no_run
+/// # async fn demo(client: redisson_lock::Client, fair: bool) -> redisson_lock::Result<()> {
+/// use redisson_lock::AnyLock;
+/// let lock: Box<dyn AnyLock> = if fair {
+///     Box::new(client.fair_lock("lock:job")?)
+/// } else {
+///     Box::new(client.lock("lock:job")?)
+/// };
+/// let guard = lock.lock().await?;
+/// println!("{} holds {} ({})", guard.field(), lock.key(), lock.kind());
+/// guard.unlock().await?;
+/// # Ok(()) }
+/// ```
+pub trait AnyLock: Send + Sync + 'static {
+    /// [`Lock::key`].
+    fn key(&self) -> &str;
+    /// The kind's name: `lock`, `fair`, `non-reentrant fair`, `fenced`, `spin`, `non-reentrant`,
+    /// `read` or `write`.
+    fn kind(&self) -> &'static str;
+    /// [`Lock::with_owner`].
+    fn with_owner(&self, owner: OwnerId) -> Box<dyn AnyLock>;
+    /// A clone of the handle.
+    fn clone_box(&self) -> Box<dyn AnyLock>;
+    /// [`Lock::lock`].
+    fn lock(&self) -> BoxFuture<'_, Result<Box<dyn AnyGuard>>>;
+    /// [`Lock::lock_with_lease`].
+    fn lock_with_lease(&self, lease: Duration) -> BoxFuture<'_, Result<Box<dyn AnyGuard>>>;
+    /// [`Lock::try_lock_for`] (`Duration::ZERO`: one attempt, as [`Lock::try_lock`]).
+    fn try_lock_for(&self, wait: Duration) -> BoxFuture<'_, Result<Option<Box<dyn AnyGuard>>>>;
+    /// [`Lock::try_lock_with_lease`].
+    fn try_lock_with_lease(
+        &self,
+        wait: Duration,
+        lease: Duration,
+    ) -> BoxFuture<'_, Result<Option<Box<dyn AnyGuard>>>>;
+    /// [`Lock::owner`].
+    fn owner(&self) -> Option<OwnerId>;
+    /// [`Lock::field`].
+    fn field(&self) -> Option<String>;
+    /// [`Lock::unlock`] (one hold of the handle's owner, without a guard).
+    fn unlock(&self) -> BoxFuture<'_, Result<Unlocked>>;
+    /// [`Lock::is_locked`].
+    fn is_locked(&self) -> BoxFuture<'_, Result<bool>>;
+    /// [`Lock::is_held`].
+    fn is_held(&self) -> BoxFuture<'_, Result<bool>>;
+    /// [`Lock::is_held_by`].
+    fn is_held_by(&self, owner: OwnerId) -> BoxFuture<'_, Result<bool>>;
+    /// [`Lock::hold_count`].
+    fn hold_count(&self) -> BoxFuture<'_, Result<u64>>;
+    /// [`Lock::remain_time_to_live`].
+    fn remain_time_to_live(&self) -> BoxFuture<'_, Result<Ttl>>;
+    /// [`Lock::force_unlock`].
+    fn force_unlock(&self) -> BoxFuture<'_, Result<bool>>;
+}
+
+/// A hold of a lock of any kind, from an [`AnyLock`]: the methods of
+/// [`Guard<K>`](crate::Guard), with a boxed future for [`lost`](Self::lost), the fencing token
+/// when the kind has one, and [`into_any`](Self::into_any) to get the kind's own guard back. Dropping it releases the hold in the background, as a guard does.
+pub trait AnyGuard: Send + Sync + std::fmt::Debug + 'static {
+    /// [`Guard::key`].
+    fn key(&self) -> &str;
+    /// [`Guard::field`].
+    fn field(&self) -> &str;
+    /// [`Guard::owner`].
+    fn owner(&self) -> OwnerId;
+    /// [`Guard::lease`].
+    fn lease(&self) -> Option<Duration>;
+    /// [`Guard::state`].
+    fn state(&self) -> LeaseState;
+    /// [`Guard::is_held`].
+    fn is_held(&self) -> bool;
+    /// The fencing token of a fenced lock's hold; `None` for the other kinds.
+    fn token(&self) -> Option<u64>;
+    /// [`Guard::lost`].
+    fn lost(&self) -> BoxFuture<'static, LostReason>;
+    /// [`Guard::unlock`].
+    fn unlock(self: Box<Self>) -> BoxFuture<'static, Result<Unlocked>>;
+    /// [`Guard::forget`].
+    fn forget(self: Box<Self>);
+    /// The guard itself, to get its kind's own type back (`downcast::<WriteGuard>()` for a
+    /// downgrade, say).
+    ///
+    /// ```no_run
+    /// # async fn demo(g: Box<dyn redisson_lock::AnyGuard>) -> redisson_lock::Result<()> {
+    /// if let Ok(w) = g.into_any().downcast::<redisson_lock::WriteGuard>() {
+    ///     let r = w.downgrade().await?;
+    /// #   drop(r);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any + Send>;
+}
+
+impl<K: AcquireKind> AnyLock for Lock<K> {
+    fn key(&self) -> &str {
+        Lock::key(self)
+    }
+
+    fn kind(&self) -> &'static str {
+        self.kind.label()
+    }
+
+    fn with_owner(&self, owner: OwnerId) -> Box<dyn AnyLock> {
+        Box::new(Lock::with_owner(self, owner))
+    }
+
+    fn clone_box(&self) -> Box<dyn AnyLock> {
+        Box::new(self.clone())
+    }
+
+    fn lock(&self) -> BoxFuture<'_, Result<Box<dyn AnyGuard>>> {
+        async move { Ok(boxed(self.lock_opt(None).await?)) }.boxed()
+    }
+
+    fn lock_with_lease(&self, lease: Duration) -> BoxFuture<'_, Result<Box<dyn AnyGuard>>> {
+        async move { Ok(boxed(self.lock_opt(Some(lease)).await?)) }.boxed()
+    }
+
+    fn try_lock_for(&self, wait: Duration) -> BoxFuture<'_, Result<Option<Box<dyn AnyGuard>>>> {
+        async move { Ok(self.try_lock_opt(wait, None).await?.map(boxed)) }.boxed()
+    }
+
+    fn try_lock_with_lease(
+        &self,
+        wait: Duration,
+        lease: Duration,
+    ) -> BoxFuture<'_, Result<Option<Box<dyn AnyGuard>>>> {
+        async move { Ok(self.try_lock_opt(wait, Some(lease)).await?.map(boxed)) }.boxed()
+    }
+
+    fn owner(&self) -> Option<OwnerId> {
+        Lock::owner(self)
+    }
+
+    fn field(&self) -> Option<String> {
+        Lock::field(self)
+    }
+
+    fn unlock(&self) -> BoxFuture<'_, Result<Unlocked>> {
+        Lock::unlock(self).boxed()
+    }
+
+    fn is_locked(&self) -> BoxFuture<'_, Result<bool>> {
+        Lock::is_locked(self).boxed()
+    }
+
+    fn is_held(&self) -> BoxFuture<'_, Result<bool>> {
+        Lock::is_held(self).boxed()
+    }
+
+    fn is_held_by(&self, owner: OwnerId) -> BoxFuture<'_, Result<bool>> {
+        Lock::is_held_by(self, owner).boxed()
+    }
+
+    fn hold_count(&self) -> BoxFuture<'_, Result<u64>> {
+        Lock::hold_count(self).boxed()
+    }
+
+    fn remain_time_to_live(&self) -> BoxFuture<'_, Result<Ttl>> {
+        Lock::remain_time_to_live(self).boxed()
+    }
+
+    fn force_unlock(&self) -> BoxFuture<'_, Result<bool>> {
+        Lock::force_unlock(self).boxed()
+    }
+}
+
+fn boxed<K: AcquireKind>(g: Guard<K>) -> Box<dyn AnyGuard> {
+    Box::new(g)
+}
+
+impl<K: AcquireKind> AnyGuard for Guard<K> {
+    fn key(&self) -> &str {
+        Guard::key(self)
+    }
+
+    fn field(&self) -> &str {
+        Guard::field(self)
+    }
+
+    fn owner(&self) -> OwnerId {
+        Guard::owner(self)
+    }
+
+    fn lease(&self) -> Option<Duration> {
+        Guard::lease(self)
+    }
+
+    fn state(&self) -> LeaseState {
+        Guard::state(self)
+    }
+
+    fn is_held(&self) -> bool {
+        Guard::is_held(self)
+    }
+
+    fn token(&self) -> Option<u64> {
+        K::fencing_token(&self.grant())
+    }
+
+    fn lost(&self) -> BoxFuture<'static, LostReason> {
+        Guard::lost(self).boxed()
+    }
+
+    fn unlock(self: Box<Self>) -> BoxFuture<'static, Result<Unlocked>> {
+        Guard::unlock(*self).boxed()
+    }
+
+    fn forget(self: Box<Self>) {
+        Guard::forget(*self)
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any + Send> {
+        self
+    }
+}

@@ -1,0 +1,79 @@
+//! `AnyLock` / `AnyGuard`: every kind behind one object-safe type does what its own handle does.
+
+mod common;
+
+use std::time::Duration;
+
+use common::kinds::{open, KINDS};
+use common::RedisServer;
+use redisson_lock::{AnyLock, Config, OwnerId, Ttl, Unlocked, WriteGuard};
+
+#[tokio::test]
+async fn every_kind_works_as_an_any_lock() {
+    let s = RedisServer::start();
+    let client = s.client(Config::default()).await;
+    for kind in KINDS {
+        let name = format!("any:{kind}");
+        let lock: Box<dyn AnyLock> = open(kind, &client, &name).with_owner(OwnerId::from(7));
+        assert_eq!(lock.key(), name);
+        assert_eq!(lock.owner(), Some(OwnerId::from(7)));
+        let g = lock.lock().await.unwrap();
+        assert_eq!(Some(g.field().to_owned()), lock.field(), "{kind}");
+        assert!(g.is_held());
+        assert_eq!(
+            g.token().is_some(),
+            kind == "fenced",
+            "{kind}: a token only for the fenced lock"
+        );
+        assert!(lock.is_locked().await.unwrap(), "{kind}");
+        assert!(lock.is_held().await.unwrap(), "{kind}");
+        assert!(lock.is_held_by(OwnerId::from(7)).await.unwrap(), "{kind}");
+        assert!(!lock.is_held_by(OwnerId::from(8)).await.unwrap(), "{kind}");
+        assert_eq!(lock.hold_count().await.unwrap(), 1, "{kind}");
+        assert!(
+            matches!(lock.remain_time_to_live().await.unwrap(), Ttl::Expires(_)),
+            "{kind}"
+        );
+        // another owner is refused while held (readers share)
+        let other = open(kind, &client, &name).with_owner(OwnerId::from(8));
+        let second = other.try_lock_for(Duration::ZERO).await.unwrap();
+        assert_eq!(second.is_some(), kind == "read", "{kind}");
+        if let Some(second) = second {
+            assert_eq!(second.unlock().await.unwrap(), Unlocked::Released);
+        }
+        assert_eq!(g.unlock().await.unwrap(), Unlocked::Released, "{kind}");
+        assert!(!lock.is_locked().await.unwrap(), "{kind}");
+        // a leased hold, then force-unlocked
+        let g = lock.lock_with_lease(Duration::from_secs(20)).await.unwrap();
+        assert_eq!(g.lease(), Some(Duration::from_secs(20)));
+        assert!(lock.force_unlock().await.unwrap(), "{kind}");
+        assert!(g.unlock().await.is_err(), "{kind}: its hold was force-unlocked");
+    }
+}
+
+#[tokio::test]
+async fn an_any_guard_gives_its_own_type_back() {
+    let s = RedisServer::start();
+    let client = s.client(Config::default()).await;
+    let rw = client.read_write_lock("any:rw").unwrap();
+    let lock: Box<dyn AnyLock> = Box::new(rw.write_lock());
+    assert_eq!(lock.kind(), "write");
+    let g = lock.lock().await.unwrap();
+    let w = g
+        .into_any()
+        .downcast::<WriteGuard>()
+        .expect("a write lock's guard is a WriteGuard");
+    let r = w.downgrade().await.unwrap();
+    assert!(rw.read_lock().is_locked().await.unwrap());
+    assert!(!rw.write_lock().is_locked().await.unwrap());
+    r.unlock().await.unwrap();
+    let g = lock.lock().await.unwrap();
+    let not_lock = g.into_any().downcast::<redisson_lock::LockGuard>();
+    assert!(not_lock.is_err(), "not another kind's guard");
+    drop(not_lock); // the guard inside is dropped: its release is queued
+    client.shutdown().await.unwrap();
+    assert!(
+        !rw.write_lock().is_locked().await.unwrap(),
+        "released by the drop"
+    );
+}
