@@ -444,6 +444,11 @@ impl<K: AcquireKind> Lock<K> {
     pub fn remain_time_to_live(&self) -> Result<Ttl> {
         self.rt.block_on(self.core.remain_time_to_live())
     }
+
+    /// Blocking [`crate::Lock::ttl`].
+    pub fn ttl(&self) -> Result<Ttl> {
+        self.remain_time_to_live()
+    }
 }
 
 impl Lock<kinds::Fenced> {

@@ -13,7 +13,7 @@ use crate::conn::Connection;
 use crate::error::{Error, Result};
 use crate::holds::Holds;
 use crate::inner::ClientInner;
-use crate::latch::LatchJanitor;
+use crate::latch_janitor::LatchJanitor;
 use crate::pubsub::{push_handler, Hub, Mode, PubSubConn};
 
 /// Connecting: the ways to build a [`Client`].
@@ -384,15 +384,15 @@ impl ClientBuilder {
             crate::ReplicaSync::Auto => crate::ReplicaSync::Off,
             other => other,
         };
-        let sync = Arc::new(crate::sync::ReplicaSyncer::new(
+        let sync = Arc::new(crate::replica_wait::ReplicaSyncer::new(
             sync_mode,
             config.replica_sync_timeout,
             conn.is_cluster(),
         ));
         let holds = Arc::new(Holds::new(&config));
         crate::watchdog::start(&holds, conn.clone(), sync.clone(), &config);
-        let vanish = Arc::new(crate::vanish::Vanish::default());
-        crate::vanish::start(&vanish, &holds, conn.clone(), &config);
+        let vanish = Arc::new(crate::gone_keys::Vanish::default());
+        crate::gone_keys::start(&vanish, &holds, conn.clone(), &config);
         let latches = LatchJanitor::start(conn.clone(), config.command_timeout);
         let background = Background::start();
         let id = uuid::Uuid::new_v4().to_string();

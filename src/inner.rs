@@ -8,7 +8,7 @@ use crate::background::Background;
 use crate::config::Config;
 use crate::conn::Connection;
 use crate::holds::Holds;
-use crate::latch::LatchJanitor;
+use crate::latch_janitor::LatchJanitor;
 use crate::pubsub::Hub;
 
 /// The state of one client.
@@ -22,7 +22,7 @@ pub(crate) struct ClientInner {
     pub background: Arc<Background>,
     pub publish_cmd: &'static str,
     pub latches: LatchJanitor,
-    pub sync: Arc<crate::sync::ReplicaSyncer>,
-    /// Keys that subscribed waiters wait on, checked in batches (src/vanish.rs).
-    pub vanish: Arc<crate::vanish::Vanish>,
+    pub sync: Arc<crate::replica_wait::ReplicaSyncer>,
+    /// Keys that subscribed waiters wait on, checked in batches (src/gone_keys.rs).
+    pub vanish: Arc<crate::gone_keys::Vanish>,
 }

@@ -451,6 +451,29 @@ pub fn read_timeout_key(key: &str, field: &str, k: u64) -> String {
     )
 }
 
+/// The key-prefix part of a read hold's timeout keys: `{N}` (`N` when `N` contains `{`), what the
+/// read scripts put before `:<field>:rwlock_timeout:<k>`.
+///
+/// ```
+/// use redisson_lock::inspect::read_timeout_key_prefix;
+/// assert_eq!(read_timeout_key_prefix("doc"), "{doc}");
+/// assert_eq!(read_timeout_key_prefix("{t}doc"), "{t}doc");
+/// ```
+pub fn read_timeout_key_prefix(key: &str) -> String {
+    name::rw_key_prefix(key)
+}
+
+/// The latch of one unlock or acquire request: `redisson_unlock_latch:{N}:<request id>`
+/// (Redisson 3.24+'s unlock latch; our acquire attempts leave their record there too).
+///
+/// ```
+/// use redisson_lock::inspect::latch_key;
+/// assert_eq!(latch_key("order:42", "ab12"), "redisson_unlock_latch:{order:42}:ab12");
+/// ```
+pub fn latch_key(key: &str, request_id: &str) -> String {
+    name::latch(key, request_id)
+}
+
 /// Hash fields, PTTL, fair queue, fair deadlines, fencing token and Redis' clock, read in one
 /// `MULTI`.
 type Snapshot = (

@@ -103,12 +103,13 @@ mod conn;
 mod connect;
 mod core;
 mod error;
+mod gone_keys;
 mod holds;
 mod inner;
 pub mod inspect;
 mod kind;
 pub mod kinds;
-mod latch;
+mod latch_janitor;
 mod lease;
 mod lost;
 mod metrics;
@@ -117,12 +118,11 @@ mod name;
 mod owner;
 mod pubsub;
 mod redisson_config;
+mod replica_wait;
 mod script;
 mod sentinel;
-mod sync;
 #[cfg(feature = "tls-rustls")]
 mod tls;
-mod vanish;
 mod watchdog;
 
 pub use crate::any::{AnyGuard, AnyLock};

@@ -84,7 +84,6 @@ pub(crate) fn token_key(name: &str) -> String {
 }
 
 /// The unlock latch `redisson_unlock_latch:{N}:<request id>`.
-#[cfg(test)]
 pub(crate) fn latch(name: &str, request_id: &str) -> String {
     let mut s = latch_prefix(name, request_id.len());
     s.push_str(request_id);

@@ -25,7 +25,7 @@ use crate::script;
 pub(crate) fn start(
     holds: &Arc<Holds>,
     conn: Connection,
-    sync: Arc<crate::sync::ReplicaSyncer>,
+    sync: Arc<crate::replica_wait::ReplicaSyncer>,
     config: &Config,
 ) {
     let task = Task {
@@ -44,7 +44,7 @@ struct Task {
     holds: Weak<Holds>,
     conn: Connection,
     /// `WAIT` after renewals (logged when unconfirmed; the renewal is kept).
-    sync: Arc<crate::sync::ReplicaSyncer>,
+    sync: Arc<crate::replica_wait::ReplicaSyncer>,
     period: Duration,
     batch: usize,
     command_timeout: Duration,

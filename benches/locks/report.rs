@@ -156,7 +156,7 @@ pub(crate) fn reading(j: &serde_json::Map<String, Value>, target_us: f64) -> Str
         let _ = writeln!(
             s,
             "* **Acquire + release** costs {ar:.2}× two raw EVALSHAs: besides the acquire overhead, each unlock hands \
-             its latch key to the client's janitor (src/latch.rs), which deletes what queued up in 5 ms with one \
+             its latch key to the client's janitor (src/latch_janitor.rs), which deletes what queued up in 5 ms with one \
              `DEL`."
         );
     }

@@ -432,6 +432,17 @@ impl<K: AcquireKind> Lock<K> {
         let ms: i64 = self.query(redis::cmd("PTTL").arg(&*self.key)).await?;
         Ttl::from_pttl(ms)
     }
+
+    /// The same as [`remain_time_to_live`](Self::remain_time_to_live), under its Rust name.
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
+    /// println!("{:?}", lock.ttl().await?);
+    /// # Ok(()) }
+    /// ```
+    pub async fn ttl(&self) -> Result<Ttl> {
+        self.remain_time_to_live().await
+    }
 }
 
 impl<K: AcquireKind> std::fmt::Debug for Lock<K> {

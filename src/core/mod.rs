@@ -19,7 +19,7 @@ use crate::holds::{Grant, LateWhy, Mode, Recorded, Turn};
 use crate::inner::ClientInner;
 use crate::lease::after;
 use crate::owner::{self, OwnerId, OwnerSel};
-use crate::sync::Synced;
+use crate::replica_wait::Synced;
 use crate::{name, script};
 
 use crate::kind::{self, AcquireArgs, AcquireKind, Ctx, Reply, Wake};
@@ -231,7 +231,7 @@ impl<K: AcquireKind> Lock<K> {
         let cfg = &self.client.config;
         let mut sub: Option<crate::pubsub::Subscription> = None;
         // while listening: this lock's key in the batched check for locks gone without a message
-        let mut watch: Option<crate::vanish::Watch> = None;
+        let mut watch: Option<crate::gone_keys::Watch> = None;
         let mut backoff = match self.wake {
             Wake::Backoff(b) => Some(b.policy()),
             Wake::PubSub => None,

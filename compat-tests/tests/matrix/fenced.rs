@@ -13,7 +13,7 @@ use redisson_lock_compat_tests::{now_ms, Pending, Result};
 use crate::counter::mixed_counter;
 use crate::env::{Env, Speed};
 use crate::kinds::{Dir, Outcome, Scenario, BOTH_WAYS};
-use crate::party::{Guard, Lang, Party, RustLock, FENCED};
+use crate::party::{Lang, Party, FENCED};
 use crate::support::{channel_of, one_field, token_key, Watch, WAKE_BOUND_MS};
 
 /// Scenario 19: tasks per language and rounds per task.
@@ -129,7 +129,7 @@ async fn take(p: &mut Party<'_>, name: &str, how: Take) -> Result<Option<u64>> {
     };
     Ok(got.map(|g| {
         let t = g.token();
-        p.push_guard(name, FENCED, Guard::Fenced(g));
+        p.push_guard(name, FENCED, Box::new(g));
         t
     }))
 }
@@ -356,9 +356,13 @@ async fn s18(env: &Env, dir: Dir) -> Result<Outcome> {
     let waiting = if let Some(j) = b.java_lock(FENCED, &name) {
         W::Java(Box::new(j.send("lockAndGetToken", &[]).await?))
     } else {
-        let RustLock::Fenced(l) = b.rust_lock(FENCED, &name)? else {
-            return Err("not a fenced handle".into());
+        let Lang::Rust { c, owner } = &b.lang else {
+            return Err("a Java party has no Rust handle".into());
         };
+        let l = c
+            .fenced_lock(&name)
+            .map_err(|e| format!("client.fenced_lock({name}): {e}"))?
+            .with_owner(*owner);
         W::Rust(tokio::spawn(async move {
             let (t, g) = l
                 .lock_and_get_token()
@@ -387,7 +391,7 @@ async fn s18(env: &Env, dir: Dir) -> Result<Outcome> {
                 .await
                 .map_err(|_| "rust lock_and_get_token not woken within 10 s".to_string())?
                 .map_err(|e| format!("rust task: {e}"))??;
-            b.push_guard(&name, FENCED, Guard::Fenced(g));
+            b.push_guard(&name, FENCED, Box::new(g));
             (bt, at)
         }
     };

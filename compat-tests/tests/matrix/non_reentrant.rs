@@ -11,7 +11,7 @@ use redisson_lock_compat_tests::{JavaKind, Result};
 use crate::counter::mixed_counter;
 use crate::env::{Env, Speed};
 use crate::kinds::{Dir, Outcome, Scenario, BOTH_WAYS};
-use crate::party::{Party, RustLock, NON_REENTRANT, NON_REENTRANT_FAIR};
+use crate::party::{Party, NON_REENTRANT, NON_REENTRANT_FAIR};
 use crate::support::{channel_of, one_field, short, Watch, WAKE_BOUND_MS};
 
 /// Scenario 26: tasks per language and rounds per task.
@@ -58,7 +58,7 @@ macro_rules! rust_reacquire {
         match $way {
             "lock" => $l.lock().await.map(drop),
             "lock+lease" => $l.lock_with_lease($lease).await.map(drop),
-            "try_lock" => $l.try_lock().await.map(drop),
+            "try_lock" => $l.try_lock_for(Duration::ZERO).await.map(drop),
             "try_lock_for" => $l.try_lock_for($wait).await.map(drop),
             _ => $l.try_lock_with_lease($wait, $lease).await.map(drop),
         }
@@ -113,9 +113,8 @@ pub async fn reacquire_fails(
             let handle = p.rust_lock(kind, name)?;
             let (wait, lease) = (Duration::from_millis(2000), Duration::from_millis(5000));
             let r = tokio::time::timeout(Duration::from_secs(5), async {
-                match &handle {
-                    RustLock::NonReentrant(l) => Ok(rust_reacquire!(l, way, wait, lease)),
-                    RustLock::NonReentrantFair(l) => Ok(rust_reacquire!(l, way, wait, lease)),
+                match kind {
+                    NON_REENTRANT | NON_REENTRANT_FAIR => Ok(rust_reacquire!(handle.any(), way, wait, lease)),
                     _ => Err(format!("{kind:?} is not a non-reentrant kind")),
                 }
             })

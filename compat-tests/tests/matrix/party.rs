@@ -10,17 +10,12 @@
 //! * Rust: the kind picks the handle ([`RustLock`]); acquired guards are kept in the party,
 //!   newest last, until an unlock (or [`Party::take_guard`]) takes them out.
 //!
-//! A new lock kind adds its Rust handle to [`RustLock`] (and its guard to [`Guard`]); its Java side
-//! needs nothing here. Operations only one kind has (tokens, downgrade) live in the kind's scenario
+//! A new lock kind adds its Rust handle to [`RustLock::new`]; its Java side needs nothing here. Operations only one kind has (tokens, downgrade) live in the kind's scenario
 //! module, built on [`Party::lang`], [`Party::push_guard`] and [`Party::take_guard`].
 
 use std::time::Duration;
 
-use redisson_lock::{
-    Client, Error as LockError, FairGuard, FencedGuard, LockGuard, NonReentrantFairGuard, NonReentrantGuard,
-    RFairLock, RFencedLock, RLock, RNonReentrantFairLock, RNonReentrantLock, RReadLock, RSpinLock,
-    RWriteLock, ReadGuard, SpinGuard, Unlocked, WriteGuard,
-};
+use redisson_lock::{AnyGuard, AnyLock, Client, Error as LockError, OwnerId, Unlocked};
 use redisson_lock_compat_tests::{now_ms, Harness, JavaKind, JavaLock, JavaUnlock, Pending, Result};
 
 /// The plain lock (`getLock` / `Client::lock`).
@@ -62,186 +57,88 @@ pub enum Lang<'a> {
     Rust { c: &'a Client, owner: u64 },
 }
 
-/// A Rust guard of any kind.
-pub enum Guard {
-    Lock(LockGuard),
-    Read(ReadGuard),
-    Write(WriteGuard),
-    Fenced(FencedGuard),
-    Spin(SpinGuard),
-    NonReentrant(NonReentrantGuard),
-    Fair(FairGuard),
-    NonReentrantFair(NonReentrantFairGuard),
-}
+/// A Rust guard of any kind: the crate's any-guard (`into_any().downcast::<WriteGuard>()` gets a
+/// kind's own guard back for what only that kind does).
+pub type Guard = Box<dyn AnyGuard>;
 
-impl Guard {
-    pub async fn unlock(self) -> redisson_lock::Result<Unlocked> {
-        match self {
-            Guard::Lock(g) => g.unlock().await,
-            Guard::Read(g) => g.unlock().await,
-            Guard::Write(g) => g.unlock().await,
-            Guard::Fenced(g) => g.unlock().await,
-            Guard::Spin(g) => g.unlock().await,
-            Guard::NonReentrant(g) => g.unlock().await,
-            Guard::Fair(g) => g.unlock().await,
-            Guard::NonReentrantFair(g) => g.unlock().await,
-        }
-    }
-
-    /// The fencing token of a fenced guard (`None` for every other kind).
-    pub fn token(&self) -> Option<u64> {
-        match self {
-            Guard::Fenced(g) => Some(g.token()),
-            _ => None,
-        }
-    }
-}
-
-/// The Rust handle of one lock kind, pinned to an owner: the per-kind Rust operations.
-pub enum RustLock {
-    Lock(RLock),
-    Read(RReadLock),
-    Write(RWriteLock),
-    Fenced(RFencedLock),
-    Spin(RSpinLock),
-    NonReentrant(RNonReentrantLock),
-    Fair(RFairLock),
-    NonReentrantFair(RNonReentrantFairLock),
-}
-
-/// Runs the same expression on the handle of whichever kind.
-macro_rules! each {
-    ($self:expr, $l:ident => $e:expr) => {
-        match $self {
-            RustLock::Lock($l) => $e,
-            RustLock::Read($l) => $e,
-            RustLock::Write($l) => $e,
-            RustLock::Fenced($l) => $e,
-            RustLock::Spin($l) => $e,
-            RustLock::NonReentrant($l) => $e,
-            RustLock::Fair($l) => $e,
-            RustLock::NonReentrantFair($l) => $e,
-        }
-    };
-}
+/// The Rust handle of one lock kind, pinned to an owner: the crate's any-lock.
+pub struct RustLock(Box<dyn AnyLock>);
 
 impl RustLock {
     /// The handle of lock (kind, name) on `c`, pinned to `owner`.
     pub fn new(c: &Client, owner: u64, kind: JavaKind, name: &str) -> Result<RustLock> {
-        let rw = || {
-            c.read_write_lock(name)
-                .map(|rw| rw.with_owner(owner))
-                .map_err(|e| format!("client.read_write_lock({name}): {e}"))
-        };
-        match kind {
-            JavaKind::Lock => Ok(RustLock::Lock(
-                c.lock(name)
-                    .map_err(|e| format!("client.lock({name}): {e}"))?
-                    .with_owner(owner),
-            )),
-            JavaKind::Read => Ok(RustLock::Read(rw()?.read_lock())),
-            JavaKind::Write => Ok(RustLock::Write(rw()?.write_lock())),
-            JavaKind::Fenced => Ok(RustLock::Fenced(
-                c.fenced_lock(name)
-                    .map_err(|e| format!("client.fenced_lock({name}): {e}"))?
-                    .with_owner(owner),
-            )),
-            JavaKind::Spin => Ok(RustLock::Spin(
-                c.spin_lock(name)
-                    .map_err(|e| format!("client.spin_lock({name}): {e}"))?
-                    .with_owner(owner),
-            )),
-            JavaKind::NonReentrant => Ok(RustLock::NonReentrant(
+        let e = |what: &str, err: LockError| format!("client.{what}({name}): {err}");
+        let lock: Box<dyn AnyLock> = match kind {
+            JavaKind::Lock => Box::new(c.lock(name).map_err(|x| e("lock", x))?),
+            JavaKind::Read => Box::new(
+                c.read_write_lock(name)
+                    .map_err(|x| e("read_write_lock", x))?
+                    .read_lock(),
+            ),
+            JavaKind::Write => Box::new(
+                c.read_write_lock(name)
+                    .map_err(|x| e("read_write_lock", x))?
+                    .write_lock(),
+            ),
+            JavaKind::Fenced => Box::new(c.fenced_lock(name).map_err(|x| e("fenced_lock", x))?),
+            JavaKind::Spin => Box::new(c.spin_lock(name).map_err(|x| e("spin_lock", x))?),
+            JavaKind::NonReentrant => Box::new(
                 c.non_reentrant_lock(name)
-                    .map_err(|e| format!("client.non_reentrant_lock({name}): {e}"))?
-                    .with_owner(owner),
-            )),
-            JavaKind::Fair => Ok(RustLock::Fair(
-                c.fair_lock(name)
-                    .map_err(|e| format!("client.fair_lock({name}): {e}"))?
-                    .with_owner(owner),
-            )),
-            JavaKind::NonReentrantFair => Ok(RustLock::NonReentrantFair(
+                    .map_err(|x| e("non_reentrant_lock", x))?,
+            ),
+            JavaKind::Fair => Box::new(c.fair_lock(name).map_err(|x| e("fair_lock", x))?),
+            JavaKind::NonReentrantFair => Box::new(
                 c.non_reentrant_fair_lock(name)
-                    .map_err(|e| format!("client.non_reentrant_fair_lock({name}): {e}"))?
-                    .with_owner(owner),
-            )),
-        }
+                    .map_err(|x| e("non_reentrant_fair_lock", x))?,
+            ),
+        };
+        Ok(RustLock(lock.with_owner(OwnerId::from(owner))))
+    }
+
+    /// The handle itself.
+    pub fn any(&self) -> &dyn AnyLock {
+        &*self.0
     }
 
     fn field(&self) -> Option<String> {
         // A read-write lock's reader field (the writer's adds `:write`).
-        each!(self, l => l.field())
+        self.0.field()
     }
 
     /// `lock()` / `lock_with_lease(lease)`.
     pub async fn lock(&self, lease: Option<Duration>) -> redisson_lock::Result<Guard> {
-        match (self, lease) {
-            (RustLock::Lock(l), None) => l.lock().await.map(Guard::Lock),
-            (RustLock::Lock(l), Some(d)) => l.lock_with_lease(d).await.map(Guard::Lock),
-            (RustLock::Read(l), None) => l.lock().await.map(Guard::Read),
-            (RustLock::Read(l), Some(d)) => l.lock_with_lease(d).await.map(Guard::Read),
-            (RustLock::Write(l), None) => l.lock().await.map(Guard::Write),
-            (RustLock::Write(l), Some(d)) => l.lock_with_lease(d).await.map(Guard::Write),
-            (RustLock::Fenced(l), None) => l.lock().await.map(Guard::Fenced),
-            (RustLock::Fenced(l), Some(d)) => l.lock_with_lease(d).await.map(Guard::Fenced),
-            (RustLock::Spin(l), None) => l.lock().await.map(Guard::Spin),
-            (RustLock::Spin(l), Some(d)) => l.lock_with_lease(d).await.map(Guard::Spin),
-            (RustLock::NonReentrant(l), None) => l.lock().await.map(Guard::NonReentrant),
-            (RustLock::NonReentrant(l), Some(d)) => l.lock_with_lease(d).await.map(Guard::NonReentrant),
-            (RustLock::Fair(l), None) => l.lock().await.map(Guard::Fair),
-            (RustLock::Fair(l), Some(d)) => l.lock_with_lease(d).await.map(Guard::Fair),
-            (RustLock::NonReentrantFair(l), None) => l.lock().await.map(Guard::NonReentrantFair),
-            (RustLock::NonReentrantFair(l), Some(d)) => {
-                l.lock_with_lease(d).await.map(Guard::NonReentrantFair)
-            }
+        match lease {
+            None => self.0.lock().await,
+            Some(d) => self.0.lock_with_lease(d).await,
         }
     }
 
     async fn try_lock(&self) -> redisson_lock::Result<Option<Guard>> {
-        Ok(match self {
-            RustLock::Lock(l) => l.try_lock().await?.map(Guard::Lock),
-            RustLock::Read(l) => l.try_lock().await?.map(Guard::Read),
-            RustLock::Write(l) => l.try_lock().await?.map(Guard::Write),
-            RustLock::Fenced(l) => l.try_lock().await?.map(Guard::Fenced),
-            RustLock::Spin(l) => l.try_lock().await?.map(Guard::Spin),
-            RustLock::NonReentrant(l) => l.try_lock().await?.map(Guard::NonReentrant),
-            RustLock::Fair(l) => l.try_lock().await?.map(Guard::Fair),
-            RustLock::NonReentrantFair(l) => l.try_lock().await?.map(Guard::NonReentrantFair),
-        })
+        self.0.try_lock_for(Duration::ZERO).await
     }
 
     async fn try_lock_for(&self, wait: Duration) -> redisson_lock::Result<Option<Guard>> {
-        Ok(match self {
-            RustLock::Lock(l) => l.try_lock_for(wait).await?.map(Guard::Lock),
-            RustLock::Read(l) => l.try_lock_for(wait).await?.map(Guard::Read),
-            RustLock::Write(l) => l.try_lock_for(wait).await?.map(Guard::Write),
-            RustLock::Fenced(l) => l.try_lock_for(wait).await?.map(Guard::Fenced),
-            RustLock::Spin(l) => l.try_lock_for(wait).await?.map(Guard::Spin),
-            RustLock::NonReentrant(l) => l.try_lock_for(wait).await?.map(Guard::NonReentrant),
-            RustLock::Fair(l) => l.try_lock_for(wait).await?.map(Guard::Fair),
-            RustLock::NonReentrantFair(l) => l.try_lock_for(wait).await?.map(Guard::NonReentrantFair),
-        })
+        self.0.try_lock_for(wait).await
     }
 
     async fn unlock(&self) -> redisson_lock::Result<Unlocked> {
-        each!(self, l => l.unlock().await)
+        self.0.unlock().await
     }
 
     async fn force_unlock(&self) -> redisson_lock::Result<bool> {
-        each!(self, l => l.force_unlock().await)
+        self.0.force_unlock().await
     }
 
     async fn hold_count(&self) -> redisson_lock::Result<u64> {
-        each!(self, l => l.hold_count().await)
+        self.0.hold_count().await
     }
 
     async fn is_locked(&self) -> redisson_lock::Result<bool> {
-        each!(self, l => l.is_locked().await)
+        self.0.is_locked().await
     }
 
     async fn is_held(&self) -> redisson_lock::Result<bool> {
-        each!(self, l => l.is_held().await)
+        self.0.is_held().await
     }
 }
 

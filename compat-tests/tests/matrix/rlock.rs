@@ -10,7 +10,7 @@ use tokio::io::AsyncBufReadExt;
 
 use crate::env::{Env, Speed};
 use crate::kinds::{scenario, Dir, Kind, Outcome, Scenario, BOTH_WAYS, TOGETHER};
-use crate::party::{Guard, LOCK};
+use crate::party::LOCK;
 use crate::rwlock::rw_channel;
 use crate::support::{
     channel_of, fair_deadlines, fair_queue, one_field, short, token_key, until, CMD, FAST_WATCHDOG_MS,
@@ -280,10 +280,7 @@ async fn s6(env: &Env, dir: Dir) -> Result<Outcome> {
     let fa = a.field(LOCK, &name).await?;
     a.lock(LOCK, &name, None).await?;
     // Rust: keep the guard to watch lost()
-    let guard = match a.take_guard(LOCK, &name) {
-        Some(Guard::Lock(g)) => Some(g),
-        _ => None,
-    };
+    let guard = a.take_guard(LOCK, &name);
     let lost = guard.as_ref().map(|g| g.lost());
     let mut waiting = w.start_lock(LOCK, &name).await?;
     env.wait_subscribers(&name, 1).await?;

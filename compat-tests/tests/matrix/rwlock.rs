@@ -8,7 +8,7 @@ use redisson_lock_compat_tests::{find_exclusive_overlap, now_micros, now_ms, Int
 
 use crate::env::{Env, Speed};
 use crate::kinds::{Dir, Outcome, Scenario, BOTH_WAYS};
-use crate::party::{Guard, Lang, Party, READ, WRITE};
+use crate::party::{Lang, Party, READ, WRITE};
 use crate::support::{until, Raw, CMD, FAST_WATCHDOG_MS};
 
 /// Wake-up bound of the read-write scenarios 12 and 14 (from the unlock reply to the acquisition).
@@ -127,14 +127,17 @@ async fn lock_and_downgrade(p: &mut Party<'_>, name: &str) -> Result<()> {
             .map_err(|e| format!("{who}: writeUnlock after readLock: {e}"))?;
         return Ok(());
     }
-    let Guard::Write(w) = p.take_guard(WRITE, name).ok_or("no write guard to downgrade")? else {
-        return Err("a read guard filed as write".into());
-    };
+    let w = p
+        .take_guard(WRITE, name)
+        .ok_or("no write guard to downgrade")?
+        .into_any()
+        .downcast::<redisson_lock::WriteGuard>()
+        .map_err(|_| "a read guard filed as write")?;
     let r = w
         .downgrade()
         .await
         .map_err(|e| format!("{who}: WriteGuard::downgrade: {e}"))?;
-    p.push_guard(name, READ, Guard::Read(r));
+    p.push_guard(name, READ, Box::new(r));
     Ok(())
 }
 

@@ -971,35 +971,19 @@ fn denied_object(msg: &str) -> Option<String> {
     Some(format!("{kind} {name}"))
 }
 
-/// Redisson's prefix rule (protocol §1.1): `P:N` when `N` has `{`, else `P:{N}`.
-fn prefixed(prefix: &str, name: &str) -> String {
-    if name.contains('{') {
-        format!("{prefix}:{name}")
-    } else {
-        format!("{prefix}:{{{name}}}")
-    }
-}
-
 /// Every command the client and its scripts send, on `name`'s keys and channels.
 fn probes(name: &str, sharded: bool) -> Vec<Probe> {
     let field = "00000000-0000-4000-8000-000000000000:1";
-    let lock_ch = prefixed("redisson_lock__channel", name);
-    let rw_ch = prefixed("redisson_rwlock", name);
-    let fair_ch = format!("{lock_ch}:{field}");
-    let latch = format!("{}:doctor", prefixed("redisson_unlock_latch", name));
-    let token = prefixed("redisson_lock_token", name);
-    let queue = prefixed("redisson_lock_queue", name);
-    let deadlines = prefixed("redisson_lock_timeout", name);
-    let rw_timeout = if name.contains('{') {
-        format!("{name}:{field}:rwlock_timeout:1")
-    } else {
-        format!("{{{name}}}:{field}:rwlock_timeout:1")
-    };
-    let key_prefix = if name.contains('{') {
-        name.to_owned()
-    } else {
-        format!("{{{name}}}")
-    };
+    use redisson_lock::inspect;
+    let lock_ch = inspect::lock_channel(name);
+    let rw_ch = inspect::rwlock_channel(name);
+    let fair_ch = inspect::fair_waiter_channel(name, field);
+    let latch = inspect::latch_key(name, "doctor");
+    let token = inspect::fence_token_key(name);
+    let queue = inspect::fair_queue_key(name);
+    let deadlines = inspect::fair_timeout_key(name);
+    let rw_timeout = inspect::read_timeout_key(name, field, 1);
+    let key_prefix = inspect::read_timeout_key_prefix(name);
     let rw_timeout_prefix = format!("{key_prefix}:{field}:rwlock_timeout");
     let derived = [
         &lock_ch,
