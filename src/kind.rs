@@ -51,11 +51,10 @@ pub struct AcquireArgs<'a> {
     pub latch: &'a str,
     /// The latch's TTL.
     pub latch_ms: u64,
-    /// How long the caller waits (its wait, or the configured default when it waits without
-    /// one): the fair lock's place-in-queue budget.
+    /// The kind's wait budget for this acquisition ([`Kind::wait_budget`]).
     pub wait_ms: u64,
-    /// Whether the caller will wait when refused (the fair lock queues it up) or tries once.
-    pub queued: bool,
+    /// Whether the caller will wait when refused, or tries once.
+    pub waits: bool,
 }
 
 /// The arguments of one release.
@@ -163,6 +162,12 @@ pub trait Kind: Send + Sync + 'static {
     /// Turns an error reply of this kind's scripts into the crate's error.
     fn map_error(&self, _key: &str, _field: &str, e: Error) -> Error {
         e
+    }
+    /// What a waiter of this kind may spend waiting, in ms, sent with every attempt (a kind
+    /// whose waiters keep a place in Redis plans with it): `wait` is the caller's (`None`:
+    /// without a limit, `Some(ZERO)`: one try). Nothing unless the kind says otherwise.
+    fn wait_budget(&self, _wait: Option<std::time::Duration>, _config: &crate::config::Config) -> u64 {
+        0
     }
     /// Whether one acquisition keeps one owner through all its attempts (a fair waiter keeps its
     /// place in the queue); otherwise a handle without a fixed owner takes a fresh one per attempt.

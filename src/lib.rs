@@ -110,6 +110,7 @@ pub mod inspect;
 mod kind;
 pub mod kinds;
 mod latch_janitor;
+mod layout;
 mod lease;
 mod lost;
 mod metrics;

@@ -3,7 +3,7 @@
 //! redis-rs's `ScriptInvocation::invoke_async` sends `EVALSHA` and, on `NOSCRIPT` (after a Redis
 //! restart or `SCRIPT FLUSH`), loads the script and retries, so callers never see the flush.
 
-use std::sync::LazyLock;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use redis::{FromRedisValue, Script, ScriptInvocation};
@@ -11,52 +11,70 @@ use redis::{FromRedisValue, Script, ScriptInvocation};
 use crate::conn::Connection;
 use crate::error::{Error, Result};
 
-macro_rules! lua {
-    ($name:ident, $path:literal) => {
-        pub(crate) static $name: LazyLock<Script> = LazyLock::new(|| {
-            Script::new(include_str!(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/lua/",
-                $path,
-                ".lua"
-            )))
-        });
-    };
-    // a script that starts with shared functions (`lua/<prelude>.lua`, in order)
-    ($name:ident, $path:literal, with $($prelude:literal),+) => {
-        pub(crate) static $name: LazyLock<Script> = LazyLock::new(|| {
-            Script::new(concat!(
-                $(
-                    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/lua/", $prelude, ".lua")),
-                    "\n",
-                )+
-                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/lua/", $path, ".lua"))
-            ))
-        });
-    };
+/// One of our Lua scripts: its source (a kind's layout reads which commands it sends) and the
+/// redis-rs [`Script`] (its SHA1, computed on first use) that sends it.
+pub(crate) struct Lua {
+    source: &'static str,
+    script: OnceLock<Script>,
 }
 
+impl Lua {
+    pub(crate) const fn new(source: &'static str) -> Lua {
+        Lua {
+            source,
+            script: OnceLock::new(),
+        }
+    }
+
+    /// The script's text, preludes included.
+    pub(crate) fn source(&self) -> &'static str {
+        self.source
+    }
+}
+
+impl std::fmt::Debug for Lua {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Lua({} bytes)", self.source.len())
+    }
+}
+
+impl std::ops::Deref for Lua {
+    type Target = Script;
+
+    fn deref(&self) -> &Script {
+        self.script.get_or_init(|| Script::new(self.source))
+    }
+}
+
+/// `lua!(NAME, "dir/file")` declares the static script `lua/dir/file.lua`;
+/// `lua!(NAME, "dir/file", with "dir/prelude", ...)` puts shared functions (`lua/<prelude>.lua`,
+/// in order) before it. A kind declares its own scripts in its module.
+macro_rules! lua {
+    ($name:ident, $path:literal) => {
+        pub(crate) static $name: $crate::script::Lua = $crate::script::Lua::new(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/lua/",
+            $path,
+            ".lua"
+        )));
+    };
+    ($name:ident, $path:literal, with $($prelude:literal),+) => {
+        pub(crate) static $name: $crate::script::Lua = $crate::script::Lua::new(concat!(
+            $(
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/lua/", $prelude, ".lua")),
+                "\n",
+            )+
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/lua/", $path, ".lua"))
+        ));
+    };
+}
+pub(crate) use lua;
+
+// the machinery's own scripts: settling an acquisition, the gone-key check, the two batched
+// renewals (a kind's layout names the renewal it uses)
 lua!(RESOLVE_ACQUIRE, "common/resolve_acquire");
 lua!(MISSING, "common/missing");
-lua!(LOCK_ACQUIRE, "lock/acquire");
-lua!(LOCK_UNLOCK, "lock/unlock", with "common/notify");
-lua!(LOCK_FORCE_UNLOCK, "lock/force_unlock", with "common/lock_shape", "common/notify");
 lua!(LOCK_RENEW_BATCH, "lock/renew_batch");
-lua!(SPIN_UNLOCK, "spin/unlock");
-lua!(SPIN_FORCE_UNLOCK, "spin/force_unlock", with "common/lock_shape");
-lua!(FENCED_ACQUIRE, "fenced/acquire");
-lua!(NON_REENTRANT_ACQUIRE, "non_reentrant/acquire");
-lua!(FAIR_ACQUIRE, "fair/acquire", with "fair/purge");
-lua!(FAIR_UNLOCK, "fair/unlock", with "fair/purge", "common/notify");
-lua!(FAIR_FORCE_UNLOCK, "fair/force_unlock", with "common/lock_shape", "fair/purge", "common/notify");
-lua!(FAIR_GIVE_UP, "fair/give_up");
-lua!(RW_READ_ACQUIRE, "rw/read_acquire");
-lua!(RW_WRITE_ACQUIRE, "rw/write_acquire");
-lua!(RW_READ_UNLOCK, "rw/read_unlock", with "common/notify");
-lua!(RW_WRITE_UNLOCK, "rw/write_unlock", with "common/notify");
-lua!(RW_READ_FORCE_UNLOCK, "rw/read_force_unlock", with "common/lock_shape", "common/notify");
-lua!(RW_WRITE_FORCE_UNLOCK, "rw/write_force_unlock", with "common/lock_shape", "common/notify");
-lua!(RW_READ_IS_LOCKED, "rw/read_is_locked");
 lua!(RW_READ_RENEW_BATCH, "rw/read_renew_batch");
 
 /// Runs a script with the command timeout; `key` names the lock in errors.

@@ -36,7 +36,7 @@ impl GiveUp {
             latch: "",
             latch_ms: 0,
             wait_ms: plan.wait_ms,
-            queued: plan.queued,
+            waits: plan.waits,
         };
         let inv = core.kind.give_up(&core.ctx(&channel, &field), &args)?;
         Some(GiveUp {

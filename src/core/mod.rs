@@ -166,12 +166,8 @@ impl<K: AcquireKind> Lock<K> {
             lease,
             own_ms,
             deadline: wait.map(|w| after(start, w)),
-            // the fair lock's budget: the caller's wait, else the configured default
-            wait_ms: match wait {
-                Some(w) if !w.is_zero() => w.as_millis().clamp(1, u128::from(crate::config::MAX_MS)) as u64,
-                _ => cfg.fair_lock_wait_timeout.as_millis() as u64,
-            },
-            queued: wait != Some(Duration::ZERO),
+            wait_ms: self.kind.wait_budget(wait, cfg),
+            waits: wait != Some(Duration::ZERO),
         };
         // a kind whose waiters leave traces (the fair queue) gives up when the wait ends without
         // the lock: at once on timeout or error, in the background when the caller is cancelled
@@ -495,7 +491,7 @@ impl<K: AcquireKind> Lock<K> {
             latch: &latch,
             latch_ms: cfg.settle_window_ms(),
             wait_ms: plan.wait_ms,
-            queued: plan.queued,
+            waits: plan.waits,
         };
         // no acquire script takes the channel (see `AcquireKind::acquire`): none is built
         let inv = self.kind.acquire(&self.ctx("", &field), &args);
@@ -759,5 +755,5 @@ struct Plan {
     own_ms: u64,
     deadline: Option<Instant>,
     wait_ms: u64,
-    queued: bool,
+    waits: bool,
 }

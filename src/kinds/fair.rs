@@ -6,7 +6,11 @@ use redis::{ScriptInvocation, Value};
 
 use crate::error::{Error, Result};
 use crate::kind::{decode_plain, AcquireArgs, AcquireKind, Ctx, Kind, Reenterable, ReleaseArgs, Reply};
-use crate::{name, script};
+use crate::layout::{ChannelSpec, KeySpec, Layout};
+use crate::name;
+use crate::script::{self, lua};
+
+use super::common;
 
 /// Redisson's fair locks: the fair (first come, first served) reentrant lock (`RFairLock`,
 /// `getFairLock(name)`) as [`Fair`] — [`RFairLock`](crate::RFairLock) is `Lock<Fair>` — and the
@@ -67,7 +71,7 @@ impl<const NON_REENTRANT: bool> Kind for FairKind<NON_REENTRANT> {
     }
 
     fn release(&self, c: &Ctx<'_>, a: &ReleaseArgs<'_>) -> ScriptInvocation<'static> {
-        let mut inv = script::FAIR_UNLOCK.prepare_invoke();
+        let mut inv = FAIR_UNLOCK.prepare_invoke();
         inv.key(c.key)
             .key(name::fair_queue(c.key))
             .key(name::fair_deadlines(c.key))
@@ -84,7 +88,7 @@ impl<const NON_REENTRANT: bool> Kind for FairKind<NON_REENTRANT> {
     }
 
     fn force_release(&self, c: &Ctx<'_>) -> ScriptInvocation<'static> {
-        let mut inv = script::FAIR_FORCE_UNLOCK.prepare_invoke();
+        let mut inv = FAIR_FORCE_UNLOCK.prepare_invoke();
         inv.key(c.key)
             .key(name::fair_queue(c.key))
             .key(name::fair_deadlines(c.key))
@@ -105,6 +109,16 @@ impl<const NON_REENTRANT: bool> Kind for FairKind<NON_REENTRANT> {
         }
     }
 
+    /// A waiter's place in the queue lasts the caller's wait, or Redisson's `fairLockWaitTimeout`
+    /// ([`Config::fair_lock_wait_timeout`](crate::Config::fair_lock_wait_timeout)) when it waits
+    /// without a limit or tries once.
+    fn wait_budget(&self, wait: Option<std::time::Duration>, config: &crate::config::Config) -> u64 {
+        match wait {
+            Some(w) if !w.is_zero() => w.as_millis().clamp(1, u128::from(crate::config::MAX_MS)) as u64,
+            _ => config.fair_lock_wait_timeout.as_millis() as u64,
+        }
+    }
+
     /// A waiter keeps its place (its field) in the queue through all its attempts.
     fn stable_owner(&self) -> bool {
         true
@@ -112,10 +126,10 @@ impl<const NON_REENTRANT: bool> Kind for FairKind<NON_REENTRANT> {
 
     /// A waiter that stops waiting leaves the queue (Redisson's `acquireFailed`).
     fn give_up(&self, c: &Ctx<'_>, a: &AcquireArgs<'_>) -> Option<ScriptInvocation<'static>> {
-        if !a.queued {
+        if !a.waits {
             return None; // a single attempt never queued
         }
-        let mut inv = script::FAIR_GIVE_UP.prepare_invoke();
+        let mut inv = FAIR_GIVE_UP.prepare_invoke();
         inv.key(name::fair_queue(c.key))
             .key(name::fair_deadlines(c.key))
             .arg(c.field)
@@ -128,7 +142,7 @@ impl<const NON_REENTRANT: bool> AcquireKind for FairKind<NON_REENTRANT> {
     type Grant = ();
 
     fn acquire(&self, c: &Ctx<'_>, a: &AcquireArgs<'_>) -> ScriptInvocation<'static> {
-        let mut inv = script::FAIR_ACQUIRE.prepare_invoke();
+        let mut inv = FAIR_ACQUIRE.prepare_invoke();
         inv.key(c.key)
             .key(name::fair_queue(c.key))
             .key(name::fair_deadlines(c.key))
@@ -138,7 +152,7 @@ impl<const NON_REENTRANT: bool> AcquireKind for FairKind<NON_REENTRANT> {
             .arg(a.wait_ms)
             .arg(c.now_ms())
             .arg(a.latch_ms)
-            .arg(u8::from(a.queued))
+            .arg(u8::from(a.waits))
             .arg(u8::from(NON_REENTRANT));
         inv
     }
@@ -152,6 +166,77 @@ impl Reenterable for Fair {}
 
 pub(crate) static FAIR: Fair = FairKind { _sealed: () };
 pub(crate) static NON_REENTRANT_FAIR: NonReentrantFair = FairKind { _sealed: () };
+
+lua!(FAIR_ACQUIRE, "fair/acquire", with "fair/purge");
+lua!(FAIR_UNLOCK, "fair/unlock", with "fair/purge", "common/notify");
+lua!(FAIR_FORCE_UNLOCK, "fair/force_unlock", with "common/lock_shape", "fair/purge", "common/notify");
+lua!(FAIR_GIVE_UP, "fair/give_up");
+
+fn queue_key(key: &str, _: &str) -> String {
+    name::fair_queue(key)
+}
+
+fn deadlines_key(key: &str, _: &str) -> String {
+    name::fair_deadlines(key)
+}
+
+fn waiter_channel(key: &str, field: &str) -> String {
+    FAIR.channel(key, field)
+}
+
+const FAIR_KEYS: &[KeySpec] = &[
+    KeySpec::new(
+        "lock",
+        common::lock_key,
+        Some("hash"),
+        false,
+        &[
+            "del", "exists", "hexists", "hgetall", "hincrby", "hlen", "hscan", "hset", "pexpire", "pttl",
+            "type",
+        ],
+    )
+    .with_client_commands(common::LOCK_READS),
+    KeySpec::new(
+        "wait queue",
+        queue_key,
+        Some("list"),
+        false,
+        &["exists", "lindex", "lpop", "lrange", "lrem", "rpush"],
+    ),
+    KeySpec::new(
+        "waiter deadlines",
+        deadlines_key,
+        Some("zset"),
+        false,
+        &["zadd", "zincrby", "zrange", "zrem", "zscore"],
+    ),
+    common::LOCK_CHANNEL_KEY,
+    common::LATCH,
+];
+
+/// Waiters listen on their own channel, and unlocks publish to the head waiter's (the scripts
+/// get the base, the RLock's channel, as a key).
+const FAIR_CHANNELS: &[ChannelSpec] = &[ChannelSpec::new("waiter channel", waiter_channel, true)];
+
+const FAIR_SCRIPTS: &[&script::Lua] = &[
+    &FAIR_ACQUIRE,
+    &FAIR_UNLOCK,
+    &FAIR_FORCE_UNLOCK,
+    &FAIR_GIVE_UP,
+    &script::LOCK_RENEW_BATCH,
+    &script::RESOLVE_ACQUIRE,
+    &script::MISSING,
+];
+
+pub(crate) static LAYOUT: Layout = Layout::new("fair", "getFairLock", FAIR_KEYS, FAIR_CHANNELS, FAIR_SCRIPTS);
+
+pub(crate) static NON_REENTRANT_LAYOUT: Layout = Layout::new(
+    "non-reentrant fair",
+    "getNonReentrantFairLock",
+    FAIR_KEYS,
+    FAIR_CHANNELS,
+    FAIR_SCRIPTS,
+);
 
 #[cfg(test)]
 mod tests {

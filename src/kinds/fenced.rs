@@ -10,7 +10,12 @@ use crate::error::{Error, Result};
 use crate::kind::{
     decode_reply, layout, AcquireArgs, AcquireKind, Ctx, Kind, Reenterable, ReleaseArgs, Reply,
 };
-use crate::{name, script};
+use crate::layout::{KeySpec, Layout};
+use crate::name;
+use crate::script::{self, lua};
+
+use super::common;
+use super::reentrant::{HASH_COMMANDS, LOCK_FORCE_UNLOCK, LOCK_UNLOCK};
 
 /// Redisson's fenced lock (`RFencedLock`, `getFencedLock(name)`, Redisson 3.19+): a reentrant
 /// lock that hands out **fencing tokens**; [`RFencedLock`](crate::RFencedLock) is `Lock<Fenced>`.
@@ -62,11 +67,11 @@ impl Kind for Fenced {
     }
 
     fn release(&self, c: &Ctx<'_>, a: &ReleaseArgs<'_>) -> ScriptInvocation<'static> {
-        layout::release(&script::LOCK_UNLOCK, c, 0, a)
+        layout::release(&LOCK_UNLOCK, c, 0, a)
     }
 
     fn force_release(&self, c: &Ctx<'_>) -> ScriptInvocation<'static> {
-        layout::force(&script::LOCK_FORCE_UNLOCK, c, 0)
+        layout::force(&LOCK_FORCE_UNLOCK, c, 0)
     }
 }
 
@@ -75,7 +80,7 @@ impl AcquireKind for Fenced {
     type Grant = u64;
 
     fn acquire(&self, c: &Ctx<'_>, a: &AcquireArgs<'_>) -> ScriptInvocation<'static> {
-        let mut inv = script::FENCED_ACQUIRE.prepare_invoke();
+        let mut inv = FENCED_ACQUIRE.prepare_invoke();
         inv.key(c.key)
             .key(name::token_key(c.key))
             .key(a.latch)
@@ -110,6 +115,34 @@ impl AcquireKind for Fenced {
 impl Reenterable for Fenced {}
 
 pub(crate) static FENCED: Fenced = Fenced { _sealed: () };
+
+lua!(FENCED_ACQUIRE, "fenced/acquire");
+
+fn token_key(key: &str, _: &str) -> String {
+    name::token_key(key)
+}
+
+pub(crate) static LAYOUT: Layout = Layout::new(
+    "fenced",
+    "getFencedLock",
+    &[
+        KeySpec::new("lock", common::lock_key, Some("hash"), false, HASH_COMMANDS)
+            .with_client_commands(common::LOCK_READS),
+        KeySpec::new("fencing token", token_key, Some("string"), false, &["incr"])
+            .with_client_commands(&["get"]),
+        common::LOCK_CHANNEL_KEY,
+        common::LATCH,
+    ],
+    &[common::LOCK_CHANNEL],
+    &[
+        &FENCED_ACQUIRE,
+        &LOCK_UNLOCK,
+        &LOCK_FORCE_UNLOCK,
+        &script::LOCK_RENEW_BATCH,
+        &script::RESOLVE_ACQUIRE,
+        &script::MISSING,
+    ],
+);
 
 impl Lock<Fenced> {
     /// Acquires the lock (waiting as long as it takes, watchdog mode) and returns its token with

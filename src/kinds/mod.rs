@@ -11,9 +11,130 @@ pub(crate) mod reentrant;
 pub(crate) mod rw;
 pub(crate) mod spin;
 
+use crate::layout::Layout;
+
 pub use fair::{Fair, FairKind, NonReentrantFair};
 pub use fenced::Fenced;
 pub use non_reentrant::NonReentrant;
 pub use reentrant::Reentrant;
 pub use rw::{Read, Write};
 pub use spin::Spin;
+
+/// Every kind's layout: what inspection, force-unlock checks and the CLI's ACL probes read.
+pub(crate) static LAYOUTS: [&Layout; 8] = [
+    &reentrant::LAYOUT,
+    &fair::LAYOUT,
+    &fair::NON_REENTRANT_LAYOUT,
+    &fenced::LAYOUT,
+    &spin::LAYOUT,
+    &non_reentrant::LAYOUT,
+    &rw::READ_LAYOUT,
+    &rw::WRITE_LAYOUT,
+];
+
+/// Keys and channels several kinds share.
+pub(crate) mod common {
+    use crate::layout::{ChannelSpec, KeySpec};
+    use crate::name;
+
+    /// The lock's own key.
+    pub(crate) fn lock_key(key: &str, _: &str) -> String {
+        key.to_owned()
+    }
+
+    fn latch(key: &str, request_id: &str) -> String {
+        name::latch(key, request_id)
+    }
+
+    fn lock_channel(key: &str, _: &str) -> String {
+        name::lock_channel(key)
+    }
+
+    /// An acquisition's or release's latch: it records the outcome for the request's retries
+    /// and for settling (`resolve_acquire.lua`).
+    pub(crate) const LATCH: KeySpec =
+        KeySpec::new("attempt latch", latch, Some("string"), true, &["get", "set"])
+            .with_client_commands(&["del"]);
+
+    /// What the client reads from a lock hash itself: `is_locked` (`EXISTS`, or the read-write
+    /// lock's `HGET mode`), `is_held` (`HEXISTS`), the hold count (`HGET`), the TTL (`PTTL`).
+    pub(crate) const LOCK_READS: &[&str] = &["exists", "hexists", "hget", "pttl"];
+
+    /// The RLock's unlock channel `redisson_lock__channel:{N}`.
+    pub(crate) const LOCK_CHANNEL: ChannelSpec = ChannelSpec::new("unlock channel", lock_channel, true);
+
+    /// The same channel where the unlock scripts get it as a key.
+    pub(crate) const LOCK_CHANNEL_KEY: KeySpec =
+        KeySpec::new("unlock channel", lock_channel, None, false, &[]);
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+    use crate::kind::Kind;
+
+    /// Every layout declares exactly the commands its scripts send, names the kind as the kind
+    /// does, and starts with the lock's own hash.
+    #[test]
+    fn layouts_declare_what_their_scripts_send() {
+        let kinds: [&dyn Kind; 8] = [
+            &reentrant::REENTRANT,
+            &fair::FAIR,
+            &fair::NON_REENTRANT_FAIR,
+            &fenced::FENCED,
+            &spin::SPIN,
+            &non_reentrant::NON_REENTRANT,
+            &rw::READ,
+            &rw::WRITE,
+        ];
+        for (layout, kind) in LAYOUTS.iter().zip(kinds) {
+            assert_eq!(layout.kind(), kind.label());
+            let lock = &layout.keys()[0];
+            assert_eq!((lock.role(), lock.redis_type()), ("lock", Some("hash")));
+            assert_eq!(lock.name("a", "f"), "a");
+            let mut declared: BTreeSet<&str> = layout
+                .keys()
+                .iter()
+                .flat_map(|k| k.commands().iter().copied())
+                .collect();
+            if layout.channels().iter().any(|c| c.published()) {
+                declared.extend(["publish", "spublish"]);
+            }
+            assert_eq!(
+                declared,
+                layout.commands(),
+                "{}: declared vs. sent by its scripts",
+                layout.kind()
+            );
+            for k in layout.keys() {
+                assert_eq!(
+                    k.redis_type().is_none(),
+                    k.commands().is_empty(),
+                    "{}: {}",
+                    layout.kind(),
+                    k.role()
+                );
+            }
+        }
+        let names: BTreeSet<&str> = LAYOUTS.iter().map(|l| l.kind()).collect();
+        assert_eq!(names.len(), LAYOUTS.len(), "one layout per kind");
+    }
+
+    /// The names a layout gives are the ones the kind's requests use.
+    #[test]
+    fn layout_names_are_the_requests_names() {
+        let fair = &LAYOUTS[1];
+        let ch = &fair.channels()[0];
+        assert_eq!(ch.name("q", "c:1"), fair::FAIR.channel("q", "c:1"));
+        let read = &LAYOUTS[6];
+        let t = read
+            .keys()
+            .iter()
+            .find(|k| k.role() == "read hold timeout")
+            .unwrap();
+        assert_eq!(t.name("d", "c:1"), "{d}:c:1:rwlock_timeout:1");
+        assert_eq!(read.channels()[0].name("d", ""), rw::READ.channel("d", ""));
+    }
+}

@@ -5,7 +5,12 @@ use redis::{ScriptInvocation, Value};
 
 use crate::error::{Error, Result};
 use crate::kind::{decode_plain, layout, AcquireArgs, AcquireKind, Ctx, Kind, ReleaseArgs, Reply};
-use crate::{name, script};
+use crate::layout::{KeySpec, Layout};
+use crate::name;
+use crate::script::{self, lua};
+
+use super::common;
+use super::reentrant::{LOCK_FORCE_UNLOCK, LOCK_UNLOCK};
 
 /// Redisson's non-reentrant lock (`getNonReentrantLock(name)`, Redisson 4.4+): a lock its owner
 /// can hold only once; [`RNonReentrantLock`](crate::RNonReentrantLock) is
@@ -41,11 +46,11 @@ impl Kind for NonReentrant {
     }
 
     fn release(&self, c: &Ctx<'_>, a: &ReleaseArgs<'_>) -> ScriptInvocation<'static> {
-        layout::release(&script::LOCK_UNLOCK, c, 0, a)
+        layout::release(&LOCK_UNLOCK, c, 0, a)
     }
 
     fn force_release(&self, c: &Ctx<'_>) -> ScriptInvocation<'static> {
-        layout::force(&script::LOCK_FORCE_UNLOCK, c, 0)
+        layout::force(&LOCK_FORCE_UNLOCK, c, 0)
     }
 
     /// `non_reentrant/acquire.lua` refuses a second hold of the owner with Redisson's code.
@@ -64,7 +69,7 @@ impl AcquireKind for NonReentrant {
     type Grant = ();
 
     fn acquire(&self, c: &Ctx<'_>, a: &AcquireArgs<'_>) -> ScriptInvocation<'static> {
-        layout::acquire(&script::NON_REENTRANT_ACQUIRE, c, a)
+        layout::acquire(&NON_REENTRANT_ACQUIRE, c, a)
     }
 
     fn decode(&self, v: &Value) -> Result<Reply<()>> {
@@ -73,6 +78,37 @@ impl AcquireKind for NonReentrant {
 }
 
 pub(crate) static NON_REENTRANT: NonReentrant = NonReentrant { _sealed: () };
+
+lua!(NON_REENTRANT_ACQUIRE, "non_reentrant/acquire");
+
+pub(crate) static LAYOUT: Layout = Layout::new(
+    "non-reentrant",
+    "getNonReentrantLock",
+    &[
+        KeySpec::new(
+            "lock",
+            common::lock_key,
+            Some("hash"),
+            false,
+            &[
+                "del", "exists", "hexists", "hgetall", "hincrby", "hlen", "hscan", "hset", "pexpire", "pttl",
+                "type",
+            ],
+        )
+        .with_client_commands(common::LOCK_READS),
+        common::LOCK_CHANNEL_KEY,
+        common::LATCH,
+    ],
+    &[common::LOCK_CHANNEL],
+    &[
+        &NON_REENTRANT_ACQUIRE,
+        &LOCK_UNLOCK,
+        &LOCK_FORCE_UNLOCK,
+        &script::LOCK_RENEW_BATCH,
+        &script::RESOLVE_ACQUIRE,
+        &script::MISSING,
+    ],
+);
 
 #[cfg(test)]
 mod tests {

@@ -6,7 +6,10 @@ use crate::error::Result;
 use crate::kind::{
     decode_plain, layout, AcquireArgs, AcquireKind, Ctx, Kind, Reenterable, ReleaseArgs, Reply,
 };
-use crate::{name, script};
+use crate::layout::{KeySpec, Layout};
+use crate::script::{self, lua};
+
+use super::common;
 
 /// Redisson's reentrant lock (`RLock`, `getLock(name)`): [`RLock`](crate::RLock) is
 /// `Lock<Reentrant>`.
@@ -27,15 +30,15 @@ impl Kind for Reentrant {
     }
 
     fn write_channel(&self, out: &mut String, key: &str, _field: &str) {
-        name::push_lock_channel(out, key)
+        crate::name::push_lock_channel(out, key)
     }
 
     fn release(&self, c: &Ctx<'_>, a: &ReleaseArgs<'_>) -> ScriptInvocation<'static> {
-        layout::release(&script::LOCK_UNLOCK, c, 0, a)
+        layout::release(&LOCK_UNLOCK, c, 0, a)
     }
 
     fn force_release(&self, c: &Ctx<'_>) -> ScriptInvocation<'static> {
-        layout::force(&script::LOCK_FORCE_UNLOCK, c, 0)
+        layout::force(&LOCK_FORCE_UNLOCK, c, 0)
     }
 }
 
@@ -43,7 +46,7 @@ impl AcquireKind for Reentrant {
     type Grant = ();
 
     fn acquire(&self, c: &Ctx<'_>, a: &AcquireArgs<'_>) -> ScriptInvocation<'static> {
-        layout::acquire(&script::LOCK_ACQUIRE, c, a)
+        layout::acquire(&LOCK_ACQUIRE, c, a)
     }
 
     fn decode(&self, v: &Value) -> Result<Reply<()>> {
@@ -54,6 +57,36 @@ impl AcquireKind for Reentrant {
 impl Reenterable for Reentrant {}
 
 pub(crate) static REENTRANT: Reentrant = Reentrant { _sealed: () };
+
+// the RLock's scripts; the fenced, non-reentrant and spin locks share some of them
+lua!(LOCK_ACQUIRE, "lock/acquire");
+lua!(LOCK_UNLOCK, "lock/unlock", with "common/notify");
+lua!(LOCK_FORCE_UNLOCK, "lock/force_unlock", with "common/lock_shape", "common/notify");
+
+/// The commands the RLock's scripts run on its hash.
+pub(crate) const HASH_COMMANDS: &[&str] = &[
+    "del", "exists", "hexists", "hgetall", "hincrby", "hlen", "hscan", "pexpire", "pttl", "type",
+];
+
+pub(crate) static LAYOUT: Layout = Layout::new(
+    "lock",
+    "getLock",
+    &[
+        KeySpec::new("lock", common::lock_key, Some("hash"), false, HASH_COMMANDS)
+            .with_client_commands(common::LOCK_READS),
+        common::LOCK_CHANNEL_KEY,
+        common::LATCH,
+    ],
+    &[common::LOCK_CHANNEL],
+    &[
+        &LOCK_ACQUIRE,
+        &LOCK_UNLOCK,
+        &LOCK_FORCE_UNLOCK,
+        &script::LOCK_RENEW_BATCH,
+        &script::RESOLVE_ACQUIRE,
+        &script::MISSING,
+    ],
+);
 
 #[cfg(test)]
 mod tests {

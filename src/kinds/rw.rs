@@ -13,7 +13,11 @@ use crate::kind::{
     Reply,
 };
 
-use crate::{name, script, OwnerId};
+use crate::layout::{ChannelSpec, KeySpec, Layout};
+use crate::script::{self, lua};
+use crate::{name, OwnerId};
+
+use super::common;
 
 /// The read side of Redisson's read-write lock (`RReadWriteLock.readLock()`): shared with other
 /// readers, excluded by a writer (except the writer's own reads: a downgrade);
@@ -46,7 +50,7 @@ impl Kind for Read {
     }
 
     fn release(&self, c: &Ctx<'_>, a: &ReleaseArgs<'_>) -> ScriptInvocation<'static> {
-        let mut inv = script::RW_READ_UNLOCK.prepare_invoke();
+        let mut inv = RW_READ_UNLOCK.prepare_invoke();
         inv.key(c.key)
             .key(c.channel)
             .key(name::rw_timeout_prefix(c.key, c.field))
@@ -61,7 +65,7 @@ impl Kind for Read {
     }
 
     fn force_release(&self, c: &Ctx<'_>) -> ScriptInvocation<'static> {
-        layout::force(&script::RW_READ_FORCE_UNLOCK, c, 0)
+        layout::force(&RW_READ_FORCE_UNLOCK, c, 0)
     }
 
     fn renew(&self) -> RenewKind {
@@ -71,7 +75,7 @@ impl Kind for Read {
     /// Whether anyone reads (Redisson 3.24+: `read` mode, or `write` mode with reader fields,
     /// i.e. a writer that also reads).
     fn is_locked(&self, key: &str) -> Query {
-        let mut inv = script::RW_READ_IS_LOCKED.prepare_invoke();
+        let mut inv = RW_READ_IS_LOCKED.prepare_invoke();
         inv.key(key);
         Query::Script(inv)
     }
@@ -85,7 +89,7 @@ impl AcquireKind for Read {
     type Grant = ();
 
     fn acquire(&self, c: &Ctx<'_>, a: &AcquireArgs<'_>) -> ScriptInvocation<'static> {
-        let mut inv = script::RW_READ_ACQUIRE.prepare_invoke();
+        let mut inv = RW_READ_ACQUIRE.prepare_invoke();
         inv.key(c.key)
             .key(name::rw_timeout_prefix(c.key, c.field))
             .key(a.latch)
@@ -137,11 +141,11 @@ impl Kind for Write {
     }
 
     fn release(&self, c: &Ctx<'_>, a: &ReleaseArgs<'_>) -> ScriptInvocation<'static> {
-        layout::release(&script::RW_WRITE_UNLOCK, c, 1, a)
+        layout::release(&RW_WRITE_UNLOCK, c, 1, a)
     }
 
     fn force_release(&self, c: &Ctx<'_>) -> ScriptInvocation<'static> {
-        layout::force(&script::RW_WRITE_FORCE_UNLOCK, c, 1)
+        layout::force(&RW_WRITE_FORCE_UNLOCK, c, 1)
     }
 
     fn ttl_only_grows(&self) -> bool {
@@ -175,7 +179,7 @@ impl AcquireKind for Write {
     type Grant = ();
 
     fn acquire(&self, c: &Ctx<'_>, a: &AcquireArgs<'_>) -> ScriptInvocation<'static> {
-        layout::acquire(&script::RW_WRITE_ACQUIRE, c, a)
+        layout::acquire(&RW_WRITE_ACQUIRE, c, a)
     }
 
     fn decode(&self, v: &Value) -> Result<Reply<()>> {
@@ -187,6 +191,93 @@ impl Reenterable for Write {}
 
 pub(crate) static READ: Read = Read { _sealed: () };
 pub(crate) static WRITE: Write = Write { _sealed: () };
+
+lua!(RW_READ_ACQUIRE, "rw/read_acquire");
+lua!(RW_WRITE_ACQUIRE, "rw/write_acquire");
+lua!(RW_READ_UNLOCK, "rw/read_unlock", with "common/notify");
+lua!(RW_WRITE_UNLOCK, "rw/write_unlock", with "common/notify");
+lua!(RW_READ_FORCE_UNLOCK, "rw/read_force_unlock", with "common/lock_shape", "common/notify");
+lua!(RW_WRITE_FORCE_UNLOCK, "rw/write_force_unlock", with "common/lock_shape", "common/notify");
+lua!(RW_READ_IS_LOCKED, "rw/read_is_locked");
+
+fn rw_channel(key: &str, _: &str) -> String {
+    let mut s = String::new();
+    name::push_rwlock_channel(&mut s, key);
+    s
+}
+
+fn read_timeout_key(key: &str, field: &str) -> String {
+    format!("{}:1", name::rw_timeout_prefix(key, field))
+}
+
+fn read_timeout_prefix(key: &str, field: &str) -> String {
+    name::rw_timeout_prefix(key, field)
+}
+
+fn key_prefix(key: &str, _: &str) -> String {
+    name::rw_key_prefix(key)
+}
+
+/// The commands the read-write lock's scripts run on its hash.
+const RW_HASH_COMMANDS: &[&str] = &[
+    "del", "exists", "hdel", "hexists", "hget", "hgetall", "hincrby", "hlen", "hscan", "hset", "pexpire",
+    "pttl", "type",
+];
+
+/// The unlock scripts get the channel as a key.
+const RW_CHANNEL_KEY: KeySpec = KeySpec::new("unlock channel", rw_channel, None, false, &[]);
+
+const RW_CHANNELS: &[ChannelSpec] = &[ChannelSpec::new("unlock channel", rw_channel, true)];
+
+pub(crate) static READ_LAYOUT: Layout = Layout::new(
+    "read",
+    "getReadWriteLock(..).readLock",
+    &[
+        KeySpec::new("lock", common::lock_key, Some("hash"), false, RW_HASH_COMMANDS)
+            .with_client_commands(common::LOCK_READS),
+        KeySpec::new(
+            "read hold timeout",
+            read_timeout_key,
+            Some("string"),
+            true,
+            &["del", "pexpire", "pttl", "set"],
+        ),
+        KeySpec::new("read hold timeout prefix", read_timeout_prefix, None, true, &[]),
+        KeySpec::new("key prefix", key_prefix, None, false, &[]),
+        RW_CHANNEL_KEY,
+        common::LATCH,
+    ],
+    RW_CHANNELS,
+    &[
+        &RW_READ_ACQUIRE,
+        &RW_READ_UNLOCK,
+        &RW_READ_FORCE_UNLOCK,
+        &RW_READ_IS_LOCKED,
+        &script::RW_READ_RENEW_BATCH,
+        &script::RESOLVE_ACQUIRE,
+        &script::MISSING,
+    ],
+);
+
+pub(crate) static WRITE_LAYOUT: Layout = Layout::new(
+    "write",
+    "getReadWriteLock(..).writeLock",
+    &[
+        KeySpec::new("lock", common::lock_key, Some("hash"), false, RW_HASH_COMMANDS)
+            .with_client_commands(common::LOCK_READS),
+        RW_CHANNEL_KEY,
+        common::LATCH,
+    ],
+    RW_CHANNELS,
+    &[
+        &RW_WRITE_ACQUIRE,
+        &RW_WRITE_UNLOCK,
+        &RW_WRITE_FORCE_UNLOCK,
+        &script::LOCK_RENEW_BATCH,
+        &script::RESOLVE_ACQUIRE,
+        &script::MISSING,
+    ],
+);
 
 /// A read-write lock, wire-compatible with Redisson's `RReadWriteLock`.
 ///

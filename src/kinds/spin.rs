@@ -8,7 +8,12 @@ use crate::error::Result;
 use crate::kind::{
     decode_plain, layout, AcquireArgs, AcquireKind, Ctx, Kind, Reenterable, ReleaseArgs, Reply, Wake,
 };
-use crate::{name, script, BackOff};
+use crate::layout::{KeySpec, Layout};
+use crate::script::{self, lua};
+use crate::{name, BackOff};
+
+use super::common;
+use super::reentrant::{HASH_COMMANDS, LOCK_ACQUIRE};
 
 /// Redisson's spin lock (`RSpinLock`, `getSpinLock(name)`, Redisson 3.15+): a reentrant lock
 /// whose waiters poll instead of listening for unlock messages; [`RSpinLock`](crate::RSpinLock)
@@ -53,7 +58,7 @@ impl Kind for Spin {
     }
 
     fn release(&self, c: &Ctx<'_>, a: &ReleaseArgs<'_>) -> ScriptInvocation<'static> {
-        let mut inv = script::SPIN_UNLOCK.prepare_invoke();
+        let mut inv = SPIN_UNLOCK.prepare_invoke();
         inv.key(c.key)
             .key(a.latch)
             .arg(a.ttl_ms)
@@ -64,7 +69,7 @@ impl Kind for Spin {
     }
 
     fn force_release(&self, c: &Ctx<'_>) -> ScriptInvocation<'static> {
-        let mut inv = script::SPIN_FORCE_UNLOCK.prepare_invoke();
+        let mut inv = SPIN_FORCE_UNLOCK.prepare_invoke();
         inv.key(c.key);
         inv
     }
@@ -74,7 +79,7 @@ impl AcquireKind for Spin {
     type Grant = ();
 
     fn acquire(&self, c: &Ctx<'_>, a: &AcquireArgs<'_>) -> ScriptInvocation<'static> {
-        layout::acquire(&script::LOCK_ACQUIRE, c, a)
+        layout::acquire(&LOCK_ACQUIRE, c, a)
     }
 
     fn decode(&self, v: &Value) -> Result<Reply<()>> {
@@ -85,6 +90,29 @@ impl AcquireKind for Spin {
 impl Reenterable for Spin {}
 
 pub(crate) static SPIN: Spin = Spin { _sealed: () };
+
+lua!(SPIN_UNLOCK, "spin/unlock");
+lua!(SPIN_FORCE_UNLOCK, "spin/force_unlock", with "common/lock_shape");
+
+/// No channel: waiters poll, and unlocks publish nothing.
+pub(crate) static LAYOUT: Layout = Layout::new(
+    "spin",
+    "getSpinLock",
+    &[
+        KeySpec::new("lock", common::lock_key, Some("hash"), false, HASH_COMMANDS)
+            .with_client_commands(common::LOCK_READS),
+        common::LATCH,
+    ],
+    &[],
+    &[
+        &LOCK_ACQUIRE,
+        &SPIN_UNLOCK,
+        &SPIN_FORCE_UNLOCK,
+        &script::LOCK_RENEW_BATCH,
+        &script::RESOLVE_ACQUIRE,
+        &script::MISSING,
+    ],
+);
 
 impl Lock<Spin> {
     /// The same lock waiting with `backoff` (Redisson's `getSpinLock(name, backOff)`).

@@ -1,6 +1,8 @@
 use std::time::Duration;
 
+use super::values::iso_duration;
 use super::*;
+use crate::config::{PublishMode, ReplicaSync};
 
 fn yaml(text: &str) -> RedissonConfig {
     match RedissonConfig::loader().env(|_| None).from_yaml_str(text) {
@@ -555,6 +557,7 @@ fn anchors_and_merge_keys_as_in_snakeyaml() {
 #[cfg(feature = "tls-rustls")]
 mod ssl {
     use super::*;
+    use crate::redisson_config::ssl::file_url;
     use crate::TlsVerify;
 
     struct Stores {

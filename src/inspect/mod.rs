@@ -52,8 +52,14 @@ use std::time::Duration;
 use redis::aio::ConnectionLike;
 
 use crate::error::{Error, Result};
-use crate::name;
 use crate::Ttl;
+
+mod field;
+mod names;
+
+use field::{field_problem, hold_count, not_a_lock, owner_field, shown};
+pub use field::{parse_field, Field};
+pub use names::*;
 
 /// The most read-timeout keys probed per reader (a guard against a corrupted hold count).
 const MAX_TIMEOUT_KEYS: u64 = 1_000;
@@ -62,12 +68,6 @@ const MAX_TIMEOUT_KEYS: u64 = 1_000;
 /// of about as many fields (`HSCAN` pages), so an application hash with millions of fields is
 /// refused without being read. The force-unlock scripts use the same bound (`CHECK_ALL`).
 const CHECK_ALL: usize = 128;
-
-/// The largest hold count (`HINCRBY` works on signed 64-bit integers).
-const COUNT_MAX: &str = "9223372036854775807";
-
-/// The largest owner id (`u64`).
-const OWNER_MAX: &str = "18446744073709551615";
 
 /// What kind of Redisson lock a key holds, as far as its keys tell.
 ///
@@ -147,128 +147,6 @@ impl std::fmt::Display for Role {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
-}
-
-/// A lock hash field split into its parts.
-///
-/// ```
-/// use redisson_lock::inspect::{parse_field, Role};
-/// let f = parse_field("6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10:57:write").unwrap();
-/// assert_eq!(f.client_id, "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10");
-/// assert_eq!(f.owner_id, 57);
-/// assert!(f.write);
-/// // Redisson's transactional lock field `<client id>:<thread id>:<transaction id>`
-/// let t = parse_field("6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10:7:5e2d0c3b9a8f47e1").unwrap();
-/// assert_eq!((t.owner_id, t.write), (7, false));
-/// assert_eq!(t.transaction_id.as_deref(), Some("5e2d0c3b9a8f47e1"));
-/// assert!(parse_field("mode").is_none());
-/// assert!(parse_field("user:42").is_none()); // the client id must be a UUID
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Field {
-    /// The client id: a UUID (Redisson's `RedissonClient.getId()`, or [`Client::id`](crate::Client::id)).
-    pub client_id: String,
-    /// The owner id: the Java thread id, or the [`OwnerId`](crate::OwnerId) of a Rust holder.
-    pub owner_id: u64,
-    /// Whether this is a read-write lock's writer field (suffix `:write`).
-    pub write: bool,
-    /// The transaction id of a Redisson transactional lock's field
-    /// `<client id>:<owner id>:<transaction id>` (`RTransaction`).
-    pub transaction_id: Option<String>,
-}
-
-/// Splits a lock hash field `<uuid>:<owner id>`, `<uuid>:<owner id>:write` or
-/// `<uuid>:<owner id>:<transaction id>`; `None` when it does not have one of these shapes.
-///
-/// This is stricter than what [`inspect`] accepts as a holder (any client id without `:`).
-/// See [`Field`] for an example.
-pub fn parse_field(field: &str) -> Option<Field> {
-    owner_field(field)
-}
-
-/// Splits an owner field `<client id>:<owner id>[:<suffix>]`: the client id is a UUID (Redisson's
-/// and ours), the owner id a decimal `u64`, the suffix (`write`, or a transaction id) non-empty
-/// text without `:`. The force-unlock scripts (`lua/common/lock_shape.lua`) accept the same names.
-fn owner_field(field: &str) -> Option<Field> {
-    let (client, rest) = field.split_once(':')?;
-    let (owner, suffix) = match rest.split_once(':') {
-        Some((owner, suffix)) => (owner, Some(suffix)),
-        None => (rest, None),
-    };
-    if !is_uuid(client) || !is_decimal(owner) || !at_most(owner, OWNER_MAX) {
-        return None;
-    }
-    if suffix.is_some_and(|s| s.is_empty() || s.contains(':')) {
-        return None;
-    }
-    Some(Field {
-        client_id: client.to_owned(),
-        owner_id: owner.parse().ok()?,
-        write: suffix == Some("write"),
-        transaction_id: suffix.filter(|s| *s != "write").map(str::to_owned),
-    })
-}
-
-fn is_decimal(s: &str) -> bool {
-    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
-}
-
-/// `digits` (decimal, no sign) is at most `max` (same notation), compared as text like the scripts do.
-fn at_most(digits: &str, max: &str) -> bool {
-    digits.len() < max.len() || (digits.len() == max.len() && digits <= max)
-}
-
-/// A hold count as `HINCRBY` writes it: a positive integer, no sign, no leading zero, at most
-/// 2^63-1. Anything else (`abc`, `0`, `-1`, `1.5`, `+1`, `01`) means the hash is not a lock.
-fn hold_count(value: &str) -> Option<u64> {
-    let canonical = is_decimal(value) && !value.starts_with('0') && at_most(value, COUNT_MAX);
-    canonical.then(|| value.parse().ok()).flatten()
-}
-
-/// At most 60 characters of `s`, escaped, for quoting Redis data in an error message.
-fn shown(s: &str) -> String {
-    let mut out: String = s.chars().take(60).flat_map(char::escape_debug).collect();
-    if s.chars().nth(60).is_some() {
-        out.push_str("...");
-    }
-    out
-}
-
-/// `None` when `field` = `value` fits a lock hash (see the module docs), else what is wrong.
-fn field_problem(field: &str, value: &str) -> Option<String> {
-    if field == "mode" {
-        return (value != "read" && value != "write")
-            .then(|| format!("field `mode` is `{}`, not `read` or `write`", shown(value)));
-    }
-    if owner_field(field).is_none() {
-        return Some(format!(
-            "field `{}` is neither `mode` nor an owner `<client uuid>:<owner id>[:<suffix>]`",
-            shown(field)
-        ));
-    }
-    if hold_count(value).is_none() {
-        return Some(format!(
-            "field `{}` has count `{}`, not a positive integer",
-            shown(field),
-            shown(value)
-        ));
-    }
-    None
-}
-
-/// The error for a hash under `key` that is not a lock.
-fn not_a_lock(key: &str, problem: &str) -> Error {
-    Error::Protocol(format!("`{key}` is a hash but not a lock: {problem}"))
-}
-
-fn is_uuid(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.len() == 36
-        && b.iter().enumerate().all(|(i, c)| match i {
-            8 | 13 | 18 | 23 => *c == b'-',
-            _ => c.is_ascii_hexdigit(),
-        })
 }
 
 /// One read-hold timeout key of a read-write lock reader, with its remaining time.
@@ -378,102 +256,6 @@ impl LockInfo {
     }
 }
 
-/// The RLock / fair / fenced unlock channel of a lock key: `redisson_lock__channel:{N}`.
-///
-/// ```
-/// use redisson_lock::inspect::lock_channel;
-/// assert_eq!(lock_channel("order:42"), "redisson_lock__channel:{order:42}");
-/// assert_eq!(lock_channel("{tenant}:a"), "redisson_lock__channel:{tenant}:a");
-/// ```
-pub fn lock_channel(key: &str) -> String {
-    name::lock_channel(key)
-}
-
-/// The read-write lock channel of a lock key: `redisson_rwlock:{N}` (`0` = read unlock,
-/// `1` = write unlock).
-///
-/// ```
-/// assert_eq!(redisson_lock::inspect::rwlock_channel("doc"), "redisson_rwlock:{doc}");
-/// ```
-pub fn rwlock_channel(key: &str) -> String {
-    name::prefix_name("redisson_rwlock", key)
-}
-
-/// A fair-lock waiter's own channel: `redisson_lock__channel:{N}:<field>`.
-///
-/// ```
-/// use redisson_lock::inspect::fair_waiter_channel;
-/// assert_eq!(fair_waiter_channel("q", "c:1"), "redisson_lock__channel:{q}:c:1");
-/// ```
-pub fn fair_waiter_channel(key: &str, field: &str) -> String {
-    format!("{}:{field}", name::lock_channel(key))
-}
-
-/// A fair lock's wait queue (list): `redisson_lock_queue:{N}`.
-///
-/// ```
-/// assert_eq!(redisson_lock::inspect::fair_queue_key("q"), "redisson_lock_queue:{q}");
-/// ```
-pub fn fair_queue_key(key: &str) -> String {
-    name::prefix_name("redisson_lock_queue", key)
-}
-
-/// A fair lock's waiter deadlines (sorted set): `redisson_lock_timeout:{N}`.
-///
-/// ```
-/// assert_eq!(redisson_lock::inspect::fair_timeout_key("q"), "redisson_lock_timeout:{q}");
-/// ```
-pub fn fair_timeout_key(key: &str) -> String {
-    name::prefix_name("redisson_lock_timeout", key)
-}
-
-/// A fenced lock's token counter (string): `redisson_lock_token:{N}`.
-///
-/// ```
-/// assert_eq!(redisson_lock::inspect::fence_token_key("f"), "redisson_lock_token:{f}");
-/// ```
-pub fn fence_token_key(key: &str) -> String {
-    name::prefix_name("redisson_lock_token", key)
-}
-
-/// The timeout key of a reader's `k`-th read hold: `{N}:<field>:rwlock_timeout:<k>`
-/// (`N:<field>:rwlock_timeout:<k>` when `N` contains `{`).
-///
-/// ```
-/// use redisson_lock::inspect::read_timeout_key;
-/// assert_eq!(read_timeout_key("doc", "c:1", 2), "{doc}:c:1:rwlock_timeout:2");
-/// assert_eq!(read_timeout_key("{t}doc", "c:1", 1), "{t}doc:c:1:rwlock_timeout:1");
-/// ```
-pub fn read_timeout_key(key: &str, field: &str, k: u64) -> String {
-    format!(
-        "{}:{k}",
-        name::suffix_name(key, &format!("{field}:rwlock_timeout"))
-    )
-}
-
-/// The key-prefix part of a read hold's timeout keys: `{N}` (`N` when `N` contains `{`), what the
-/// read scripts put before `:<field>:rwlock_timeout:<k>`.
-///
-/// ```
-/// use redisson_lock::inspect::read_timeout_key_prefix;
-/// assert_eq!(read_timeout_key_prefix("doc"), "{doc}");
-/// assert_eq!(read_timeout_key_prefix("{t}doc"), "{t}doc");
-/// ```
-pub fn read_timeout_key_prefix(key: &str) -> String {
-    name::rw_key_prefix(key)
-}
-
-/// The latch of one unlock or acquire request: `redisson_unlock_latch:{N}:<request id>`
-/// (Redisson 3.24+'s unlock latch; our acquire attempts leave their record there too).
-///
-/// ```
-/// use redisson_lock::inspect::latch_key;
-/// assert_eq!(latch_key("order:42", "ab12"), "redisson_unlock_latch:{order:42}:ab12");
-/// ```
-pub fn latch_key(key: &str, request_id: &str) -> String {
-    name::latch(key, request_id)
-}
-
 /// Hash fields, PTTL, fair queue, fair deadlines, fencing token and Redis' clock, read in one
 /// `MULTI`.
 type Snapshot = (
@@ -529,27 +311,29 @@ where
     let timeout_key = fair_timeout_key(key);
     let token_key = fence_token_key(key);
 
-    let (t_lock, t_queue, t_timeout, t_token): (String, String, String, String) = redis::pipe()
-        .atomic()
-        .cmd("TYPE")
-        .arg(key)
-        .cmd("TYPE")
-        .arg(&queue_key)
-        .cmd("TYPE")
-        .arg(&timeout_key)
-        .cmd("TYPE")
-        .arg(&token_key)
-        .query_async(conn)
-        .await
-        .map_err(|e| map_err(key, e))?;
-    for (k, t, want) in [
-        (key, &t_lock, "hash"),
-        (&queue_key, &t_queue, "list"),
-        (&timeout_key, &t_timeout, "zset"),
-        (&token_key, &t_token, "string"),
-    ] {
+    // every key a kind keeps beside the lock, once, with the type it must have
+    let mut beside: Vec<(String, &'static str)> = Vec::new();
+    for spec in layouts().iter().flat_map(|l| l.keys()) {
+        if let (false, Some(want)) = (spec.per_request(), spec.redis_type()) {
+            let name = spec.name(key, "");
+            if !beside.iter().any(|(n, _)| *n == name) {
+                beside.push((name, want));
+            }
+        }
+    }
+    let mut pipe = redis::pipe();
+    pipe.atomic();
+    for (k, _) in &beside {
+        pipe.cmd("TYPE").arg(k);
+    }
+    let types: Vec<String> = pipe.query_async(conn).await.map_err(|e| map_err(key, e))?;
+    let mut t_lock = "none";
+    for ((k, want), t) in beside.iter().zip(&types) {
         if t != "none" && t != want {
-            return Err(Error::WrongType { key: k.to_owned() });
+            return Err(Error::WrongType { key: k.clone() });
+        }
+        if k == key {
+            t_lock = t;
         }
     }
     if t_lock == "hash" {
@@ -803,116 +587,4 @@ where
         }
     }
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const ID: &str = "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10";
-
-    #[test]
-    fn every_field_shape_redisson_writes_is_an_owner() {
-        let plain = parse_field(&format!("{ID}:57")).unwrap();
-        assert_eq!(
-            (plain.owner_id, plain.write, plain.transaction_id),
-            (57, false, None)
-        );
-        let writer = parse_field(&format!("{ID}:57:write")).unwrap();
-        assert_eq!(
-            (writer.owner_id, writer.write, writer.transaction_id),
-            (57, true, None)
-        );
-        let tx = parse_field(&format!("{ID}:7:5e2d0c3b9a8f47e1b6c4d2a0f9e8b7c6")).unwrap();
-        assert_eq!(tx.client_id, ID);
-        assert_eq!((tx.owner_id, tx.write), (7, false));
-        assert_eq!(
-            tx.transaction_id.as_deref(),
-            Some("5e2d0c3b9a8f47e1b6c4d2a0f9e8b7c6")
-        );
-        assert_eq!(
-            parse_field(&format!("{ID}:18446744073709551615"))
-                .unwrap()
-                .owner_id,
-            u64::MAX
-        );
-        for f in [
-            "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10:57",
-            "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10:1:write",
-            "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10:1:tx9",
-        ] {
-            assert_eq!(field_problem(f, "1"), None, "{f}");
-        }
-        // an application hash with `name:number` fields is not a lock
-        assert!(field_problem("sku:1001", "2").is_some());
-    }
-
-    #[test]
-    fn names_that_are_not_owner_fields() {
-        for f in [
-            "color",
-            ":1",
-            "a:",
-            "a:b",
-            "a:1:",
-            "a:1:b:c",
-            "a:-1",
-            "a:18446744073709551616",
-            "a:1.5",
-        ] {
-            let p = field_problem(f, "1").unwrap_or_else(|| panic!("`{f}` is not an owner field"));
-            assert!(p.contains(&format!("`{f}`")) && p.contains("neither"), "{p}");
-        }
-        // the public parser wants a UUID client id
-        assert!(parse_field("node-a:1").is_none());
-        assert!(parse_field(&format!("{ID}:1:a:b")).is_none());
-    }
-
-    #[test]
-    fn counts_must_be_positive_integers() {
-        let c1 = format!("{ID}:1");
-        for v in ["1", "2", "9223372036854775807"] {
-            assert_eq!(field_problem(&c1, v), None, "{v}");
-        }
-        for v in [
-            "abc",
-            "",
-            "0",
-            "-1",
-            "+1",
-            "01",
-            "1.5",
-            " 1",
-            "1e3",
-            "9223372036854775808",
-        ] {
-            let p = field_problem(&c1, v).unwrap_or_else(|| panic!("`{v}` is not a count"));
-            assert_eq!(p, format!("field `{c1}` has count `{v}`, not a positive integer"));
-        }
-    }
-
-    #[test]
-    fn mode_is_read_or_write() {
-        assert_eq!(field_problem("mode", "read"), None);
-        assert_eq!(field_problem("mode", "write"), None);
-        assert_eq!(
-            field_problem("mode", "1").as_deref(),
-            Some("field `mode` is `1`, not `read` or `write`")
-        );
-    }
-
-    #[test]
-    fn the_error_names_key_field_and_value() {
-        let e = not_a_lock("jobs", &field_problem(&format!("{ID}:1"), "abc").unwrap());
-        assert!(matches!(&e, Error::Protocol(m)
-            if *m == format!("`jobs` is a hash but not a lock: field `{ID}:1` has count `abc`, not a positive integer")));
-        // long or binary data is cut and escaped (one line)
-        let long = format!("{}\r\n", "x".repeat(100));
-        let p = field_problem(&long, "1").unwrap();
-        assert!(
-            p.contains(&format!("`{}...`", "x".repeat(60))) && !p.contains('\n'),
-            "{p}"
-        );
-        assert_eq!(shown("a\nb"), "a\\nb");
-    }
 }

@@ -1,0 +1,294 @@
+//! A blocking facade for code without an async runtime.
+//!
+//! [`Client`] owns a small tokio runtime (one worker thread) that runs the watchdog, pub/sub and
+//! queued releases; every method is `block_on` of its async twin.
+//!
+//! **Owners**: the default owner in blocking code is the calling OS thread
+//! ([`OwnerId::current_thread`](crate::OwnerId::current_thread)), as in Java: a nested `lock()`
+//! on one thread re-enters. That is safe here because a thread makes one call at a time (unlike
+//! futures of one async task, which is why the async API gives every acquisition a fresh owner
+//! instead).
+//!
+//! # Panics
+//!
+//! Every method that talks to Redis (`connect`, `lock`, `try_lock*`, `unlock`, `run`,
+//! `force_unlock`, `is_locked`, `is_held*`, `hold_count`, `remain_time_to_live`, `downgrade`,
+//! `reenter`, `wait_lost`) blocks the calling thread and **panics when called from inside an
+//! async runtime** (like `tokio::runtime::Runtime::block_on`); use the async API there.
+//! Dropping a blocking client or guard never panics, inside a runtime or not.
+//!
+//! ```no_run
+//! use redisson_lock::blocking::Client;
+//!
+//! let client = Client::connect("redis://127.0.0.1/")?;
+//! let lock = client.lock("lock:report")?;
+//! let guard = lock.lock()?;
+//! // ... work ...
+//! guard.unlock()?;
+//! # Ok::<_, redisson_lock::Error>(())
+//! ```
+
+mod lock;
+mod multi;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+use crate::Config;
+
+pub use lock::{
+    FairGuard, FencedGuard, Guard, Lock, LockGuard, NonReentrantFairGuard, NonReentrantGuard, RFairLock,
+    RFencedLock, RLock, RNonReentrantFairLock, RNonReentrantLock, RReadLock, RReadWriteLock, RSpinLock,
+    RWriteLock, ReadGuard, SpinGuard, WriteGuard,
+};
+pub use multi::{Member, MultiGuard, RMultiLock};
+
+/// The runtime behind a blocking client, shared by its handles and guards. When the last of them
+/// goes, the client shuts down ([`crate::Client::shutdown`]: queued releases are sent, live holds
+/// released) and the runtime stops — on a thread of its own when that happens inside async code,
+/// where blocking (or dropping a runtime) would panic.
+struct Rt {
+    rt: Option<tokio::runtime::Runtime>,
+    client: crate::Client,
+}
+
+impl Rt {
+    fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
+        self.rt
+            .as_ref()
+            .expect("the runtime is present until the last handle is dropped")
+            .block_on(f)
+    }
+}
+
+impl Drop for Rt {
+    fn drop(&mut self) {
+        let Some(rt) = self.rt.take() else { return };
+        let client = self.client.clone();
+        let finish = move || {
+            // bounded by the settle window (see `Client::shutdown`)
+            rt.block_on(async {
+                if let Err(e) = client.shutdown().await {
+                    tracing::warn!(error = %e, "blocking client shutdown: locks left to their TTL");
+                }
+            });
+            drop(client);
+            rt.shutdown_timeout(Duration::from_secs(1));
+        };
+        if tokio::runtime::Handle::try_current().is_ok() {
+            let spawned = std::thread::Builder::new()
+                .name("redisson-lock-shutdown".into())
+                .spawn(finish);
+            if let Err(e) = spawned {
+                tracing::warn!(error = %e, "cannot start the shutdown thread; locks expire with their TTL");
+            }
+        } else {
+            finish();
+        }
+    }
+}
+
+impl std::fmt::Debug for Rt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Runtime")
+    }
+}
+
+/// A blocking lock client (see the [module docs](self)).
+#[derive(Clone)]
+pub struct Client {
+    rt: Arc<Rt>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("blocking::Client")
+            .field("client", &self.rt.client)
+            .finish()
+    }
+}
+
+impl Client {
+    /// Connects with the default configuration.
+    ///
+    /// # Panics
+    ///
+    /// Inside an async runtime (see the [module docs](self)).
+    ///
+    /// ```no_run
+    /// let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
+    /// # Ok::<_, redisson_lock::Error>(())
+    /// ```
+    pub fn connect(url: &str) -> Result<Client> {
+        Client::connect_with(url, Config::default())
+    }
+
+    /// Connects with `config`.
+    ///
+    /// # Panics
+    ///
+    /// Inside an async runtime (see the [module docs](self)).
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// let config = redisson_lock::Config::default().lock_watchdog_timeout(Duration::from_secs(10));
+    /// let client = redisson_lock::blocking::Client::connect_with("redis://127.0.0.1/", config)?;
+    /// # Ok::<_, redisson_lock::Error>(())
+    /// ```
+    pub fn connect_with(url: &str, config: Config) -> Result<Client> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("redisson-lock")
+            .enable_all()
+            .build()
+            .map_err(|e| Error::InvalidArgument(format!("cannot start the background runtime: {e}")))?;
+        let client = match rt.block_on(crate::Client::builder().url(url).config(config).build()) {
+            Ok(c) => c,
+            Err(e) => {
+                rt.shutdown_background();
+                return Err(e);
+            }
+        };
+        Ok(Client {
+            rt: Arc::new(Rt { rt: Some(rt), client }),
+        })
+    }
+
+    /// The client id (a lowercase UUID v4).
+    pub fn id(&self) -> &str {
+        self.rt.client.id()
+    }
+
+    /// The async client behind this one (sharing its id, watchdog and hub). It stops working when
+    /// the last blocking handle is dropped (its runtime is gone).
+    pub fn as_async(&self) -> &crate::Client {
+        &self.rt.client
+    }
+
+    /// A handle to the reentrant lock `name`.
+    ///
+    /// ```no_run
+    /// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
+    /// let lock = client.lock("lock:order:42")?;
+    /// # Ok::<_, redisson_lock::Error>(())
+    /// ```
+    pub fn lock(&self, name: &str) -> Result<RLock> {
+        Ok(Lock::new(self.rt.clone(), self.rt.client.lock(name)?))
+    }
+
+    /// A handle to the fenced lock `name` (see [`crate::Client::fenced_lock`]).
+    ///
+    /// ```no_run
+    /// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
+    /// let (token, guard) = client.fenced_lock("lock:order:42")?.lock_and_get_token()?;
+    /// # Ok::<_, redisson_lock::Error>(())
+    /// ```
+    pub fn fenced_lock(&self, name: &str) -> Result<RFencedLock> {
+        Ok(Lock::new(self.rt.clone(), self.rt.client.fenced_lock(name)?))
+    }
+
+    /// A handle to the spin lock `name` (see [`crate::Client::spin_lock`]).
+    ///
+    /// ```no_run
+    /// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
+    /// let guard = client.spin_lock("lock:report")?.lock()?;
+    /// # Ok::<_, redisson_lock::Error>(())
+    /// ```
+    pub fn spin_lock(&self, name: &str) -> Result<RSpinLock> {
+        Ok(Lock::new(self.rt.clone(), self.rt.client.spin_lock(name)?))
+    }
+
+    /// A handle to the non-reentrant lock `name` (see [`crate::Client::non_reentrant_lock`]).
+    /// Here the owner is the calling thread, so a second `lock()` on the same thread fails with
+    /// [`Error::AlreadyHeld`].
+    ///
+    /// ```no_run
+    /// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
+    /// let guard = client.non_reentrant_lock("lock:job")?.lock()?;
+    /// # Ok::<_, redisson_lock::Error>(())
+    /// ```
+    pub fn non_reentrant_lock(&self, name: &str) -> Result<RNonReentrantLock> {
+        Ok(Lock::new(
+            self.rt.clone(),
+            self.rt.client.non_reentrant_lock(name)?,
+        ))
+    }
+
+    /// A handle to the fair lock `name` (see [`crate::Client::fair_lock`]).
+    ///
+    /// ```no_run
+    /// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
+    /// let guard = client.fair_lock("lock:queue")?.lock()?;
+    /// # Ok::<_, redisson_lock::Error>(())
+    /// ```
+    pub fn fair_lock(&self, name: &str) -> Result<RFairLock> {
+        Ok(Lock::new(self.rt.clone(), self.rt.client.fair_lock(name)?))
+    }
+
+    /// A handle to the non-reentrant fair lock `name` (see
+    /// [`crate::Client::non_reentrant_fair_lock`]); a second `lock()` on one thread fails with
+    /// [`Error::AlreadyHeld`].
+    ///
+    /// ```no_run
+    /// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
+    /// let guard = client.non_reentrant_fair_lock("lock:queue")?.lock()?;
+    /// # Ok::<_, redisson_lock::Error>(())
+    /// ```
+    pub fn non_reentrant_fair_lock(&self, name: &str) -> Result<RNonReentrantFairLock> {
+        Ok(Lock::new(
+            self.rt.clone(),
+            self.rt.client.non_reentrant_fair_lock(name)?,
+        ))
+    }
+
+    /// A handle to the read-write lock `name`.
+    ///
+    /// ```no_run
+    /// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
+    /// let rw = client.read_write_lock("lock:catalog")?;
+    /// # Ok::<_, redisson_lock::Error>(())
+    /// ```
+    pub fn read_write_lock(&self, name: &str) -> Result<RReadWriteLock> {
+        let rw = self.rt.client.read_write_lock(name)?;
+        Ok(RReadWriteLock {
+            read: Lock::new(self.rt.clone(), rw.read_lock()),
+            write: Lock::new(self.rt.clone(), rw.write_lock()),
+        })
+    }
+
+    /// A multi-lock over the reentrant locks `names` of this client (see
+    /// [`crate::Client::multi_lock`]); other kinds and other clients: [`RMultiLock::new`].
+    ///
+    /// ```no_run
+    /// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
+    /// let guard = client.multi_lock(&["account:1", "account:2"])?.lock()?;
+    /// guard.unlock()?;
+    /// # Ok::<_, redisson_lock::Error>(())
+    /// ```
+    pub fn multi_lock(&self, names: &[&str]) -> Result<RMultiLock> {
+        let members = names
+            .iter()
+            .map(|n| self.lock(n).map(|l| Member::from(&l)))
+            .collect::<Result<Vec<_>>>()?;
+        RMultiLock::new(members)
+    }
+
+    /// See [`crate::Client::stats`].
+    pub fn stats(&self) -> crate::ClientStats {
+        self.rt.client.stats()
+    }
+
+    /// See [`crate::Client::shutdown`]: threads waiting in `lock()` return [`Error::Shutdown`],
+    /// and it blocks until every hold, queued release and acquisition in flight is settled and
+    /// released (within the longer of the settle window and the watchdog timeout, 30 s by
+    /// default, when Redis does not answer). Also done when the last handle and guard are
+    /// dropped: that drop blocks as long (or runs on a thread of its own inside async code).
+    ///
+    /// # Panics
+    ///
+    /// Inside an async runtime (see the [module docs](self)).
+    pub fn shutdown(&self) -> Result<()> {
+        self.rt.block_on(self.rt.client.shutdown())
+    }
+}

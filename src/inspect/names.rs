@@ -1,0 +1,113 @@
+//! The names of the keys and channels beside a lock, and every kind's layout.
+
+use crate::name;
+
+/// The RLock / fair / fenced unlock channel of a lock key: `redisson_lock__channel:{N}`.
+///
+/// ```
+/// use redisson_lock::inspect::lock_channel;
+/// assert_eq!(lock_channel("order:42"), "redisson_lock__channel:{order:42}");
+/// assert_eq!(lock_channel("{tenant}:a"), "redisson_lock__channel:{tenant}:a");
+/// ```
+pub fn lock_channel(key: &str) -> String {
+    name::lock_channel(key)
+}
+
+/// The read-write lock channel of a lock key: `redisson_rwlock:{N}` (`0` = read unlock,
+/// `1` = write unlock).
+///
+/// ```
+/// assert_eq!(redisson_lock::inspect::rwlock_channel("doc"), "redisson_rwlock:{doc}");
+/// ```
+pub fn rwlock_channel(key: &str) -> String {
+    name::prefix_name("redisson_rwlock", key)
+}
+
+/// A fair-lock waiter's own channel: `redisson_lock__channel:{N}:<field>`.
+///
+/// ```
+/// use redisson_lock::inspect::fair_waiter_channel;
+/// assert_eq!(fair_waiter_channel("q", "c:1"), "redisson_lock__channel:{q}:c:1");
+/// ```
+pub fn fair_waiter_channel(key: &str, field: &str) -> String {
+    format!("{}:{field}", name::lock_channel(key))
+}
+
+/// A fair lock's wait queue (list): `redisson_lock_queue:{N}`.
+///
+/// ```
+/// assert_eq!(redisson_lock::inspect::fair_queue_key("q"), "redisson_lock_queue:{q}");
+/// ```
+pub fn fair_queue_key(key: &str) -> String {
+    name::prefix_name("redisson_lock_queue", key)
+}
+
+/// A fair lock's waiter deadlines (sorted set): `redisson_lock_timeout:{N}`.
+///
+/// ```
+/// assert_eq!(redisson_lock::inspect::fair_timeout_key("q"), "redisson_lock_timeout:{q}");
+/// ```
+pub fn fair_timeout_key(key: &str) -> String {
+    name::prefix_name("redisson_lock_timeout", key)
+}
+
+/// A fenced lock's token counter (string): `redisson_lock_token:{N}`.
+///
+/// ```
+/// assert_eq!(redisson_lock::inspect::fence_token_key("f"), "redisson_lock_token:{f}");
+/// ```
+pub fn fence_token_key(key: &str) -> String {
+    name::prefix_name("redisson_lock_token", key)
+}
+
+/// The timeout key of a reader's `k`-th read hold: `{N}:<field>:rwlock_timeout:<k>`
+/// (`N:<field>:rwlock_timeout:<k>` when `N` contains `{`).
+///
+/// ```
+/// use redisson_lock::inspect::read_timeout_key;
+/// assert_eq!(read_timeout_key("doc", "c:1", 2), "{doc}:c:1:rwlock_timeout:2");
+/// assert_eq!(read_timeout_key("{t}doc", "c:1", 1), "{t}doc:c:1:rwlock_timeout:1");
+/// ```
+pub fn read_timeout_key(key: &str, field: &str, k: u64) -> String {
+    format!(
+        "{}:{k}",
+        name::suffix_name(key, &format!("{field}:rwlock_timeout"))
+    )
+}
+
+/// The key-prefix part of a read hold's timeout keys: `{N}` (`N` when `N` contains `{`), what the
+/// read scripts put before `:<field>:rwlock_timeout:<k>`.
+///
+/// ```
+/// use redisson_lock::inspect::read_timeout_key_prefix;
+/// assert_eq!(read_timeout_key_prefix("doc"), "{doc}");
+/// assert_eq!(read_timeout_key_prefix("{t}doc"), "{t}doc");
+/// ```
+pub fn read_timeout_key_prefix(key: &str) -> String {
+    name::rw_key_prefix(key)
+}
+
+pub use crate::layout::{ChannelSpec, KeySpec, Layout};
+
+/// What every lock kind keeps in Redis and sends there, one [`Layout`] per kind (the same
+/// values its requests are built from): for audits such as ACL rules, and for tools that must
+/// know every key a lock may leave.
+///
+/// ```
+/// let kinds: Vec<&str> = redisson_lock::inspect::layouts().iter().map(|l| l.kind()).collect();
+/// assert!(kinds.contains(&"fair") && kinds.contains(&"read"));
+/// ```
+pub fn layouts() -> &'static [&'static Layout] {
+    &crate::kinds::LAYOUTS
+}
+
+/// The latch of one unlock or acquire request: `redisson_unlock_latch:{N}:<request id>`
+/// (Redisson 3.24+'s unlock latch; our acquire attempts leave their record there too).
+///
+/// ```
+/// use redisson_lock::inspect::latch_key;
+/// assert_eq!(latch_key("order:42", "ab12"), "redisson_unlock_latch:{order:42}:ab12");
+/// ```
+pub fn latch_key(key: &str, request_id: &str) -> String {
+    name::latch(key, request_id)
+}

@@ -1,0 +1,129 @@
+//! The connection subscriptions are made on, the mode that picks its commands (classic,
+//! sharded or both), and one SUBSCRIBE or UNSUBSCRIBE sent on it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use redis::aio::ConnectionManager;
+use redis::cluster_async::ClusterConnection;
+use redis::ProtocolVersion;
+
+use super::channel::{ChannelsHandle, Step};
+use super::health::Failure;
+use super::push::push_handler;
+use super::Hub;
+use crate::config::Config;
+use crate::error::{Error, Result};
+
+/// A bound on one SUBSCRIBE/UNSUBSCRIBE should the connection's own response timeout (the
+/// client's command timeout) not end it first.
+const COMMAND_CAP: Duration = Duration::from_secs(10);
+
+/// The pub/sub commands of one client, resolved once from [`PublishMode`](crate::PublishMode)
+/// and the deployment when the client is built: unlock scripts publish and waiters subscribe
+/// the same way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// `PUBLISH` / `SUBSCRIBE`.
+    Classic,
+    /// `SPUBLISH` / `SSUBSCRIBE` (cluster only).
+    Sharded,
+    /// Both of the above (cluster only): publish on both channels, listen on both.
+    Both,
+}
+
+impl Mode {
+    /// The scripts' "publish mode" argument (lua/common/notify.lua).
+    pub(crate) fn script_arg(self) -> &'static str {
+        match self {
+            Mode::Classic => "PUBLISH",
+            Mode::Sharded => "SPUBLISH",
+            Mode::Both => "BOTH",
+        }
+    }
+
+    pub(super) fn classic(self) -> bool {
+        matches!(self, Mode::Classic | Mode::Both)
+    }
+
+    pub(super) fn sharded(self) -> bool {
+        matches!(self, Mode::Sharded | Mode::Both)
+    }
+}
+
+/// A RESP3 cluster connection seeded by `client`'s address (and credentials) that delivers
+/// pushes to the hub; it routes SSUBSCRIBE to the node serving a channel's slot and
+/// re-subscribes after reconnects and slot moves.
+pub(crate) async fn cluster_conn(
+    client: &redis::Client,
+    config: &Config,
+    channels: ChannelsHandle,
+) -> Result<PubSubConn> {
+    let cc = redis::cluster::ClusterClientBuilder::new([client.get_connection_info().clone()])
+        .use_protocol(ProtocolVersion::RESP3)
+        .push_sender(push_handler(channels))
+        .response_timeout(config.command_timeout)
+        .connection_timeout(config.connect_timeout)
+        .build()
+        .map_err(|e| Error::InvalidArgument(format!("bad cluster pub/sub configuration: {e}")))?;
+    Ok(PubSubConn::Cluster(cc.get_async_connection().await?))
+}
+
+/// The connection subscriptions are made on.
+#[derive(Clone)]
+pub(crate) enum PubSubConn {
+    Manager(ConnectionManager),
+    Cluster(ClusterConnection),
+    /// The current master of a Sentinel service (moves with it).
+    Sentinel(Arc<crate::sentinel::SentinelLink>),
+}
+
+impl Hub {
+    /// One SUBSCRIBE or UNSUBSCRIBE of `name` in the hub's mode ([`Mode::Both`]: the classic
+    /// command, then the sharded one).
+    pub(super) async fn command(&self, step: Step, name: &str) -> std::result::Result<(), Failure> {
+        let Some(conn) = self.conn.clone() else {
+            return Ok(());
+        };
+        let mut classic_done = false;
+        if self.mode.classic() {
+            self.one(&conn, &step, false, name).await?;
+            classic_done = true;
+        }
+        if self.mode.sharded() {
+            let res = self.one(&conn, &step, true, name).await;
+            return match res {
+                Err(f) if classic_done => Err(Failure::Partial(Box::new(f))),
+                other => other,
+            };
+        }
+        Ok(())
+    }
+
+    async fn one(
+        &self,
+        conn: &PubSubConn,
+        step: &Step,
+        sharded: bool,
+        name: &str,
+    ) -> std::result::Result<(), Failure> {
+        let fut = async move {
+            match (conn.clone(), step, sharded) {
+                (PubSubConn::Cluster(mut c), Step::Subscribe, true) => c.ssubscribe(name).await,
+                (PubSubConn::Cluster(mut c), Step::Unsubscribe, true) => c.sunsubscribe(name).await,
+                (PubSubConn::Cluster(mut c), Step::Subscribe, false) => c.subscribe(name).await,
+                (PubSubConn::Cluster(mut c), Step::Unsubscribe, false) => c.unsubscribe(name).await,
+                // a single node (or a sentinel master): the client resolves every mode to classic there
+                (PubSubConn::Manager(mut c), Step::Subscribe, _) => c.subscribe(name).await,
+                (PubSubConn::Manager(mut c), Step::Unsubscribe, _) => c.unsubscribe(name).await,
+                (PubSubConn::Sentinel(link), Step::Subscribe, _) => link.subscribe(name).await,
+                (PubSubConn::Sentinel(link), Step::Unsubscribe, _) => link.unsubscribe(name).await,
+            }
+        };
+        match tokio::time::timeout(COMMAND_CAP, fut).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(Failure::Redis(e)),
+            Err(_) => Err(Failure::Timeout(COMMAND_CAP)),
+        }
+    }
+}

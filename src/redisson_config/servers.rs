@@ -1,0 +1,178 @@
+//! The server section of a Redisson file (`singleServerConfig`, `clusterServersConfig`,
+//! `sentinelServersConfig`, `masterSlaveServersConfig`): its keys, read into the [`Config`] and
+//! the [`RedissonServers`] to connect to.
+
+use serde_norway::Value;
+
+use super::address::{url_with, Auth};
+use super::ssl::Ssl;
+use super::tags::{default_class_only, DEFAULT_COMMAND_MAPPER, DEFAULT_CREDENTIALS, DEFAULT_NAT_MAPPER};
+use super::top_level::Parser;
+use super::values::{bad, delay, entries, integer, millis, string, strings};
+use super::RedissonServers;
+use crate::config::{Config, PublishMode};
+use crate::error::Result;
+
+/// Which server section the file has.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Mode {
+    Single,
+    MasterSlave,
+    Cluster,
+    Sentinel,
+}
+
+impl Mode {
+    pub(super) fn key(self) -> &'static str {
+        match self {
+            Mode::Single => "singleServerConfig",
+            Mode::MasterSlave => "masterSlaveServersConfig",
+            Mode::Cluster => "clusterServersConfig",
+            Mode::Sentinel => "sentinelServersConfig",
+        }
+    }
+}
+
+impl Parser<'_> {
+    #[allow(clippy::type_complexity)]
+    pub(super) fn section(
+        &self,
+        mode: Mode,
+        section: &Value,
+        mut config: Config,
+        top: &Auth,
+    ) -> Result<(Config, RedissonServers, Option<(String, Value)>, Ssl)> {
+        let mut ssl = Ssl::default();
+        let sk = mode.key();
+        let mut auth = top.clone();
+        let mut database = 0i64;
+        let mut addresses: Vec<String> = Vec::new();
+        let mut master_name = None;
+        let mut sentinel_auth = Auth::default();
+        let mut retry_delay = None;
+        let mut mapper = None;
+        for (key, v) in entries(sk, section)? {
+            let full = format!("{sk}.{key}");
+            let full = full.as_str();
+            match (mode, key) {
+                (_, k) if k.starts_with("ssl") => ssl.set(full, k, v)?,
+                (_, "timeout") => config = config.command_timeout(millis(full, v)?),
+                (_, "connectTimeout") => config = config.connect_timeout(millis(full, v)?),
+                (_, "subscriptionTimeout") => config = config.subscription_timeout(millis(full, v)?),
+                (_, "retryAttempts") => {
+                    let n = integer(full, v)?;
+                    if !(0..=1000).contains(&n) {
+                        return Err(bad(full, format!("must be between 0 and 1000, got {n}")));
+                    }
+                    config = config.retry_attempts(n as u32);
+                }
+                (_, "retryInterval") => config = config.retry_interval(millis(full, v)?),
+                (_, "retryDelay") => retry_delay = Some(delay(full, v)?),
+                (_, "username") => {
+                    if let Some(u) = string(full, v)? {
+                        auth.username = Some(u)
+                    }
+                }
+                (_, "password") => {
+                    if let Some(p) = string(full, v)? {
+                        auth.password = Some(p)
+                    }
+                }
+                (_, "database") => database = integer(full, v)?,
+                (_, "nameMapper") => mapper = Some((full.to_owned(), v.clone())),
+                (_, "commandMapper") => default_class_only(full, v, DEFAULT_COMMAND_MAPPER)?,
+                (_, "credentialsResolver") => default_class_only(full, v, DEFAULT_CREDENTIALS)?,
+                (Mode::Cluster | Mode::Sentinel, "natMapper") => {
+                    default_class_only(full, v, DEFAULT_NAT_MAPPER)?
+                }
+                (Mode::Single, "address") | (Mode::MasterSlave, "masterAddress") => {
+                    addresses = string(full, v)?.into_iter().collect()
+                }
+                (Mode::Cluster, "nodeAddresses") | (Mode::Sentinel, "sentinelAddresses") => {
+                    addresses = strings(full, v)?
+                }
+                (Mode::Cluster, "shardedSubscriptionMode") => {
+                    let s = string(full, v)?.unwrap_or_default();
+                    config = config.publish_mode(match s.to_ascii_uppercase().as_str() {
+                        "AUTO" => PublishMode::Auto,
+                        "ON" => PublishMode::Sharded,
+                        "OFF" => PublishMode::Classic,
+                        _ => return Err(bad(full, format!("expected AUTO, ON or OFF, got `{s}`"))),
+                    });
+                }
+                (Mode::Sentinel, "masterName") => master_name = string(full, v)?,
+                (Mode::Sentinel, "sentinelUsername") => sentinel_auth.username = string(full, v)?,
+                (Mode::Sentinel, "sentinelPassword") => sentinel_auth.password = string(full, v)?,
+                (Mode::Sentinel, "scanInterval") => config = config.sentinel_scan_interval(millis(full, v)?),
+                (_, other) => {
+                    tracing::debug!(key = %format!("{sk}.{other}"), "redisson config: ignored (no effect on locks)")
+                }
+            }
+        }
+        if let Some(d) = retry_delay {
+            config = config.retry_interval(d);
+        }
+        if addresses.is_empty() {
+            let which = match mode {
+                Mode::Single => "address",
+                Mode::MasterSlave => "masterAddress",
+                Mode::Cluster => "nodeAddresses",
+                Mode::Sentinel => "sentinelAddresses",
+            };
+            return Err(bad(&format!("{sk}.{which}"), "missing: no address to connect to"));
+        }
+        let servers = match mode {
+            Mode::Single | Mode::MasterSlave => {
+                let key = if mode == Mode::Single {
+                    "address"
+                } else {
+                    "masterAddress"
+                };
+                RedissonServers::Single {
+                    url: url_with(&format!("{sk}.{key}"), &addresses[0], &auth, Some(database))?,
+                }
+            }
+            Mode::Cluster => {
+                if database != 0 {
+                    return Err(bad(
+                        &format!("{sk}.database"),
+                        format!("database {database}: Redis Cluster locks live in database 0"),
+                    ));
+                }
+                RedissonServers::Cluster {
+                    nodes: addresses
+                        .iter()
+                        .map(|a| url_with(&format!("{sk}.nodeAddresses"), a, &auth, None))
+                        .collect::<Result<_>>()?,
+                }
+            }
+            Mode::Sentinel => RedissonServers::Sentinel {
+                sentinels: addresses
+                    .iter()
+                    .map(|a| url_with(&format!("{sk}.sentinelAddresses"), a, &sentinel_auth, None))
+                    .collect::<Result<_>>()?,
+                master_name: master_name
+                    .filter(|m| !m.is_empty())
+                    .ok_or_else(|| bad(&format!("{sk}.masterName"), "missing"))?,
+                username: auth.username,
+                password: auth.password,
+                database,
+            },
+        };
+        Ok((config, servers, mapper, ssl))
+    }
+}
+
+impl RedissonServers {
+    /// Whether the connection uses TLS: a `rediss://` address (for a sentinel set, any of them:
+    /// the master then follows the last one's scheme, see [`ClientBuilder::tls`](crate::ClientBuilder::tls)).
+    #[cfg(feature = "tls-rustls")]
+    pub(super) fn uses_tls(&self) -> bool {
+        let tls = |u: &String| u.starts_with("rediss://");
+        match self {
+            RedissonServers::Single { url } => tls(url),
+            RedissonServers::Cluster { nodes } => nodes.iter().any(tls),
+            RedissonServers::Sentinel { sentinels, .. } => sentinels.iter().any(tls),
+        }
+    }
+}
