@@ -138,44 +138,76 @@ pub use crate::core::{Guard, Lock};
 pub use crate::error::{Error, Result};
 pub use crate::kinds::rw::RReadWriteLock;
 
-/// Redisson's reentrant lock (`RLock`, `getLock(name)`): what it keeps in Redis is on
-/// [`kinds::Reentrant`], its methods on [`Lock`].
-pub type RLock = Lock<kinds::Reentrant>;
-/// One hold of an [`RLock`] (see [`Guard`]).
-pub type LockGuard = Guard<kinds::Reentrant>;
-/// Redisson's fair lock (`RFairLock`, `getFairLock(name)`): first come, first served, Java and
-/// Rust waiters in one queue ([`kinds::FairKind`]); its methods on [`Lock`].
-pub type RFairLock = Lock<kinds::Fair>;
-/// One hold of an [`RFairLock`] (see [`Guard`]).
-pub type FairGuard = Guard<kinds::Fair>;
-/// Redisson's non-reentrant fair lock (`getNonReentrantFairLock(name)`, 4.4+;
-/// [`kinds::FairKind`]); its methods on [`Lock`].
-pub type RNonReentrantFairLock = Lock<kinds::NonReentrantFair>;
-/// One hold of an [`RNonReentrantFairLock`] (see [`Guard`]).
-pub type NonReentrantFairGuard = Guard<kinds::NonReentrantFair>;
-/// Redisson's fenced lock (`RFencedLock`, `getFencedLock(name)`, 3.19+): every acquisition takes
-/// a fencing token ([`kinds::Fenced`]); its methods on [`Lock`].
-pub type RFencedLock = Lock<kinds::Fenced>;
-/// One hold of an [`RFencedLock`], with its [token](Guard::token) (see [`Guard`]).
-pub type FencedGuard = Guard<kinds::Fenced>;
-/// Redisson's spin lock (`RSpinLock`, `getSpinLock(name)`, 3.15+): waiters poll with a
-/// [`BackOff`] ([`kinds::Spin`]); its methods on [`Lock`].
-pub type RSpinLock = Lock<kinds::Spin>;
-/// One hold of an [`RSpinLock`] (see [`Guard`]).
-pub type SpinGuard = Guard<kinds::Spin>;
-/// Redisson's non-reentrant lock (`getNonReentrantLock(name)`, 4.4+; [`kinds::NonReentrant`]);
-/// its methods on [`Lock`].
-pub type RNonReentrantLock = Lock<kinds::NonReentrant>;
-/// One hold of an [`RNonReentrantLock`] (see [`Guard`]).
-pub type NonReentrantGuard = Guard<kinds::NonReentrant>;
-/// The read side of an [`RReadWriteLock`] ([`kinds::Read`]); its methods on [`Lock`].
-pub type RReadLock = Lock<kinds::Read>;
-/// One read hold (see [`Guard`]).
-pub type ReadGuard = Guard<kinds::Read>;
-/// The write side of an [`RReadWriteLock`] ([`kinds::Write`]); its methods on [`Lock`].
-pub type RWriteLock = Lock<kinds::Write>;
-/// One write hold, which can [downgrade](Guard::downgrade) (see [`Guard`]).
-pub type WriteGuard = Guard<kinds::Write>;
+/// Every lock kind's public names, in one list: the aliases below, the blocking facade's and
+/// its client's constructors are generated from it (`lock_kinds!(m)` calls `m!` with the list).
+/// An entry: the lock alias and its docs, the guard alias and its docs, the kind, and the
+/// client's constructor when the kind has one of its own.
+macro_rules! lock_kinds {
+    ($then:ident) => {
+        $then! {
+            /// Redisson's reentrant lock (`RLock`, `getLock(name)`): what it keeps in Redis is on
+            /// [`kinds::Reentrant`](crate::kinds::Reentrant), its methods on [`Lock`].
+            RLock,
+            /// One hold of an [`RLock`] (see [`Guard`]).
+            LockGuard = kinds::Reentrant => lock;
+            /// Redisson's fair lock (`RFairLock`, `getFairLock(name)`): first come, first served,
+            /// Java and Rust waiters in one queue ([`kinds::FairKind`](crate::kinds::FairKind));
+            /// its methods on [`Lock`].
+            RFairLock,
+            /// One hold of an [`RFairLock`] (see [`Guard`]).
+            FairGuard = kinds::Fair => fair_lock;
+            /// Redisson's non-reentrant fair lock (`getNonReentrantFairLock(name)`, 4.4+;
+            /// [`kinds::FairKind`](crate::kinds::FairKind)); its methods on [`Lock`].
+            RNonReentrantFairLock,
+            /// One hold of an [`RNonReentrantFairLock`] (see [`Guard`]).
+            NonReentrantFairGuard = kinds::NonReentrantFair => non_reentrant_fair_lock;
+            /// Redisson's fenced lock (`RFencedLock`, `getFencedLock(name)`, 3.19+): every
+            /// acquisition takes a fencing token ([`kinds::Fenced`](crate::kinds::Fenced)); its
+            /// methods on [`Lock`].
+            RFencedLock,
+            /// One hold of an [`RFencedLock`], with its [token](Guard::token) (see [`Guard`]).
+            FencedGuard = kinds::Fenced => fenced_lock;
+            /// Redisson's spin lock (`RSpinLock`, `getSpinLock(name)`, 3.15+): waiters poll with a
+            /// [`BackOff`](crate::BackOff) ([`kinds::Spin`](crate::kinds::Spin)); its methods on
+            /// [`Lock`].
+            RSpinLock,
+            /// One hold of an [`RSpinLock`] (see [`Guard`]).
+            SpinGuard = kinds::Spin => spin_lock;
+            /// Redisson's non-reentrant lock (`getNonReentrantLock(name)`, 4.4+;
+            /// [`kinds::NonReentrant`](crate::kinds::NonReentrant)); its methods on [`Lock`].
+            RNonReentrantLock,
+            /// One hold of an [`RNonReentrantLock`] (see [`Guard`]).
+            NonReentrantGuard = kinds::NonReentrant => non_reentrant_lock;
+            /// The read side of an [`RReadWriteLock`](crate::RReadWriteLock)
+            /// ([`kinds::Read`](crate::kinds::Read)); its methods on [`Lock`].
+            RReadLock,
+            /// One read hold (see [`Guard`]).
+            ReadGuard = kinds::Read;
+            /// The write side of an [`RReadWriteLock`](crate::RReadWriteLock)
+            /// ([`kinds::Write`](crate::kinds::Write)); its methods on [`Lock`].
+            RWriteLock,
+            /// One write hold, which can [downgrade](Guard::downgrade) (see [`Guard`]).
+            WriteGuard = kinds::Write;
+        }
+    };
+}
+pub(crate) use lock_kinds;
+
+/// The aliases of one [`lock_kinds`] list, for the `Lock` and `Guard` in scope.
+macro_rules! kind_aliases {
+    ($($(#[$ld:meta])* $lock:ident, $(#[$gd:meta])* $guard:ident = $kind:ty $(=> $ctor:ident)?;)*) => {
+        $(
+            $(#[$ld])*
+            pub type $lock = Lock<$kind>;
+            $(#[$gd])*
+            pub type $guard = Guard<$kind>;
+        )*
+    };
+}
+pub(crate) use kind_aliases;
+
+lock_kinds!(kind_aliases);
+
 pub use crate::lost::{LeaseState, LostReason};
 pub use crate::multi::{Member, MultiGuard, RMultiLock};
 pub use crate::name::NameMapper;

@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::Rt;
 use crate::error::{Error, Result};
 use crate::kind::{AcquireKind, Reenterable};
+use crate::kind_aliases;
 use crate::kinds;
 use crate::{BackOff, LeaseState, LostReason, OwnerId, Ttl, Unlocked};
 
@@ -363,38 +364,7 @@ impl<K: AcquireKind> std::fmt::Debug for Guard<K> {
     }
 }
 
-/// Blocking [`crate::RLock`].
-pub type RLock = Lock<kinds::Reentrant>;
-/// Blocking [`crate::LockGuard`].
-pub type LockGuard = Guard<kinds::Reentrant>;
-/// Blocking [`crate::RFairLock`].
-pub type RFairLock = Lock<kinds::Fair>;
-/// Blocking [`crate::FairGuard`].
-pub type FairGuard = Guard<kinds::Fair>;
-/// Blocking [`crate::RNonReentrantFairLock`].
-pub type RNonReentrantFairLock = Lock<kinds::NonReentrantFair>;
-/// Blocking [`crate::NonReentrantFairGuard`].
-pub type NonReentrantFairGuard = Guard<kinds::NonReentrantFair>;
-/// Blocking [`crate::RFencedLock`].
-pub type RFencedLock = Lock<kinds::Fenced>;
-/// Blocking [`crate::FencedGuard`].
-pub type FencedGuard = Guard<kinds::Fenced>;
-/// Blocking [`crate::RSpinLock`].
-pub type RSpinLock = Lock<kinds::Spin>;
-/// Blocking [`crate::SpinGuard`].
-pub type SpinGuard = Guard<kinds::Spin>;
-/// Blocking [`crate::RNonReentrantLock`].
-pub type RNonReentrantLock = Lock<kinds::NonReentrant>;
-/// Blocking [`crate::NonReentrantGuard`].
-pub type NonReentrantGuard = Guard<kinds::NonReentrant>;
-/// Blocking [`crate::RReadLock`].
-pub type RReadLock = Lock<kinds::Read>;
-/// Blocking [`crate::ReadGuard`].
-pub type ReadGuard = Guard<kinds::Read>;
-/// Blocking [`crate::RWriteLock`].
-pub type RWriteLock = Lock<kinds::Write>;
-/// Blocking [`crate::WriteGuard`].
-pub type WriteGuard = Guard<kinds::Write>;
+crate::lock_kinds!(kind_aliases);
 
 /// The blocking twin of [`crate::RReadWriteLock`].
 ///

@@ -166,82 +166,6 @@ impl Client {
         &self.rt.client
     }
 
-    /// A handle to the reentrant lock `name`.
-    ///
-    /// ```no_run
-    /// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
-    /// let lock = client.lock("lock:order:42")?;
-    /// # Ok::<_, redisson_lock::Error>(())
-    /// ```
-    pub fn lock(&self, name: &str) -> Result<RLock> {
-        Ok(Lock::new(self.rt.clone(), self.rt.client.lock(name)?))
-    }
-
-    /// A handle to the fenced lock `name` (see [`crate::Client::fenced_lock`]).
-    ///
-    /// ```no_run
-    /// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
-    /// let (token, guard) = client.fenced_lock("lock:order:42")?.lock_and_get_token()?;
-    /// # Ok::<_, redisson_lock::Error>(())
-    /// ```
-    pub fn fenced_lock(&self, name: &str) -> Result<RFencedLock> {
-        Ok(Lock::new(self.rt.clone(), self.rt.client.fenced_lock(name)?))
-    }
-
-    /// A handle to the spin lock `name` (see [`crate::Client::spin_lock`]).
-    ///
-    /// ```no_run
-    /// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
-    /// let guard = client.spin_lock("lock:report")?.lock()?;
-    /// # Ok::<_, redisson_lock::Error>(())
-    /// ```
-    pub fn spin_lock(&self, name: &str) -> Result<RSpinLock> {
-        Ok(Lock::new(self.rt.clone(), self.rt.client.spin_lock(name)?))
-    }
-
-    /// A handle to the non-reentrant lock `name` (see [`crate::Client::non_reentrant_lock`]).
-    /// Here the owner is the calling thread, so a second `lock()` on the same thread fails with
-    /// [`Error::AlreadyHeld`].
-    ///
-    /// ```no_run
-    /// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
-    /// let guard = client.non_reentrant_lock("lock:job")?.lock()?;
-    /// # Ok::<_, redisson_lock::Error>(())
-    /// ```
-    pub fn non_reentrant_lock(&self, name: &str) -> Result<RNonReentrantLock> {
-        Ok(Lock::new(
-            self.rt.clone(),
-            self.rt.client.non_reentrant_lock(name)?,
-        ))
-    }
-
-    /// A handle to the fair lock `name` (see [`crate::Client::fair_lock`]).
-    ///
-    /// ```no_run
-    /// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
-    /// let guard = client.fair_lock("lock:queue")?.lock()?;
-    /// # Ok::<_, redisson_lock::Error>(())
-    /// ```
-    pub fn fair_lock(&self, name: &str) -> Result<RFairLock> {
-        Ok(Lock::new(self.rt.clone(), self.rt.client.fair_lock(name)?))
-    }
-
-    /// A handle to the non-reentrant fair lock `name` (see
-    /// [`crate::Client::non_reentrant_fair_lock`]); a second `lock()` on one thread fails with
-    /// [`Error::AlreadyHeld`].
-    ///
-    /// ```no_run
-    /// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
-    /// let guard = client.non_reentrant_fair_lock("lock:queue")?.lock()?;
-    /// # Ok::<_, redisson_lock::Error>(())
-    /// ```
-    pub fn non_reentrant_fair_lock(&self, name: &str) -> Result<RNonReentrantFairLock> {
-        Ok(Lock::new(
-            self.rt.clone(),
-            self.rt.client.non_reentrant_fair_lock(name)?,
-        ))
-    }
-
     /// A handle to the read-write lock `name`.
     ///
     /// ```no_run
@@ -292,3 +216,29 @@ impl Client {
         self.rt.block_on(self.rt.client.shutdown())
     }
 }
+
+/// The blocking client's constructor of each kind that has one, generated from the crate's one
+/// list of kinds: the blocking twin of the async client's, the owner being the calling thread.
+macro_rules! constructors {
+    ($($(#[$ld:meta])* $lock:ident, $(#[$gd:meta])* $guard:ident = $kind:ty $(=> $ctor:ident)?;)*) => {
+        impl Client {
+            $($(
+                #[doc = concat!(
+                    "A handle to the [`", stringify!($lock), "`] `name`: the blocking twin of [`crate::Client::",
+                    stringify!($ctor), "`], owned by the calling thread."
+                )]
+                ///
+                /// ```no_run
+                /// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
+                #[doc = concat!("let guard = client.", stringify!($ctor), "(\"lock:order:42\")?.lock()?;")]
+                /// # Ok::<_, redisson_lock::Error>(())
+                /// ```
+                pub fn $ctor(&self, name: &str) -> Result<$lock> {
+                    Ok(Lock::new(self.rt.clone(), self.rt.client.$ctor(name)?))
+                }
+            )?)*
+        }
+    };
+}
+
+crate::lock_kinds!(constructors);
