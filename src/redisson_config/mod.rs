@@ -307,6 +307,20 @@ impl RedissonConfigLoader {
     }
 }
 
+impl RedissonServers {
+    /// Whether the connection uses TLS: a `rediss://` address (for a sentinel set, any of them:
+    /// the master then follows the last one's scheme, see [`ClientBuilder::tls`](crate::ClientBuilder::tls)).
+    #[cfg(feature = "tls-rustls")]
+    fn uses_tls(&self) -> bool {
+        let tls = |u: &String| u.starts_with("rediss://");
+        match self {
+            RedissonServers::Single { url } => tls(url),
+            RedissonServers::Cluster { nodes } => nodes.iter().any(tls),
+            RedissonServers::Sentinel { sentinels, .. } => sentinels.iter().any(tls),
+        }
+    }
+}
+
 impl RedissonConfig {
     /// Options for reading (environment lookup, custom name mappers).
     ///

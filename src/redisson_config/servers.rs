@@ -7,31 +7,11 @@ use serde_norway::Value;
 use super::address::{url_with, Auth};
 use super::ssl::Ssl;
 use super::tags::{default_class_only, DEFAULT_COMMAND_MAPPER, DEFAULT_CREDENTIALS, DEFAULT_NAT_MAPPER};
-use super::top_level::Parser;
+use super::top_level::{Mode, Parser};
 use super::values::{bad, delay, entries, integer, millis, string, strings};
 use super::RedissonServers;
 use crate::config::{Config, PublishMode};
 use crate::error::Result;
-
-/// Which server section the file has.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum Mode {
-    Single,
-    MasterSlave,
-    Cluster,
-    Sentinel,
-}
-
-impl Mode {
-    pub(super) fn key(self) -> &'static str {
-        match self {
-            Mode::Single => "singleServerConfig",
-            Mode::MasterSlave => "masterSlaveServersConfig",
-            Mode::Cluster => "clusterServersConfig",
-            Mode::Sentinel => "sentinelServersConfig",
-        }
-    }
-}
 
 impl Parser<'_> {
     #[allow(clippy::type_complexity)]
@@ -160,19 +140,5 @@ impl Parser<'_> {
             },
         };
         Ok((config, servers, mapper, ssl))
-    }
-}
-
-impl RedissonServers {
-    /// Whether the connection uses TLS: a `rediss://` address (for a sentinel set, any of them:
-    /// the master then follows the last one's scheme, see [`ClientBuilder::tls`](crate::ClientBuilder::tls)).
-    #[cfg(feature = "tls-rustls")]
-    pub(super) fn uses_tls(&self) -> bool {
-        let tls = |u: &String| u.starts_with("rediss://");
-        match self {
-            RedissonServers::Single { url } => tls(url),
-            RedissonServers::Cluster { nodes } => nodes.iter().any(tls),
-            RedissonServers::Sentinel { sentinels, .. } => sentinels.iter().any(tls),
-        }
     }
 }

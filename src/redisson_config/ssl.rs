@@ -4,7 +4,7 @@
 
 use serde_norway::Value;
 
-use super::tags::untagged;
+use super::values::untagged;
 use super::values::{bad, boolean, string};
 use crate::error::Result;
 

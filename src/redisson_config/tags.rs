@@ -3,7 +3,7 @@
 
 use serde_norway::Value;
 
-use super::values::bad;
+use super::values::{bad, class_of, untagged};
 use crate::error::Result;
 
 /// Redisson's own classes for the class-valued settings: the only classes accepted for them
@@ -12,24 +12,6 @@ pub(super) const DEFAULT_NAME_MAPPER: &str = "org.redisson.config.DefaultNameMap
 pub(super) const DEFAULT_COMMAND_MAPPER: &str = "org.redisson.config.DefaultCommandMapper";
 pub(super) const DEFAULT_CREDENTIALS: &str = "org.redisson.client.DefaultCredentialsResolver";
 pub(super) const DEFAULT_NAT_MAPPER: &str = "org.redisson.config.DefaultNatMapper";
-
-/// The value under its tags (a tagged value's content, however deeply tagged).
-pub(super) fn untagged(v: &Value) -> &Value {
-    match v {
-        Value::Tagged(t) => untagged(&t.value),
-        other => other,
-    }
-}
-
-/// The Java class a value names: its tag (`!<class>`), or a `class` field (JSON form).
-pub(super) fn class_of(v: &Value) -> Option<String> {
-    match v {
-        Value::Tagged(t) => Some(t.tag.to_string().trim_start_matches('!').to_owned()),
-        Value::Mapping(m) => m.get("class").and_then(Value::as_str).map(str::to_owned),
-        Value::String(s) => Some(s.clone()),
-        _ => None,
-    }
-}
 
 /// A class-valued setting that may only be Redisson's default class.
 pub(super) fn default_class_only(key: &str, v: &Value, default: &str) -> Result<()> {

@@ -6,16 +6,33 @@ use std::time::Duration;
 use serde_norway::Value;
 
 use super::address::Auth;
-use super::servers::Mode;
 use super::ssl::Ssl;
-use super::tags::{
-    class_of, default_class_only, untagged, DEFAULT_COMMAND_MAPPER, DEFAULT_CREDENTIALS, DEFAULT_NAME_MAPPER,
-};
-use super::values::{bad, boolean, entries, integer, millis, string};
+use super::tags::{default_class_only, DEFAULT_COMMAND_MAPPER, DEFAULT_CREDENTIALS, DEFAULT_NAME_MAPPER};
+use super::values::{bad, boolean, class_of, entries, integer, millis, string, untagged};
 use super::{RedissonConfig, RedissonConfigLoader};
 use crate::config::{Config, ReplicaSync};
 use crate::error::{Error, Result};
 use crate::name::NameMapper;
+
+/// Which server section the file has.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Mode {
+    Single,
+    MasterSlave,
+    Cluster,
+    Sentinel,
+}
+
+impl Mode {
+    pub(super) fn key(self) -> &'static str {
+        match self {
+            Mode::Single => "singleServerConfig",
+            Mode::MasterSlave => "masterSlaveServersConfig",
+            Mode::Cluster => "clusterServersConfig",
+            Mode::Sentinel => "sentinelServersConfig",
+        }
+    }
+}
 
 /// Walks a parsed document with the options of its loader.
 pub(super) struct Parser<'a> {

@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use serde_norway::Value;
 
-use super::tags::{class_of, untagged};
 use crate::config::MAX_MS;
 use crate::error::{Error, Result};
 
@@ -147,4 +146,22 @@ pub(super) fn iso_duration(s: &str) -> Option<Duration> {
         return None;
     }
     Duration::try_from_secs_f64(total).ok()
+}
+
+/// The value under its tags (a tagged value's content, however deeply tagged).
+pub(super) fn untagged(v: &Value) -> &Value {
+    match v {
+        Value::Tagged(t) => untagged(&t.value),
+        other => other,
+    }
+}
+
+/// The Java class a value names: its tag (`!<class>`), or a `class` field (JSON form).
+pub(super) fn class_of(v: &Value) -> Option<String> {
+    match v {
+        Value::Tagged(t) => Some(t.tag.to_string().trim_start_matches('!').to_owned()),
+        Value::Mapping(m) => m.get("class").and_then(Value::as_str).map(str::to_owned),
+        Value::String(s) => Some(s.clone()),
+        _ => None,
+    }
 }
