@@ -1,0 +1,295 @@
+//! Every script invocation of every kind, pinned: the `EVALSHA` Redis receives for an acquire, a
+//! release, a force-unlock and a fair waiter's give-up has exactly these KEYS and ARGV, in this
+//! order (Redisson's scripts on the same keys read them by position). Read
+//! back from Redis' own log of the commands it ran (`SLOWLOG` with a 0 µs threshold), so what
+//! is checked is what went over the wire.
+
+mod common;
+
+use std::time::Duration;
+
+use common::kinds::{self, KINDS};
+use common::{init_tracing, RedisServer};
+use redis::Value;
+use redisson_lock::Config;
+
+/// One expected word of a command: a literal, or a placeholder for what varies per run.
+#[derive(Clone, Copy, Debug)]
+enum W {
+    /// Exactly this text.
+    Is(&'static str),
+    /// The lock's key.
+    Key,
+    /// The holder's owner field (`<uuid>:<owner id>`, with `:write` for the write lock).
+    Field,
+    /// The holder's field followed by this suffix.
+    FieldThen(&'static str),
+    /// `{<key>}:` then the holder's field then this suffix (Redisson's suffix rule).
+    KeyFieldThen(&'static str),
+    /// A latch of this lock: `redisson_unlock_latch:{<key>}:<request id>`.
+    Latch,
+    /// This text with `{}` replaced by the key in braces, `{<key>}` (Redisson's prefix rule).
+    Named(&'static str),
+    /// Any non-negative integer.
+    Int,
+    /// The publish command: `PUBLISH`, `SPUBLISH` or `BOTH`.
+    Publish,
+    /// `0` or `1` (the release-all flag: every hold of the field, or one).
+    Flag,
+}
+
+fn field_re() -> regex::Regex {
+    regex::Regex::new(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:[0-9]+").unwrap()
+}
+
+fn matches(w: W, word: &str, key: &str) -> bool {
+    let f = field_re();
+    match w {
+        W::Is(s) => word == s,
+        W::Key => word == key,
+        W::Field => f.find(word).is_some_and(|m| {
+            let rest = &word[m.end()..];
+            rest.is_empty() || rest == ":write"
+        }),
+        W::FieldThen(suffix) => f.find(word).is_some_and(|m| &word[m.end()..] == suffix),
+        W::KeyFieldThen(suffix) => word
+            .strip_prefix(&format!("{{{key}}}:"))
+            .is_some_and(|rest| f.find(rest).is_some_and(|m| &rest[m.end()..] == suffix)),
+        W::Latch => word
+            .strip_prefix(&format!("redisson_unlock_latch:{{{key}}}:"))
+            .is_some_and(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_hexdigit())),
+        W::Named(pattern) => word == pattern.replace("{}", &format!("{{{key}}}")),
+        W::Int => !word.is_empty() && word.bytes().all(|b| b.is_ascii_digit()),
+        W::Publish => matches!(word, "PUBLISH" | "SPUBLISH" | "BOTH"),
+        W::Flag => matches!(word, "0" | "1"),
+    }
+}
+
+/// The `EVALSHA` commands Redis ran since the last call, oldest first, without the SHA.
+async fn evalshas(raw: &mut redis::aio::MultiplexedConnection) -> Vec<Vec<String>> {
+    let log: Value = redis::cmd("SLOWLOG")
+        .arg("GET")
+        .arg(-1)
+        .query_async(raw)
+        .await
+        .unwrap();
+    let _: () = redis::cmd("SLOWLOG").arg("RESET").query_async(raw).await.unwrap();
+    let Value::Array(entries) = log else {
+        panic!("SLOWLOG GET replied {log:?}")
+    };
+    let mut out = Vec::new();
+    for e in entries.into_iter().rev() {
+        let Value::Array(fields) = e else { continue };
+        let Some(Value::Array(args)) = fields.get(3) else {
+            continue;
+        };
+        let words: Vec<String> = args
+            .iter()
+            .map(|a| match a {
+                Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        if words.first().is_some_and(|w| w.eq_ignore_ascii_case("evalsha")) {
+            out.push(words[2..].to_vec()); // numkeys, keys..., args...
+        }
+    }
+    out
+}
+
+/// Asserts `got` (numkeys, KEYS, ARGV) is `keys` then `args`.
+fn check(kind: &str, op: &str, key: &str, got: &[String], keys: &[W], args: &[W]) {
+    let n: usize = got[0].parse().unwrap();
+    assert_eq!(n, keys.len(), "{kind} {op}: KEYS count in {got:?}");
+    let words = &got[1..];
+    assert_eq!(
+        words.len(),
+        keys.len() + args.len(),
+        "{kind} {op}: KEYS + ARGV in {got:?}"
+    );
+    for (i, (w, word)) in keys.iter().chain(args).zip(words).enumerate() {
+        let what = if i < keys.len() {
+            format!("KEYS[{}]", i + 1)
+        } else {
+            format!("ARGV[{}]", i - keys.len() + 1)
+        };
+        assert!(
+            matches(*w, word, key),
+            "{kind} {op}: {what} is `{word}`, expected {w:?} (all: {got:?})"
+        );
+    }
+}
+
+use W::*;
+
+/// KEYS and ARGV of the acquire, the release and the force unlock of `kind`.
+fn expected(kind: &str) -> [(&'static [W], &'static [W]); 3] {
+    const LOCK_UNLOCK: (&[W], &[W]) = (
+        &[Key, Named("redisson_lock__channel:{}"), Latch],
+        &[Is("0"), Int, Field, Publish, Int, Flag],
+    );
+    const LOCK_FORCE: (&[W], &[W]) = (&[Key, Named("redisson_lock__channel:{}")], &[Is("0"), Publish]);
+    const LOCK_ACQUIRE: (&[W], &[W]) = (&[Key, Latch], &[Int, Field, Int]);
+    match kind {
+        "lock" | "non_reentrant" => [LOCK_ACQUIRE, LOCK_UNLOCK, LOCK_FORCE],
+        "fenced" => [
+            (&[Key, Named("redisson_lock_token:{}"), Latch], &[Int, Field, Int]),
+            LOCK_UNLOCK,
+            LOCK_FORCE,
+        ],
+        "spin" => [
+            LOCK_ACQUIRE,
+            (&[Key, Latch], &[Int, Field, Int, Flag]),
+            (&[Key], &[]),
+        ],
+        "fair" | "non_reentrant_fair" => [
+            (
+                &[
+                    Key,
+                    Named("redisson_lock_queue:{}"),
+                    Named("redisson_lock_timeout:{}"),
+                    Latch,
+                ],
+                // lease, field, wait budget, now, latch TTL, waits, non-reentrant
+                &[Int, Field, Int, Int, Int, Is("1"), Int],
+            ),
+            (
+                &[
+                    Key,
+                    Named("redisson_lock_queue:{}"),
+                    Named("redisson_lock_timeout:{}"),
+                    Named("redisson_lock__channel:{}"),
+                    Latch,
+                ],
+                &[Is("0"), Int, Field, Int, Publish, Int, Flag],
+            ),
+            (
+                &[
+                    Key,
+                    Named("redisson_lock_queue:{}"),
+                    Named("redisson_lock_timeout:{}"),
+                    Named("redisson_lock__channel:{}"),
+                ],
+                &[Is("0"), Int, Publish],
+            ),
+        ],
+        "read" => [
+            (
+                &[Key, KeyFieldThen(":rwlock_timeout"), Latch],
+                &[Int, Field, FieldThen(":write"), Int],
+            ),
+            (
+                &[
+                    Key,
+                    Named("redisson_rwlock:{}"),
+                    KeyFieldThen(":rwlock_timeout"),
+                    Named("{}"),
+                    Latch,
+                ],
+                &[Is("0"), Field, Publish, Int, Flag],
+            ),
+            (&[Key, Named("redisson_rwlock:{}")], &[Is("0"), Publish]),
+        ],
+        "write" => [
+            LOCK_ACQUIRE,
+            (
+                &[Key, Named("redisson_rwlock:{}"), Latch],
+                &[Is("1"), Int, Field, Publish, Int, Flag],
+            ),
+            (&[Key, Named("redisson_rwlock:{}")], &[Is("1"), Publish]),
+        ],
+        other => panic!("no expected shape for `{other}`"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_kind_sends_its_scripts_keys_and_arguments_in_order() {
+    init_tracing();
+    let s = RedisServer::start();
+    let c = s
+        .client(Config::default().lock_watchdog_timeout(Duration::from_secs(60)))
+        .await;
+    let mut raw = s.conn().await;
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("slowlog-log-slower-than")
+        .arg(0)
+        .arg("slowlog-max-len")
+        .arg(100_000)
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    for kind in KINDS {
+        let key = format!("shape:{kind}");
+        let lock = kinds::open(kind, &c, &key);
+        let [acquire, release, force] = expected(kind);
+        // load the scripts first: a `NOSCRIPT` reply logs the command twice
+        let warm = kinds::open(kind, &c, &format!("warm:{kind}"));
+        warm.lock().await.unwrap().unlock().await.unwrap();
+        warm.lock().await.unwrap().forget();
+        assert!(warm.force_unlock().await.unwrap(), "{kind}");
+        let _ = evalshas(&mut raw).await; // start from here
+        let g = lock.lock().await.unwrap();
+        g.unlock().await.unwrap();
+        let g = lock.lock().await.unwrap();
+        assert!(lock.force_unlock().await.unwrap(), "{kind}");
+        let sent = evalshas(&mut raw).await;
+        assert_eq!(
+            sent.len(),
+            4,
+            "{kind}: acquire, release, acquire, force unlock: {sent:?}"
+        );
+        check(kind, "acquire", &key, &sent[0], acquire.0, acquire.1);
+        check(kind, "release", &key, &sent[1], release.0, release.1);
+        check(kind, "acquire", &key, &sent[2], acquire.0, acquire.1);
+        check(kind, "force unlock", &key, &sent[3], force.0, force.1);
+        g.forget();
+    }
+    c.shutdown().await.unwrap();
+}
+
+/// A fair waiter that stops waiting leaves the queue with `give_up.lua`: KEYS queue and
+/// deadlines, ARGV its field and its wait budget.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fair_waiter_gives_up_with_its_field_and_budget() {
+    init_tracing();
+    let s = RedisServer::start();
+    let a = s.client(Config::default()).await;
+    let b = s.client(Config::default()).await;
+    let mut raw = s.conn().await;
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("slowlog-log-slower-than")
+        .arg(0)
+        .arg("slowlog-max-len")
+        .arg(100_000)
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    for kind in KINDS.into_iter().filter(|k| kinds::queues(k)) {
+        let key = format!("give-up:{kind}");
+        let held = kinds::open(kind, &a, &key).lock().await.unwrap();
+        let _ = evalshas(&mut raw).await;
+        let r = kinds::open(kind, &b, &key)
+            .try_lock_for(Duration::from_millis(300))
+            .await
+            .unwrap();
+        assert!(r.is_none(), "{kind}");
+        let sent = evalshas(&mut raw).await;
+        let give_up = sent
+            .iter()
+            .find(|w| w[0] == "2")
+            .unwrap_or_else(|| panic!("{kind}: no two-key script (the give-up) in {sent:?}"));
+        check(
+            kind,
+            "give up",
+            &key,
+            give_up,
+            &[Named("redisson_lock_queue:{}"), Named("redisson_lock_timeout:{}")],
+            &[Field, Is("300")],
+        );
+        held.unlock().await.unwrap();
+    }
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+}
