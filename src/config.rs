@@ -5,7 +5,7 @@ use std::time::Duration;
 use crate::error::{Error, Result};
 use crate::name::NameMapper;
 
-/// Which pub/sub commands carry unlock notifications (protocol §8.1).
+/// Which pub/sub commands carry unlock notifications (`docs/protocol.md`, "Pub/sub").
 ///
 /// Redisson uses classic `PUBLISH`/`SUBSCRIBE` everywhere except in Redis Cluster mode on servers
 /// with sharded pub/sub (3.22+), where it uses `SPUBLISH`/`SSUBSCRIBE`. Both sides must agree, or
@@ -371,8 +371,9 @@ impl Config {
         Ok(())
     }
 
-    /// The safety margin S3 of the fault spec: a hold counts as lost once no grant or renewal
-    /// succeeded within `lease - margin`.
+    /// The safety margin: a hold counts as lost once no grant or renewal succeeded within
+    /// `lease - margin` of the request being sent, so the holder stops trusting it at least one
+    /// command timeout (or a quarter of the lease, if shorter) before Redis may let it expire.
     pub(crate) fn lease_margin(&self, lease: Duration) -> Duration {
         self.command_timeout.min(lease / 4)
     }

@@ -1,11 +1,11 @@
 //! Deletes unlock latches in batches, off the unlock path.
 //!
 //! Every unlock writes a short-lived latch `redisson_unlock_latch:{N}:<request id>` so that our
-//! own retries of that unlock replay its first reply (protocol §2.3). Once the unlock has
-//! answered, the latch is garbage. Redisson sends one `DEL` per unlock; we hand the key to this
-//! janitor, which deletes whatever has queued up with one `DEL` per batch (per slot in a
-//! cluster): one command per many unlocks under load. If Redis is unreachable, the latches
-//! simply expire with their PX TTL.
+//! own retries of that unlock replay its first reply (`docs/protocol.md`, "Latches and
+//! idempotent retries"). Once the unlock has answered, the latch is garbage. Redisson sends one
+//! `DEL` per unlock; we hand the key to this janitor, which deletes whatever has queued up with
+//! one `DEL` per batch (per slot in a cluster): one command per many unlocks under load. If Redis
+//! is unreachable, the latches simply expire with their PX TTL.
 
 use std::time::Duration;
 

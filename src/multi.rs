@@ -1,6 +1,6 @@
 //! Redisson's `RedissonMultiLock` and `RedissonRedLock`: one lock made of several locks, of any
-//! kind, on one Redis or on several (spec §7.4, §7.5). Purely client-side: each member is taken
-//! and released through its own kind's protocol, all for one owner.
+//! kind, on one Redis or on several. Purely client-side: each member is taken and released
+//! through its own kind's protocol, all for one owner.
 
 use std::time::{Duration, Instant};
 

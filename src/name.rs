@@ -1,4 +1,4 @@
-//! Redisson's key and channel names (protocol §1.1), as pure functions.
+//! Redisson's key and channel names (`docs/protocol.md`, "Names"), as pure functions.
 
 use std::sync::Arc;
 

@@ -1,4 +1,4 @@
-//! Owner identity: the `<client id>:<owner id>` hash field (protocol §1.2).
+//! Owner identity: the `<client id>:<owner id>` hash field (`docs/protocol.md`, "Owners").
 //!
 //! Redisson's owner is the Java thread. Async Rust has no such thing: two futures of one task
 //! run concurrently (`join!`, `select!`), so a task id as owner would let both into the lock at

@@ -1,4 +1,5 @@
-//! One watchdog per client: renews every watchdog-mode hold in batches (protocol §3.2).
+//! One watchdog per client: renews every watchdog-mode hold in batches (`docs/protocol.md`,
+//! "Renewal").
 //!
 //! What to renew comes from the hold table ([`crate::holds`]): every field with a live epoch and
 //! at least one watchdog-mode hold. A hold leaves the table before its release is sent, so a

@@ -1,4 +1,4 @@
-//! Held locks while the cluster changes under them (issue 12, production topologies): a slot
+//! Held locks while the cluster changes under them (production topologies): a slot
 //! migration (`CLUSTER SETSLOT … IMPORTING/MIGRATING`, `MIGRATE`, `SETSLOT … NODE`) and a
 //! `CLUSTER FAILOVER` to a replica. What survives: the hold, its renewal, its unlock. What is
 //! lost: a hold the new master never got (asynchronous replication) — `guard.lost()` reports it.

@@ -1,6 +1,6 @@
 //! RFairLock against a real redis-server: FIFO order, cancelled and timed-out waiters leaving the
 //! queue, the wire shape (queue, deadlines, per-waiter channel), and the meaning of Redisson's
-//! RedissonFairLockTest cases that apply (spec §11.2).
+//! RedissonFairLockTest cases that apply (case by case in `tests/REDISSON-CHECKLIST.md`).
 
 mod common;
 

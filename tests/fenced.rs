@@ -1,5 +1,6 @@
-//! RFencedLock against a real redis-server: Redisson's RedissonFencedLockTest (spec §11.5), the
-//! token's wire shape, and that every acquisition (re-entries too) takes a new token.
+//! RFencedLock against a real redis-server: Redisson's RedissonFencedLockTest (see
+//! `tests/REDISSON-CHECKLIST.md`), the token's wire shape, and that every acquisition (re-entries
+//! too) takes a new token.
 
 mod common;
 

@@ -1,7 +1,7 @@
 //! RMultiLock (Redisson's MultiLock) and the RedLock against real redis-servers: the meaning of
-//! Redisson's RedissonMultiLockTest and RedissonRedLockTest cases (spec §11.6, §11.7), mixed
-//! kinds, cancellation, and a RedLock over 5 independent servers with some of them stopped or
-//! restarted.
+//! Redisson's RedissonMultiLockTest and RedissonRedLockTest cases (case by case in
+//! `tests/REDISSON-CHECKLIST.md`), mixed kinds, cancellation, and a RedLock over 5 independent
+//! servers with some of them stopped or restarted.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! RLock against real redis-server processes: wire shape, Redisson's RLock test list (spec §11.1)
+//! RLock against real redis-server processes: wire shape, Redisson's RedissonLockTest cases
 //! ported in spirit, a foreign Redisson-shaped holder, watchdog, restart and bad input.
 
 mod common;

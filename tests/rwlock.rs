@@ -1,5 +1,5 @@
 //! RReadWriteLock against real redis-server processes: exact Redis state after each step, and
-//! Redisson's RReadWriteLock test list (spec §11.3) ported in spirit.
+//! Redisson's RedissonReadWriteLockTest cases ported in spirit.
 
 mod common;
 

@@ -1,5 +1,10 @@
-//! Safety under ambiguity (issue 9): each test reproduces one way the crate used to let two
-//! holders in or leave a lock stuck, against a real redis-server.
+//! Safety under ambiguity, against a real redis-server: never two holders and never a stuck
+//! lock, also when a reply is lost, a request arrives twice, a future is dropped, a duration is
+//! absurd or Redis is gone. One test per situation, each checking its invariant: a stale guard
+//! never releases a later hold; two futures of one task never hold one lock at once; a re-entry
+//! never cuts the TTL a longer hold needs; one guard is one hold in Redis; a rejected call
+//! changes nothing; one bad key does not stop the renewal of the others; `lock()` against a dead
+//! Redis gives up; an ended hold leaves no record behind.
 
 mod common;
 
@@ -538,8 +543,8 @@ async fn an_acquire_sent_twice_counts_once() {
 
 /// A hold that ended on its own (its lease ran out; nobody unlocked it) leaves nothing in the
 /// client once its guard is dropped: neither when the guard noticed the loss first nor when the
-/// drop is the first to look. (A record of an epoch ended this way used to stay in the hold
-/// table for ever: one leaked record per expired lease.)
+/// drop is the first to look. (A record of an epoch ended this way must not stay in the hold
+/// table: that would leak one record per expired lease.)
 #[tokio::test]
 async fn an_expired_lease_leaves_no_record_behind() {
     let s = RedisServer::start();

@@ -1,5 +1,6 @@
 //! RSpinLock against a real redis-server: the meaning of Redisson's RedissonSpinLockTest cases
-//! (spec §11.4) that apply, plus the wire shape (the RLock's hash, no publish, no subscription).
+//! that apply (case by case in `tests/REDISSON-CHECKLIST.md`), plus the wire shape (the RLock's
+//! hash, no publish, no subscription).
 
 mod common;
 

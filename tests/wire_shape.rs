@@ -293,3 +293,82 @@ async fn a_fair_waiter_gives_up_with_its_field_and_budget() {
     a.shutdown().await.unwrap();
     b.shutdown().await.unwrap();
 }
+
+/// A release retried with the same request id replays its first reply, also when the first
+/// found no lock at all: the retry of an unlock of an expired read or write lock says "not held"
+/// again (nil), never "released".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_release_of_a_missing_lock_replays_not_held() {
+    init_tracing();
+    let s = RedisServer::start();
+    let mut raw = s.conn().await;
+    let lua =
+        |f: &str| std::fs::read_to_string(format!("{}/lua/{f}.lua", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let field = "6dac7dfe-82ae-430f-96e9-6a37ea785ff5:1";
+    let cases = [
+        (
+            "rw/write_unlock",
+            vec![
+                "gone",
+                "redisson_rwlock:{gone}",
+                "redisson_unlock_latch:{gone}:aa",
+            ],
+            vec![
+                "1".to_owned(),
+                "30000".into(),
+                format!("{field}:write"),
+                "PUBLISH".into(),
+                "5000".into(),
+                "0".into(),
+            ],
+        ),
+        (
+            "rw/read_unlock",
+            vec![
+                "gone",
+                "redisson_rwlock:{gone}",
+                "{gone}:6dac7dfe-82ae-430f-96e9-6a37ea785ff5:1:rwlock_timeout",
+                "{gone}",
+                "redisson_unlock_latch:{gone}:bb",
+            ],
+            vec![
+                "0".to_owned(),
+                field.into(),
+                "PUBLISH".into(),
+                "5000".into(),
+                "0".into(),
+            ],
+        ),
+        (
+            "lock/unlock",
+            vec![
+                "gone",
+                "redisson_lock__channel:{gone}",
+                "redisson_unlock_latch:{gone}:cc",
+            ],
+            vec![
+                "0".to_owned(),
+                "30000".into(),
+                field.into(),
+                "PUBLISH".into(),
+                "5000".into(),
+                "0".into(),
+            ],
+        ),
+    ];
+    for (script, keys, args) in cases {
+        let source = format!("{}\n{}", lua("common/notify"), lua(script));
+        let script_obj = redis::Script::new(&source);
+        for attempt in ["first", "retry"] {
+            let mut inv = script_obj.prepare_invoke();
+            for k in &keys {
+                inv.key(*k);
+            }
+            for a in &args {
+                inv.arg(a);
+            }
+            let reply: Option<i64> = inv.invoke_async(&mut raw).await.unwrap();
+            assert_eq!(reply, None, "{script} ({attempt}): not held");
+        }
+    }
+}

@@ -18,7 +18,8 @@ end
 local mode = redis.call('hget', lock_key, 'mode')
 if mode == false then
   notify(publish_cmd, channel, message)
-  redis.call('set', latch, '1', 'px', latch_ms)
+  -- not a number: a retry of this request replays "not held" too
+  redis.call('set', latch, 'none', 'px', latch_ms)
   return nil
 end
 if mode ~= 'write' or redis.call('hexists', lock_key, writer) == 0 then

@@ -22,7 +22,7 @@
 //! # Ok(()) }
 //! ```
 //!
-//! What the keys tell (protocol §1, §2, §5, §6, §7.2):
+//! What the keys tell (`docs/protocol.md`, "Names", "Owners" and "Lock kinds"):
 //!
 //! | kind | Redis state |
 //! |---|---|

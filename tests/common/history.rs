@@ -702,8 +702,9 @@ impl LossProblem {
 
 /// (e) A hold is lost only when a fault erased its lock's data (restart, `FLUSHALL`, a key of
 /// another type written over it). Stalls shorter than the lease (pauses, busy scripts, killed
-/// connections) must not cost a hold (spec S3, F2, F7), nor must another lock's key of another
-/// type in the same renewal batch (F30). Only this crate's sections ([`Party::Rust`]).
+/// connections) must not cost a hold (S3, F2, F7 in `docs/guarantees.md`, "Scenario ids in the
+/// tests"), nor must another lock's key of another type in the same renewal batch (F30).
+/// Only this crate's sections ([`Party::Rust`]).
 pub fn check_losses(h: &History, rules: &Rules) -> Vec<LossProblem> {
     let mut out = Vec::new();
     for (i, s) in h.sections.iter().enumerate() {
@@ -747,7 +748,8 @@ pub struct Summary {
     /// From the first acquisition to the last unlock.
     pub span_ns: u64,
     pub per_second: f64,
-    /// The worst `try_lock_for` return time beyond its wait (spec L3 bounds it by one command timeout).
+    /// The worst `try_lock_for` return time beyond its wait (L3 in `docs/guarantees.md` bounds it by
+    /// one command timeout).
     pub max_try_overrun_ns: u64,
     pub longest_cancelled_wait_ns: u64,
     /// Sections per phase.

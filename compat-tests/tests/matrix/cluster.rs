@@ -47,7 +47,8 @@ pub fn mode_for(version: &str) -> PublishMode {
     }
 }
 
-/// Whether Redisson `version` uses sharded pub/sub in a Redis 7 cluster (3.22.0+, protocol §8.1).
+/// Whether Redisson `version` uses sharded pub/sub in a Redis 7 cluster (3.22.0+; `docs/protocol.md`,
+/// "Pub/sub").
 pub fn sharded_redisson(version: &str) -> bool {
     let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
     let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
