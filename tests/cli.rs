@@ -341,9 +341,9 @@ async fn inspect_and_list_report_locks_held_by_another_client() {
 
 #[tokio::test]
 async fn inspect_reports_fair_queue_and_fencing_token() {
-    // Write the state Redisson's RFairLock and RFencedLock leave (protocol §5.1, §7.2) with
-    // plain commands, including a waiter whose deadline already passed (a dead waiter, or a
-    // client whose clock is behind).
+    // Write the state Redisson's RFairLock and RFencedLock leave (`docs/protocol.md`, "Fair
+    // lock" and "Fenced lock") with plain commands, including a waiter whose deadline already
+    // passed (a dead waiter, or a client whose clock is behind).
     let s = RedisServer::start();
     let mut raw = s.conn().await;
     let holder = "0d7c6a53-8f43-4c5e-9a1c-2b8d1f0e4a11";
@@ -813,6 +813,237 @@ fn assert_one_line_error(r: &Run, what: &str, needle: &str) {
     );
 }
 
+/// With `--json`: one JSON object on stderr, `{"error":{"kind","message","argument"}}` and nothing
+/// else, nothing on stdout, exit code 1. Returns the `error` object.
+fn assert_json_error(r: &Run, what: &str, kind: &str, needle: &str) -> Value {
+    assert_eq!(r.code, Some(1), "{what}: exit code; stderr {:?}", r.stderr);
+    assert!(r.stdout.is_empty(), "{what}: stdout {:?}", r.stdout);
+    assert!(!r.stderr.contains("panicked"), "{what}: {:?}", r.stderr);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{what}: one line on stderr, got {:?}", r.stderr);
+    let v: Value = serde_json::from_str(lines[0])
+        .unwrap_or_else(|e| panic!("{what}: stderr is not JSON ({e}): {:?}", lines[0]));
+    let obj = v
+        .as_object()
+        .unwrap_or_else(|| panic!("{what}: not an object: {v}"));
+    assert_eq!(obj.keys().collect::<Vec<_>>(), ["error"], "{what}: {v}");
+    let err = v["error"].as_object().unwrap_or_else(|| panic!("{what}: {v}"));
+    let mut keys: Vec<&str> = err.keys().map(String::as_str).collect();
+    keys.sort();
+    assert_eq!(keys, ["argument", "kind", "message"], "{what}: {v}");
+    assert_eq!(v["error"]["kind"], kind, "{what}: {v}");
+    assert!(
+        v["error"]["argument"].is_null() || v["error"]["argument"].is_string(),
+        "{what}: {v}"
+    );
+    let message = v["error"]["message"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{what}: {v}"));
+    assert!(
+        message.contains(needle),
+        "{what}: {message:?} should mention {needle:?}"
+    );
+    v["error"].clone()
+}
+
+/// Every duration and number argument of every subcommand: zero where it means nothing, a
+/// negative value, an absurd one and garbage are refused while the command line is parsed (before
+/// anything touches Redis), with exit code 1, one line naming the argument and what to give
+/// instead, or with `--json` one JSON error object; never a panic or clap's exit code 2.
+#[tokio::test]
+async fn bad_durations_and_numbers_are_refused_with_exit_1() {
+    /// A command, one of its arguments, and bad values with what the message says about each.
+    type Case<'a> = (&'a [&'a str], &'a str, &'a [(&'a str, &'a str)]);
+    let s = RedisServer::start();
+    let mut raw = s.conn().await;
+    let cases: &[Case] = &[
+        (
+            &["watch", "w"],
+            "--interval",
+            &[
+                ("0s", "must not be zero"),
+                ("1ms", "must be at least 10ms"),
+                ("-1s", "must not be negative"),
+                ("99999999999d", "must be at most"),
+                ("abc", "not a duration"),
+                ("5", "not a duration"),
+            ],
+        ),
+        (
+            &["hold", "h"],
+            "--lease",
+            &[
+                ("0s", "must not be zero"),
+                ("-1s", "must not be negative"),
+                ("99999999999d", "must be at most"),
+                ("99999999999999999999999s", "must be at most"),
+                ("abc", "not a duration"),
+            ],
+        ),
+        (
+            &["hold", "h"],
+            "--wait",
+            &[
+                ("-1s", "must not be negative"),
+                ("99999999999d", "must be at most"),
+                ("abc", "not a duration"),
+            ],
+        ),
+        (
+            &["hold", "h"],
+            "--for",
+            &[
+                ("-1s", "must not be negative"),
+                ("99999999999d", "must be at most"),
+                ("1000000001s", "must be at most"),
+                ("abc", "not a duration"),
+            ],
+        ),
+        (
+            &["hold", "h"],
+            "--owner",
+            &[
+                ("-1", "must not be negative"),
+                ("9223372036854775808", "must be at most 9223372036854775807"),
+                ("99999999999999999999999", "must be at most"),
+                ("abc", "not a whole number"),
+                ("1.5", "not a whole number"),
+            ],
+        ),
+    ];
+    for (command, arg, bad) in cases {
+        for (value, why) in *bad {
+            let mut args: Vec<&str> = command.to_vec();
+            args.extend([*arg, *value]);
+            let what = format!("{args:?}");
+            let r = run(&s, &args).await;
+            assert!(!r.stderr.contains("panicked"), "{what}: {}", r.stderr);
+            assert_one_line_error(&r, &what, &format!("'{arg} <"));
+            assert!(
+                r.stderr.contains(why),
+                "{what}: {:?} should say {why:?}",
+                r.stderr
+            );
+            assert!(
+                r.stderr.contains(&format!("e.g. {arg} ")),
+                "{what}: {:?} should give an example",
+                r.stderr
+            );
+
+            // --json before or after the command
+            let mut json_first = vec!["--json"];
+            json_first.extend(&args);
+            let mut json_last = args.clone();
+            json_last.push("--json");
+            for args in [json_first, json_last] {
+                let what = format!("{args:?}");
+                let r = run(&s, &args).await;
+                let err = assert_json_error(&r, &what, "invalid_argument", why);
+                assert_eq!(err["argument"], *arg, "{what}: {err}");
+                assert!(err["message"].as_str().unwrap().contains(*arg), "{what}: {err}");
+            }
+        }
+    }
+    // nothing reached Redis
+    let keys: Vec<String> = raw.keys("*").await.unwrap();
+    assert!(keys.is_empty(), "{keys:?}");
+
+    // other rejected command lines take the same shape
+    let r = run(&s, &["--json", "hold", "x", "--spin", "--fenced"]).await;
+    assert_json_error(&r, "conflicting flags", "invalid_argument", "cannot be used with");
+    let r = run(&s, &["--json", "hold"]).await;
+    assert_json_error(&r, "missing name", "invalid_argument", "required");
+    let r = run(&s, &["--json", "frobnicate"]).await;
+    assert_json_error(&r, "unknown command", "invalid_argument", "frobnicate");
+    let r = run(&s, &["hold", "x", "--for"]).await;
+    assert_one_line_error(&r, "missing value", "--for");
+}
+
+/// The limits themselves, zero where it means something, and `--owner 0` are accepted, and the
+/// longest durations run without overflowing a timer.
+#[tokio::test]
+async fn durations_and_numbers_at_their_limits_work() {
+    let s = RedisServer::start();
+    let c = client(&s).await;
+    let mut raw = s.conn().await;
+
+    // --for 0s releases at once; --wait 0s tries once
+    let r = run(
+        &s,
+        &[
+            "--json", "hold", "z", "--for", "0s", "--wait", "0s", "--owner", "0",
+        ],
+    )
+    .await;
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let events = json_lines(&r.stdout);
+    assert_eq!(events[0]["event"], "acquired", "{events:?}");
+    assert!(events[0]["field"].as_str().unwrap().ends_with(":0"), "{events:?}");
+    assert_eq!(events[1]["event"], "released", "{events:?}");
+    let g = c.lock("z").unwrap().lock().await.unwrap();
+    let r = run(&s, &["--json", "hold", "z", "--wait", "0s"]).await;
+    assert_eq!(r.code, Some(2), "held elsewhere: tried once; {}", r.stderr);
+    assert_eq!(json_lines(&r.stdout)[0]["event"], "not-acquired");
+    g.unlock().await.unwrap();
+
+    // the longest lease, and the largest owner id
+    let max_owner = i64::MAX.to_string();
+    let mut hold = Spawned::start(
+        &s,
+        &[
+            "--json",
+            "hold",
+            "long",
+            "--lease",
+            "1000000000s",
+            "--owner",
+            &max_owner,
+        ],
+    );
+    let acquired = hold.event(Duration::from_secs(20), "acquired").await;
+    assert_eq!(acquired["lease_ms"], 1_000_000_000_000u64, "{acquired}");
+    assert!(
+        acquired["field"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!(":{max_owner}")),
+        "{acquired}"
+    );
+    let pttl: i64 = raw.pttl("long").await.unwrap();
+    assert!(pttl > 999_000_000_000, "PTTL {pttl}");
+    hold.signal("-INT");
+    hold.event(Duration::from_secs(20), "released").await;
+    assert_eq!(hold.exit_code(Duration::from_secs(20)).await, Some(0));
+
+    // --for at its maximum: holds (no timer overflow) until Ctrl-C
+    let mut hold = Spawned::start(&s, &["hold", "longer", "--for", "1000000000s"]);
+    let line = hold
+        .line_where(Duration::from_secs(20), "acquired", |l| l.starts_with("acquired"))
+        .await;
+    assert!(line.ends_with("holding for 1000000000.000s"), "{line}");
+    hold.signal("-INT");
+    hold.line_where(Duration::from_secs(20), "released", |l| l.starts_with("released"))
+        .await;
+    assert_eq!(hold.exit_code(Duration::from_secs(20)).await, Some(0));
+
+    // watch at the shortest and the longest interval
+    for interval in ["10ms", "1000000000s"] {
+        let mut w = Spawned::start(&s, &["--json", "watch", "w", "--interval", interval]);
+        w.event(Duration::from_secs(20), "watching").await;
+        w.event(Duration::from_secs(20), "state").await;
+        // a change is still seen right after an unlock message
+        let g = c.lock("w").unwrap().lock().await.unwrap();
+        g.unlock().await.unwrap();
+        w.event(Duration::from_secs(20), "message").await;
+        w.signal("-INT");
+        assert_eq!(
+            w.exit_code(Duration::from_secs(20)).await,
+            Some(0),
+            "--interval {interval}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn bad_input_gives_a_one_line_error_and_exit_1() {
     let s = RedisServer::start();
@@ -872,14 +1103,13 @@ async fn force_unlock_refuses_keys_that_are_not_locks() {
         assert!(before.is_some());
         let mut lock_sub = RawSubscriber::new(&s.url(), &format!("redisson_lock__channel:{{{key}}}")).await;
         let mut rw_sub = RawSubscriber::new(&s.url(), &format!("redisson_rwlock:{{{key}}}")).await;
-        for args in [
-            vec!["force-unlock", key, "--yes"],
-            vec!["--json", "force-unlock", key, "--yes"],
-        ] {
-            let r = run(&s, &args).await;
-            for needle in &needles {
-                assert_one_line_error(&r, &format!("{args:?}"), needle);
-            }
+        let r = run(&s, &["force-unlock", key, "--yes"]).await;
+        for needle in &needles {
+            assert_one_line_error(&r, &format!("force-unlock {key}"), needle);
+        }
+        let r = run(&s, &["--json", "force-unlock", key, "--yes"]).await;
+        for needle in &needles {
+            assert_json_error(&r, &format!("--json force-unlock {key}"), "failed", needle);
         }
         assert_eq!(dump(&mut raw, key).await, before, "`{key}` untouched");
         assert!(

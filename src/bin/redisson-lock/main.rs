@@ -1,9 +1,12 @@
 //! `redisson-lock`: inspect, list, hold, force-unlock and watch Redisson-compatible locks, and
 //! check a deployment (`doctor`).
 //!
-//! Exit codes: 0 success, 1 error (one line on stderr) or a failed `doctor` check, 2 `hold --wait`
-//! did not acquire in time, 130 interrupted (Ctrl-C) while waiting to acquire.
+//! Exit codes: 0 success, 1 error (one line on stderr; with `--json` one JSON object, see
+//! [`render::error_line`]) or a failed `doctor` check, 2 `hold --wait` did not acquire in time,
+//! 130 interrupted (Ctrl-C) while waiting to acquire. A rejected command line (a bad duration, an
+//! unknown flag...) is an error like any other: exit code 1, never clap's 2.
 
+mod args;
 mod cluster;
 mod doctor;
 mod hold;
@@ -14,6 +17,7 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use args::{DurationArg, NumberArg};
 use clap::{Args, Parser, Subcommand};
 use redisson_lock::inspect::{self, LockInfo, LockKind};
 use redisson_lock::{Client, Config, Error};
@@ -74,8 +78,14 @@ enum Command {
     Watch {
         /// The lock's name (its Redis key)
         name: String,
-        /// How often to sample holders and TTL
-        #[arg(long, value_name = "DUR", default_value = "500ms", value_parser = parse_duration)]
+        /// How often to sample holders and TTL (at least 10ms)
+        #[arg(
+            long,
+            value_name = "DUR",
+            default_value = "500ms",
+            value_parser = DurationArg::at_least(args::MIN_WATCH_INTERVAL, "500ms"),
+            allow_hyphen_values = true
+        )]
         interval: Duration,
     },
     /// Check the deployment for what makes locks unsafe (eviction, persistence, replicas,
@@ -95,17 +105,40 @@ enum Command {
 struct HoldArgs {
     /// The lock's name (its Redis key)
     name: String,
-    /// Hold with this lease and no watchdog (default: watchdog mode, TTL 30s renewed every 10s)
-    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    /// Hold with this lease and no watchdog (default: watchdog mode, TTL 30s renewed every 10s);
+    /// at least 1ms
+    #[arg(
+        long,
+        value_name = "DUR",
+        value_parser = DurationArg::at_least(Duration::from_millis(1), "30s"),
+        allow_hyphen_values = true
+    )]
     lease: Option<Duration>,
-    /// Give up after waiting this long (exit code 2); default: wait as long as it takes
-    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    /// Give up after waiting this long (exit code 2; 0s tries once); default: wait as long as it
+    /// takes
+    #[arg(
+        long,
+        value_name = "DUR",
+        value_parser = DurationArg::from_zero("2s"),
+        allow_hyphen_values = true
+    )]
     wait: Option<Duration>,
-    /// Release after holding this long; default: hold until Ctrl-C
-    #[arg(long = "for", value_name = "DUR", value_parser = parse_duration)]
+    /// Release after holding this long (0s releases at once); default: hold until Ctrl-C
+    #[arg(
+        long = "for",
+        value_name = "DUR",
+        value_parser = DurationArg::from_zero("10s"),
+        allow_hyphen_values = true
+    )]
     hold_for: Option<Duration>,
-    /// Owner id (the number after the client id in the hash field; Java: the thread id)
-    #[arg(long, value_name = "ID")]
+    /// Owner id (the number after the client id in the hash field; Java: the thread id), from 0
+    /// to 2^63-1
+    #[arg(
+        long,
+        value_name = "ID",
+        value_parser = NumberArg::OWNER,
+        allow_hyphen_values = true
+    )]
     owner: Option<u64>,
     /// Take the read side of a read-write lock
     #[arg(long, group = "kind")]
@@ -127,11 +160,6 @@ struct HoldArgs {
     /// queue on Ctrl-C or when --wait runs out
     #[arg(long, conflicts_with_all = ["read", "write", "fenced", "spin"])]
     fair: bool,
-}
-
-/// `500ms`, `2s`, `1m`, `1h 30m`... (humantime); a bare number is rejected.
-fn parse_duration(s: &str) -> Result<Duration, String> {
-    humantime::parse_duration(s).map_err(|e| format!("`{s}` is not a duration like 500ms, 2s or 1m ({e})"))
 }
 
 /// What a command ends with.
@@ -185,26 +213,63 @@ pub(crate) fn one_line(s: &str) -> String {
         .join(" ")
 }
 
+/// Whether `--json` is among the arguments (before a `--`): to report a command line that clap
+/// rejects in the format asked for.
+fn json_requested(args: impl IntoIterator<Item = std::ffi::OsString>) -> bool {
+    args.into_iter()
+        .skip(1)
+        .take_while(|a| a != "--")
+        .any(|a| a == "--json")
+}
+
+/// A command line clap rejected: one line (or JSON object) on stderr, exit code 1.
+fn rejected(e: &clap::Error, json: bool) -> ExitCode {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand && !json {
+        let _ = e.print();
+        return ExitCode::from(1);
+    }
+    // clap's first line is the message; the rest is usage and a hint (the help text, when
+    // nothing at all was given: not a message for JSON)
+    let text = match e.kind() {
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => "a command is required".to_owned(),
+        _ => e.render().to_string(),
+    };
+    let first = text.lines().next().unwrap_or("invalid arguments");
+    let msg = first.strip_prefix("error: ").unwrap_or(first);
+    // "--interval <DUR>" -> "--interval"
+    let argument = match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(a)) => a.split_whitespace().next().map(str::to_owned),
+        _ => None,
+    };
+    eprintln!(
+        "{}",
+        render::error_line(
+            json,
+            render::ErrorKind::InvalidArgument,
+            &one_line(msg),
+            argument.as_deref()
+        )
+    );
+    ExitCode::from(1)
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
-        Err(e) => {
-            use clap::error::ErrorKind;
-            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
-                let _ = e.print();
-                return ExitCode::SUCCESS;
-            }
-            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-                let _ = e.print();
-                return ExitCode::from(1);
-            }
-            // clap's first line is the message; the rest is usage and a hint.
-            let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("invalid arguments");
-            let msg = first.strip_prefix("error: ").unwrap_or(first);
-            eprintln!("redisson-lock: error: {} (see --help)", one_line(msg));
-            return ExitCode::from(1);
-        }
+        Err(e) => return rejected(&e, json_requested(std::env::args_os())),
+    };
+    let json = cli.json;
+    let fail = |msg: &str| {
+        eprintln!(
+            "{}",
+            render::error_line(json, render::ErrorKind::Failed, &one_line(msg), None)
+        );
+        ExitCode::from(1)
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("off"));
@@ -219,10 +284,7 @@ fn main() -> ExitCode {
         .build()
     {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("redisson-lock: error: cannot start the async runtime: {e}");
-            return ExitCode::from(1);
-        }
+        Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
     };
     let result = runtime.block_on(run(cli));
     // Background tasks (pub/sub, watchdog) may still be parked on sockets: do not wait for them.
@@ -232,10 +294,7 @@ fn main() -> ExitCode {
         Ok(Outcome::Unsafe) => ExitCode::from(1),
         Ok(Outcome::NotAcquired) => ExitCode::from(2),
         Ok(Outcome::Interrupted) => ExitCode::from(130),
-        Err(Failure(msg)) => {
-            eprintln!("redisson-lock: error: {}", one_line(&msg));
-            ExitCode::from(1)
-        }
+        Err(Failure(msg)) => fail(&msg),
     }
 }
 
@@ -433,4 +492,86 @@ pub(crate) fn state_key(info: &LockInfo) -> String {
     }
     s.push_str(&format!("|{:?}", info.token));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("redisson-lock").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn json_is_found_before_parsing() {
+        let args = |a: &[&str]| a.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
+        assert!(json_requested(args(&["redisson-lock", "watch", "x", "--json"])));
+        assert!(json_requested(args(&["redisson-lock", "--json", "hold", "x"])));
+        assert!(!json_requested(args(&["redisson-lock", "hold", "x"])));
+        assert!(!json_requested(args(&["redisson-lock", "hold", "--", "--json"])));
+        assert!(
+            !json_requested(args(&["--json", "hold", "x"])),
+            "argv[0] is the program"
+        );
+    }
+
+    /// Every duration and number argument goes through the shared parsers, and a value with a
+    /// leading `-` reaches them.
+    #[test]
+    fn numbers_are_checked_while_parsing() {
+        for (args, flag, why) in [
+            (
+                &["watch", "k", "--interval", "0s"][..],
+                "--interval",
+                "must not be zero",
+            ),
+            (
+                &["watch", "k", "--interval", "-1s"],
+                "--interval",
+                "must not be negative",
+            ),
+            (&["hold", "k", "--for", "-1s"], "--for", "must not be negative"),
+            (
+                &["hold", "k", "--for", "99999999999d"],
+                "--for",
+                "must be at most",
+            ),
+            (
+                &["hold", "k", "--lease", "99999999999d"],
+                "--lease",
+                "must be at most",
+            ),
+            (&["hold", "k", "--lease", "0s"], "--lease", "must not be zero"),
+            (&["hold", "k", "--wait", "-5ms"], "--wait", "must not be negative"),
+            (&["hold", "k", "--owner", "-1"], "--owner", "must not be negative"),
+        ] {
+            let e = parse(args).expect_err(&format!("{args:?}"));
+            assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation, "{args:?}: {e}");
+            let text = e.to_string();
+            assert!(text.contains(flag) && text.contains(why), "{args:?}: {text}");
+        }
+        let cli = parse(&["hold", "k", "--wait", "0s", "--for", "0s", "--owner", "0"]).unwrap();
+        let Command::Hold(h) = cli.command else {
+            panic!("hold")
+        };
+        assert_eq!(
+            (h.wait, h.hold_for, h.owner),
+            (Some(Duration::ZERO), Some(Duration::ZERO), Some(0))
+        );
+        let cli = parse(&["watch", "k"]).unwrap();
+        let Command::Watch { interval, .. } = cli.command else {
+            panic!("watch")
+        };
+        assert_eq!(
+            interval,
+            Duration::from_millis(500),
+            "the default passes the parser"
+        );
+    }
 }

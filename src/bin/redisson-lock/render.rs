@@ -8,6 +8,39 @@ use serde_json::{json, Value};
 
 use crate::now_ms;
 
+/// What an error line reports (`kind` of the JSON error object).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ErrorKind {
+    /// The command line was rejected before anything ran (a bad duration or number, an unknown
+    /// flag, a missing argument...).
+    InvalidArgument,
+    /// The command ran and failed (unreachable Redis, a key that is not a lock, a lost hold...).
+    Failed,
+}
+
+impl ErrorKind {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidArgument => "invalid_argument",
+            ErrorKind::Failed => "failed",
+        }
+    }
+}
+
+/// An error, as the one line the binary prints on stderr before exiting with code 1:
+/// `redisson-lock: error: MESSAGE` or, with `--json`, one object of a fixed shape,
+/// `{"error":{"kind":"invalid_argument"|"failed","message":MESSAGE,"argument":"--flag"|null}}`
+/// (`argument`: the rejected argument, when the command line was rejected because of one).
+pub(crate) fn error_line(json: bool, kind: ErrorKind, message: &str, argument: Option<&str>) -> String {
+    if json {
+        json!({"error": {"kind": kind.as_str(), "message": message, "argument": argument}}).to_string()
+    } else if kind == ErrorKind::InvalidArgument {
+        format!("redisson-lock: error: {message} (see --help)")
+    } else {
+        format!("redisson-lock: error: {message}")
+    }
+}
+
 /// Where results go: stdout, as text or JSON lines.
 pub(crate) struct Out {
     json: bool,
@@ -285,6 +318,39 @@ impl Out {
                     format!("nothing removed: {} was released or changed meanwhile", info.key)
                 }
             },
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_lines() {
+        assert_eq!(
+            error_line(false, ErrorKind::Failed, "cannot reach redis", None),
+            "redisson-lock: error: cannot reach redis"
+        );
+        assert_eq!(
+            error_line(false, ErrorKind::InvalidArgument, "bad", Some("--for")),
+            "redisson-lock: error: bad (see --help)"
+        );
+        let v: Value = serde_json::from_str(&error_line(
+            true,
+            ErrorKind::InvalidArgument,
+            "a \"b\"",
+            Some("--for"),
+        ))
+        .unwrap();
+        assert_eq!(
+            v,
+            json!({"error": {"kind": "invalid_argument", "message": "a \"b\"", "argument": "--for"}})
+        );
+        let v: Value = serde_json::from_str(&error_line(true, ErrorKind::Failed, "x", None)).unwrap();
+        assert_eq!(
+            v,
+            json!({"error": {"kind": "failed", "message": "x", "argument": null}})
         );
     }
 }
