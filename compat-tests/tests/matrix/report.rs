@@ -216,8 +216,8 @@ pub fn render(rows: &[Row], info: &RunInfo) -> String {
     let _ = writeln!(md, "the harness in Redisson cluster mode (`--cluster`: `useClusterServers()`, reads from masters, Redisson's default pub/sub");
     let _ = writeln!(md, "choice: classic before 3.22, sharded from 3.22), run for {} only; the crate's mode is in the heading row", crate::cluster::CLUSTER_VERSIONS.join(", "));
     let _ = writeln!(md, "(`Auto` = sharded where Redisson is sharded, `Both` for 3.17.7, which only knows classic pub/sub). 39 and 41 use the");
-    let _ = writeln!(md, "10 s-poll Rust client (Java waits its 30 s TTL), bound {} ms. 42 runs the crate in `Auto` against every version: the bug of", crate::cluster::CLUSTER_WAKE_BOUND_MS);
-    let _ = writeln!(md, "issue 12 (3.17.7 waiters are never woken by an `Auto` unlock, and `Auto` waiters never by a 3.17.7 unlock) must reproduce there.");
+    let _ = writeln!(md, "10 s-poll Rust client (Java waits its 30 s TTL), bound {} ms. 42 runs the crate in `Auto` against every version: the mismatch", crate::cluster::CLUSTER_WAKE_BOUND_MS);
+    let _ = writeln!(md, "of pub/sub kinds (3.17.7 waiters are never woken by an `Auto` unlock, and `Auto` waiters never by a 3.17.7 unlock) must reproduce there.");
     let _ = writeln!(md, "19, 23, 26, 30, 34, 37: J→R = the Java counter workers start first, R→J the Rust tasks; the lock must pass between the languages");
     let _ = writeln!(md, "at least {MIN_HANDOVERS} times each way (a kind whose unlock wakes no waiter of the other language manages 0–3);");
     let _ = writeln!(md, "the spin lock (23), whose waiters poll and are not fair, at least {SPIN_MIN_HANDOVERS} times each way within {SPIN_MAX_SECS} s.\n");
@@ -297,7 +297,12 @@ pub fn render(rows: &[Row], info: &RunInfo) -> String {
             r.note.replace('|', "\\|").replace('\n', " ")
         );
     }
-    md
+    // RESULTS.md is committed: a note may name a file of this checkout (a jar, the build
+    // script); it shows relative to the repository root
+    match std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent() {
+        Some(root) => md.replace(&format!("{}/", root.display()), ""),
+        None => md,
+    }
 }
 
 /// Checks the report logic on made-up rows (no Redis, no JVM): n/a rows are counted apart,
