@@ -217,7 +217,21 @@ pub use crate::sentinel::SentinelConnection;
 #[cfg(feature = "tls-rustls")]
 pub use crate::tls::{Tls, TlsVerify};
 
-// Compiles (and runs) the Rust examples of the migration guide as doctests.
+// The Rust blocks of the README and of every docs/*.md are doctests (`cargo test --doc`): each is
+// written as a reader pastes it (a whole `main` or function, no hidden `#` lines); `no_run` when
+// it needs a Redis server, and any other block has a language tag (`text`, `sh`, `java`, ...).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 #[cfg(doctest)]
 #[doc = include_str!("../docs/from-redisson.md")]
 struct FromRedissonGuide;
+
+#[cfg(doctest)]
+#[doc = include_str!("../docs/guarantees.md")]
+struct GuaranteesDoctests;
+
+#[cfg(doctest)]
+#[doc = include_str!("../docs/protocol.md")]
+struct ProtocolDoctests;

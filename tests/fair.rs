@@ -217,7 +217,7 @@ async fn cancelled_waiters_leave_the_queue_at_once() {
 
 fn rand_bit(i: usize) -> bool {
     // a fixed pseudo-random half (reproducible)
-    (i.wrapping_mul(2_654_435_761) >> 7) % 2 == 0
+    (i.wrapping_mul(2_654_435_761) >> 7).is_multiple_of(2)
 }
 
 /// testTryLockNonDelayed: try_lock() works on a free lock; a contender's try_lock_for(200ms)
