@@ -23,7 +23,8 @@ impl Client {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] for a malformed URL, [`Error::Redis`] when Redis cannot be reached.
+    /// [`Error::InvalidArgument`] for a malformed URL (and for `rediss://` without the
+    /// `tls-rustls` feature), [`Error::Connect`] naming the address when Redis cannot be reached.
     ///
     /// # Examples
     ///
@@ -43,7 +44,7 @@ impl Client {
     /// # Errors
     ///
     /// [`Error::InvalidArgument`] when the file cannot be read or has a setting that cannot be
-    /// honoured; [`Error::Redis`] when Redis cannot be reached.
+    /// honoured; [`Error::Connect`] naming the address when Redis cannot be reached.
     ///
     /// ```no_run
     /// # async fn demo() -> redisson_lock::Result<()> {
@@ -266,8 +267,9 @@ impl ClientBuilder {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] for a bad URL or configuration; [`Error::Redis`] when Redis
-    /// cannot be reached.
+    /// [`Error::InvalidArgument`] for a bad URL or configuration; [`Error::Connect`] (the URL or
+    /// cluster nodes it tried, and why) when Redis cannot be reached; [`Error::Redis`] for a
+    /// Sentinel set that cannot be reached.
     pub async fn build(self) -> Result<Client> {
         let config = self.config;
         config.validate()?;
@@ -292,6 +294,14 @@ impl ClientBuilder {
                 let bad_url = |e: redis::RedisError| {
                     Error::InvalidArgument(format!("bad redis URL `{}`: {e}", redact(&url)))
                 };
+                #[cfg(not(feature = "tls-rustls"))]
+                if needs_tls(&url) {
+                    return Err(Error::InvalidArgument(format!(
+                        "`{}` asks for TLS, which needs this crate's `tls-rustls` feature: \
+                         redisson-lock = {{ version = \"...\", features = [\"tls-rustls\"] }}",
+                        redact(&url)
+                    )));
+                }
                 let info = redis::IntoConnectionInfo::into_connection_info(url.as_str()).map_err(bad_url)?;
                 #[cfg(feature = "tls-rustls")]
                 let client = match &tls {
@@ -300,7 +310,9 @@ impl ClientBuilder {
                 };
                 #[cfg(not(feature = "tls-rustls"))]
                 let client = redis::Client::open(info).map_err(bad_url)?;
-                manager_pair(&client, &config, channels.clone()).await?
+                manager_pair(&client, &config, channels.clone())
+                    .await
+                    .map_err(|e| connecting(e, &redact(&url)))?
             }
             Source::Redis(client) => manager_pair(&client, &config, channels.clone()).await?,
             Source::Connection(conn) => {
@@ -324,6 +336,7 @@ impl ClientBuilder {
                 let tls_nodes = nodes
                     .iter()
                     .any(|n| n.trim_start().to_ascii_lowercase().starts_with("rediss://"));
+                let address = nodes.iter().map(|n| redact(n)).collect::<Vec<_>>().join(", ");
                 let builder = redis::cluster::ClusterClientBuilder::new(nodes)
                     .use_protocol(ProtocolVersion::RESP3)
                     .push_sender(push_handler(channels.clone()))
@@ -349,7 +362,10 @@ impl ClientBuilder {
                 let cc = builder
                     .build()
                     .map_err(|e| Error::InvalidArgument(format!("bad cluster configuration: {e}")))?;
-                let conn = cc.get_async_connection().await?;
+                let conn = cc
+                    .get_async_connection()
+                    .await
+                    .map_err(|e| connecting(Error::Redis(e), &address))?;
                 (Connection::Cluster(conn.clone()), Some(PubSubConn::Cluster(conn)))
             }
             Source::Sentinel(spec) => {
@@ -469,6 +485,24 @@ async fn supports_sharded(conn: &Connection, config: &Config) -> bool {
         tokio::time::timeout(config.command_timeout, probe).await,
         Ok(Ok(_))
     )
+}
+
+/// A connection failure while building the client, with the address it tried.
+fn connecting(e: Error, address: &str) -> Error {
+    match e {
+        Error::Redis(source) => Error::Connect {
+            address: address.to_owned(),
+            source,
+        },
+        other => other,
+    }
+}
+
+/// Whether a URL's scheme asks for TLS (`rediss://`, `valkeys://`).
+#[cfg(not(feature = "tls-rustls"))]
+fn needs_tls(url: &str) -> bool {
+    let u = url.trim_start().to_ascii_lowercase();
+    u.starts_with("rediss://") || u.starts_with("valkeys://")
 }
 
 /// Hides a password in a URL for error messages.

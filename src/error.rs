@@ -127,6 +127,16 @@ pub enum Error {
     /// An error from Redis or the connection to it.
     #[error(transparent)]
     Redis(#[from] redis::RedisError),
+
+    /// The client could not reach Redis when it was built: the address it tried (its password
+    /// hidden), and why.
+    #[error("cannot connect to {address}: {source}")]
+    Connect {
+        /// The URL (or the cluster's node URLs) tried, without password.
+        address: String,
+        /// What the connection attempt failed with.
+        source: redis::RedisError,
+    },
 }
 
 /// `Result<T, Error>`.

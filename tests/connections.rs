@@ -52,7 +52,17 @@ async fn password_and_database_from_the_url() {
     assert!(t.elapsed() < Duration::from_millis(500));
 
     let wrong = Client::connect(&format!("redis://:wrong@127.0.0.1:{}/", s.port)).await;
-    assert!(matches!(wrong, Err(redisson_lock::Error::Redis(_))), "{wrong:?}");
+    match wrong {
+        Err(e @ redisson_lock::Error::Connect { .. }) => {
+            let text = e.to_string();
+            assert!(
+                text.contains(&format!("127.0.0.1:{}", s.port)),
+                "names the address: {text}"
+            );
+            assert!(!text.contains("wrong"), "never the password: {text}");
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[tokio::test]
@@ -414,4 +424,20 @@ async fn both_mode_publishes_and_listens_on_classic_and_sharded_channels() {
     .await;
     g.unlock().await.unwrap();
     tokio::time::timeout(WAKE_BOUND, w).await.unwrap().unwrap();
+}
+
+/// Without the `tls-rustls` feature a `rediss://` URL is refused before any connection, naming
+/// the feature to turn on. (Run by `cargo test --test connections` without `--all-features`.)
+#[cfg(not(feature = "tls-rustls"))]
+#[tokio::test]
+async fn rediss_without_the_tls_feature_names_the_feature() {
+    for url in ["rediss://:secret@127.0.0.1:1/", "valkeys://127.0.0.1:1/"] {
+        match Client::connect(url).await {
+            Err(redisson_lock::Error::InvalidArgument(m)) => {
+                assert!(m.contains("tls-rustls"), "{m}");
+                assert!(!m.contains("secret"), "never the password: {m}");
+            }
+            other => panic!("{url}: {other:?}"),
+        }
+    }
 }

@@ -721,7 +721,16 @@ async fn bad_input_gets_typed_errors_and_changes_nothing() {
         .unwrap()
         .port();
     let down = Client::connect(&format!("redis://127.0.0.1:{port}/")).await;
-    assert!(matches!(down, Err(Error::Redis(_))), "{down:?}");
+    match down {
+        Err(Error::Connect { address, .. }) => {
+            assert_eq!(
+                address,
+                format!("redis://127.0.0.1:{port}/"),
+                "the error names the address"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[tokio::test]

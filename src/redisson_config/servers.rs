@@ -6,6 +6,7 @@ use serde_norway::Value;
 
 use super::address::{url_with, Auth};
 use super::ssl::Ssl;
+use super::suggest::{nearest, SECTION_KEYS};
 use super::tags::{default_class_only, DEFAULT_COMMAND_MAPPER, DEFAULT_CREDENTIALS, DEFAULT_NAT_MAPPER};
 use super::top_level::{Mode, Parser};
 use super::values::{bad, delay, entries, integer, millis, string, strings};
@@ -30,6 +31,7 @@ impl Parser<'_> {
         let mut master_name = None;
         let mut sentinel_auth = Auth::default();
         let mut retry_delay = None;
+        let mut misspelt: Vec<(String, &'static str)> = Vec::new();
         let mut mapper = None;
         for (key, v) in entries(sk, section)? {
             let full = format!("{sk}.{key}");
@@ -84,9 +86,15 @@ impl Parser<'_> {
                 (Mode::Sentinel, "sentinelUsername") => sentinel_auth.username = string(full, v)?,
                 (Mode::Sentinel, "sentinelPassword") => sentinel_auth.password = string(full, v)?,
                 (Mode::Sentinel, "scanInterval") => config = config.sentinel_scan_interval(millis(full, v)?),
-                (_, other) => {
-                    tracing::debug!(key = %format!("{sk}.{other}"), "redisson config: ignored (no effect on locks)")
-                }
+                (_, other) => match nearest(other, SECTION_KEYS) {
+                    Some(meant) => {
+                        tracing::warn!(key = %format!("{sk}.{other}"), "redisson config: unknown key, ignored: did you mean `{meant}`?");
+                        misspelt.push((other.to_owned(), meant));
+                    }
+                    None => {
+                        tracing::debug!(key = %format!("{sk}.{other}"), "redisson config: ignored (no effect on locks)")
+                    }
+                },
             }
         }
         if let Some(d) = retry_delay {
@@ -99,7 +107,14 @@ impl Parser<'_> {
                 Mode::Cluster => "nodeAddresses",
                 Mode::Sentinel => "sentinelAddresses",
             };
-            return Err(bad(&format!("{sk}.{which}"), "missing: no address to connect to"));
+            let hint = match misspelt.iter().find(|(_, meant)| *meant == which) {
+                Some((found, _)) => format!(" (the file has `{found}`: did you mean `{which}`?)"),
+                None => String::new(),
+            };
+            return Err(bad(
+                &format!("{sk}.{which}"),
+                format!("missing: no address to connect to{hint}"),
+            ));
         }
         let servers = match mode {
             Mode::Single | Mode::MasterSlave => {

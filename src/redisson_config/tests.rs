@@ -798,3 +798,18 @@ mod ssl {
         assert_eq!(c.tls().unwrap().get_verify(), TlsVerify::CaOnly);
     }
 }
+
+#[test]
+fn a_misspelt_address_is_named_with_the_key_it_meant() {
+    let e = refused("singleServerConfig:\n  adress: \"redis://127.0.0.1:6379\"\n");
+    assert!(e.contains("singleServerConfig.address"), "{e}");
+    assert!(
+        e.contains("the file has `adress`: did you mean `address`?"),
+        "{e}"
+    );
+    let e = refused("clusterServersConfig:\n  nodeAdresses:\n  - \"redis://127.0.0.1:7000\"\n");
+    assert!(e.contains("did you mean `nodeAddresses`?"), "{e}");
+    // a key Redisson has and this crate ignores is no typo
+    let c = yaml("singleServerConfig:\n  address: \"redis://127.0.0.1:6379\"\n  connectionPoolSize: 64\n");
+    assert_eq!(url(&c), "redis://127.0.0.1:6379");
+}

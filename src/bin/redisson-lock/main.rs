@@ -345,6 +345,9 @@ async fn connect(url: &str) -> Result<Client, Failure> {
     if let Some(file) = CONFIG_FILE.get() {
         return file.connect().await.map_err(|e| match e {
             Error::Redis(r) => Failure(format!("cannot connect to the servers of --config: {r}")),
+            Error::Connect { source, .. } => {
+                Failure(format!("cannot connect to the servers of --config: {source}"))
+            }
             other => Failure(describe(&other)),
         });
     }
@@ -357,6 +360,7 @@ async fn connect(url: &str) -> Result<Client, Failure> {
         .await
         .map_err(|e| match e {
             Error::Redis(r) => Failure(format!("cannot connect to {}: {r}", redact(url))),
+            e @ Error::Connect { .. } => Failure(e.to_string()),
             other => Failure(describe(&other)),
         })
 }
