@@ -217,6 +217,11 @@ pub use crate::sentinel::SentinelConnection;
 #[cfg(feature = "tls-rustls")]
 pub use crate::tls::{Tls, TlsVerify};
 
+/// The `redis` crate this one is built on, for the types [`Client::connection`] hands out and
+/// [`ClientBuilder`] accepts (`redis::Client`, commands, values) without a second, possibly
+/// different, `redis` dependency.
+pub use redis;
+
 // The Rust blocks of the README and of every docs/*.md are doctests (`cargo test --doc`): each is
 // written as a reader pastes it (a whole `main` or function, no hidden `#` lines); `no_run` when
 // it needs a Redis server, and any other block has a language tag (`text`, `sh`, `java`, ...).

@@ -119,7 +119,10 @@ async fn async_api_futures_are_send(
     send(lock.remain_time_to_live()).await?;
     send(lock.ttl()).await?;
     let (_token, fg) = send(fenced.lock_and_get_token()).await?;
-    send(fenced.try_lock_and_get_token(d, None)).await?;
+    send(fenced.try_lock_and_get_token()).await?;
+    send(fenced.try_lock_for_and_get_token(d)).await?;
+    send(fenced.try_lock_with_lease_and_get_token(d, d)).await?;
+    let _held = send(fenced.lock_with_lease_and_get_token(d)).await?;
     send(fenced.get_token()).await?;
     send(fg.unlock()).await?;
     let w = send(rw.write_lock().lock()).await?;

@@ -35,11 +35,7 @@ async fn tokens_increase_with_every_acquisition() {
     let g4 = lock.lock_with_lease(Duration::from_secs(10)).await.unwrap();
     assert_eq!(g4.token(), 4);
     g4.unlock().await.unwrap();
-    let (t5, g5) = lock
-        .try_lock_and_get_token(Duration::ZERO, None)
-        .await
-        .unwrap()
-        .expect("free");
+    let (t5, g5) = lock.try_lock_and_get_token().await.unwrap().expect("free");
     assert_eq!(t5, 5);
     // wire shape: the RLock hash plus the counter, which has no TTL
     let fields: Vec<(String, String)> = raw.hgetall("fenced").await.unwrap();
@@ -53,8 +49,14 @@ async fn tokens_increase_with_every_acquisition() {
     assert_eq!(g6.token(), 6);
     // a refused attempt takes none
     let other = client.fenced_lock("fenced").unwrap();
+    assert!(other.try_lock_and_get_token().await.unwrap().is_none());
     assert!(other
-        .try_lock_and_get_token(Duration::ZERO, None)
+        .try_lock_for_and_get_token(Duration::from_millis(50))
+        .await
+        .unwrap()
+        .is_none());
+    assert!(other
+        .try_lock_with_lease_and_get_token(Duration::from_millis(50), Duration::from_secs(5))
         .await
         .unwrap()
         .is_none());

@@ -189,13 +189,29 @@ impl Lock<kinds::Fenced> {
         Ok((g.token(), g))
     }
 
+    /// Blocking [`crate::Lock::lock_with_lease_and_get_token`].
+    pub fn lock_with_lease_and_get_token(&self, lease: Duration) -> Result<(u64, Guard<kinds::Fenced>)> {
+        let g = self.lock_with_lease(lease)?;
+        Ok((g.token(), g))
+    }
+
     /// Blocking [`crate::Lock::try_lock_and_get_token`].
-    pub fn try_lock_and_get_token(
+    pub fn try_lock_and_get_token(&self) -> Result<Option<(u64, Guard<kinds::Fenced>)>> {
+        Ok(self.try_lock()?.map(|g| (g.token(), g)))
+    }
+
+    /// Blocking [`crate::Lock::try_lock_for_and_get_token`].
+    pub fn try_lock_for_and_get_token(&self, wait: Duration) -> Result<Option<(u64, Guard<kinds::Fenced>)>> {
+        Ok(self.try_lock_for(wait)?.map(|g| (g.token(), g)))
+    }
+
+    /// Blocking [`crate::Lock::try_lock_with_lease_and_get_token`].
+    pub fn try_lock_with_lease_and_get_token(
         &self,
         wait: Duration,
-        lease: Option<Duration>,
+        lease: Duration,
     ) -> Result<Option<(u64, Guard<kinds::Fenced>)>> {
-        Ok(self.try_lock_opt(wait, lease)?.map(|g| (g.token(), g)))
+        Ok(self.try_lock_with_lease(wait, lease)?.map(|g| (g.token(), g)))
     }
 
     /// Blocking [`crate::Lock::get_token`].

@@ -163,9 +163,8 @@ impl Lock<Fenced> {
         Ok((g.token(), g))
     }
 
-    /// Waits up to `wait` (`Duration::ZERO`: one attempt) and, when acquired, returns the token
-    /// with the guard (Redisson `tryLockAndGetToken(waitTime, leaseTime, unit)`); `lease: None`
-    /// is watchdog mode. A refused attempt takes no token.
+    /// [`lock_with_lease`](Self::lock_with_lease), returning the token with the guard (Redisson
+    /// `lockAndGetToken(leaseTime, unit)`).
     ///
     /// # Cancel safety
     ///
@@ -174,17 +173,78 @@ impl Lock<Fenced> {
     /// ```no_run
     /// # async fn demo(lock: redisson_lock::RFencedLock) -> redisson_lock::Result<()> {
     /// use std::time::Duration;
-    /// if let Some((token, guard)) = lock.try_lock_and_get_token(Duration::from_secs(1), None).await? {
+    /// let (token, guard) = lock.lock_with_lease_and_get_token(Duration::from_secs(10)).await?;
+    /// # let _ = token; guard.unlock().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn lock_with_lease_and_get_token(&self, lease: Duration) -> Result<(u64, Guard<Fenced>)> {
+        let g = self.lock_with_lease(lease).await?;
+        Ok((g.token(), g))
+    }
+
+    /// [`try_lock`](Self::try_lock) (one attempt), returning the token with the guard (Redisson
+    /// `tryLockAndGetToken()`). A refused attempt takes no token.
+    ///
+    /// # Cancel safety
+    ///
+    /// As for [`lock`](Self::lock).
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: redisson_lock::RFencedLock) -> redisson_lock::Result<()> {
+    /// if let Some((token, guard)) = lock.try_lock_and_get_token().await? {
     ///     # let _ = token; guard.unlock().await?;
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn try_lock_and_get_token(
+    pub async fn try_lock_and_get_token(&self) -> Result<Option<(u64, Guard<Fenced>)>> {
+        Ok(self.try_lock().await?.map(|g| (g.token(), g)))
+    }
+
+    /// [`try_lock_for`](Self::try_lock_for), returning the token with the guard (Redisson
+    /// `tryLockAndGetToken(waitTime, unit)`). A refused attempt takes no token.
+    ///
+    /// # Cancel safety
+    ///
+    /// As for [`lock`](Self::lock).
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: redisson_lock::RFencedLock) -> redisson_lock::Result<()> {
+    /// use std::time::Duration;
+    /// if let Some((token, guard)) = lock.try_lock_for_and_get_token(Duration::from_secs(1)).await? {
+    ///     # let _ = token; guard.unlock().await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn try_lock_for_and_get_token(&self, wait: Duration) -> Result<Option<(u64, Guard<Fenced>)>> {
+        Ok(self.try_lock_for(wait).await?.map(|g| (g.token(), g)))
+    }
+
+    /// [`try_lock_with_lease`](Self::try_lock_with_lease), returning the token with the guard
+    /// (Redisson `tryLockAndGetToken(waitTime, leaseTime, unit)`). A refused attempt takes no
+    /// token.
+    ///
+    /// # Cancel safety
+    ///
+    /// As for [`lock`](Self::lock).
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: redisson_lock::RFencedLock) -> redisson_lock::Result<()> {
+    /// use std::time::Duration;
+    /// let got = lock
+    ///     .try_lock_with_lease_and_get_token(Duration::from_secs(1), Duration::from_secs(10))
+    ///     .await?;
+    /// # drop(got);
+    /// # Ok(()) }
+    /// ```
+    pub async fn try_lock_with_lease_and_get_token(
         &self,
         wait: Duration,
-        lease: Option<Duration>,
+        lease: Duration,
     ) -> Result<Option<(u64, Guard<Fenced>)>> {
-        Ok(self.try_lock_opt(wait, lease).await?.map(|g| (g.token(), g)))
+        Ok(self
+            .try_lock_with_lease(wait, lease)
+            .await?
+            .map(|g| (g.token(), g)))
     }
 
     /// The last token handed out for this lock (Redisson `getToken()`: `GET

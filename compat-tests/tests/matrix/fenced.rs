@@ -56,7 +56,8 @@ enum Take {
     LockAndGet,
     /// The plain `lock()` (Java: the token is read back with `getToken()`; Rust: the guard's).
     Lock,
-    /// `tryLockAndGetToken(WAIT[, LEASE])` / `try_lock_and_get_token(wait, lease)`.
+    /// `tryLockAndGetToken(WAIT[, LEASE])` / `try_lock_and_get_token()`,
+    /// `try_lock_for_and_get_token(wait)`, `try_lock_with_lease_and_get_token(wait, lease)`.
     TryAndGet { wait_ms: u64, lease_ms: Option<u64> },
     /// The plain `tryLock()` / `try_lock()` (the token as for `Lock`).
     Try,
@@ -114,16 +115,18 @@ async fn take(p: &mut Party<'_>, name: &str, how: Take) -> Result<Option<u64>> {
             Some(g)
         }
         Take::Lock => Some(l.lock().await.map_err(e)?),
-        Take::TryAndGet { wait_ms, lease_ms } => l
-            .try_lock_and_get_token(
-                Duration::from_millis(wait_ms),
-                lease_ms.map(Duration::from_millis),
-            )
-            .await
-            .map_err(e)?
-            .map(|(t, g)| (t == g.token()).then_some(g).ok_or(t))
-            .transpose()
-            .map_err(|t| format!("try_lock_and_get_token gave {t}, its guard another token"))?,
+        Take::TryAndGet { wait_ms, lease_ms } => match (wait_ms, lease_ms) {
+            (0, None) => l.try_lock_and_get_token().await,
+            (w, None) => l.try_lock_for_and_get_token(Duration::from_millis(w)).await,
+            (w, Some(lease)) => {
+                l.try_lock_with_lease_and_get_token(Duration::from_millis(w), Duration::from_millis(lease))
+                    .await
+            }
+        }
+        .map_err(e)?
+        .map(|(t, g)| (t == g.token()).then_some(g).ok_or(t))
+        .transpose()
+        .map_err(|t| format!("try_lock_and_get_token gave {t}, its guard another token"))?,
         Take::Try => l.try_lock().await.map_err(e)?,
         Take::TryFor { wait_ms } => l.try_lock_for(Duration::from_millis(wait_ms)).await.map_err(e)?,
     };
