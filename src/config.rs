@@ -463,8 +463,78 @@ pub(crate) fn millis(what: &str, d: Duration) -> Result<u64> {
     Ok(ms as u64)
 }
 
+/// The getters, Redisson's way (`getTimeout()` → `get_command_timeout()`): the name of the setter
+/// with `get_` in front (without it, a getter would clash with the consuming setter).
+macro_rules! getters {
+    ($($setter:ident / $getter:ident -> $ty:ty;)*) => {
+        impl Config {
+            $(
+                #[doc = concat!("The value [`", stringify!($setter), "`](Self::", stringify!($setter), ") set (or its default).")]
+                pub fn $getter(&self) -> $ty {
+                    self.$setter.clone()
+                }
+            )*
+        }
+    };
+}
+
+getters! {
+    watchdog_batch_size / get_watchdog_batch_size -> usize;
+    subscription_timeout / get_subscription_timeout -> Duration;
+    name_mapper / get_name_mapper -> NameMapper;
+    publish_mode / get_publish_mode -> PublishMode;
+    command_timeout / get_command_timeout -> Duration;
+    connect_timeout / get_connect_timeout -> Duration;
+    poll_interval / get_poll_interval -> Duration;
+    subscribed_poll_interval / get_subscribed_poll_interval -> Duration;
+    retry_attempts / get_retry_attempts -> u32;
+    retry_interval / get_retry_interval -> Duration;
+    fair_lock_wait_timeout / get_fair_lock_wait_timeout -> Duration;
+    sentinel_scan_interval / get_sentinel_scan_interval -> Duration;
+    replica_sync / get_replica_sync -> ReplicaSync;
+    replica_sync_timeout / get_replica_sync_timeout -> Duration;
+    metrics_lock_names / get_metrics_lock_names -> bool;
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn every_setter_has_a_getter_that_reads_it_back() {
+        let d = Duration::from_millis(1234);
+        let c = Config::default()
+            .lock_watchdog_timeout(d)
+            .watchdog_batch_size(7)
+            .subscription_timeout(d)
+            .publish_mode(PublishMode::Sharded)
+            .command_timeout(d)
+            .connect_timeout(d)
+            .poll_interval(d)
+            .subscribed_poll_interval(d)
+            .retry_attempts(3)
+            .retry_interval(d)
+            .fair_lock_wait_timeout(d)
+            .sentinel_scan_interval(d)
+            .replica_sync(ReplicaSync::BestEffort)
+            .replica_sync_timeout(d)
+            .metrics_lock_names(true);
+        assert_eq!(c.get_lock_watchdog_timeout(), d);
+        assert_eq!(c.get_watchdog_batch_size(), 7);
+        assert_eq!(c.get_subscription_timeout(), d);
+        assert_eq!(c.get_publish_mode(), PublishMode::Sharded);
+        assert_eq!(c.get_command_timeout(), d);
+        assert_eq!(c.get_connect_timeout(), d);
+        assert_eq!(c.get_poll_interval(), d);
+        assert_eq!(c.get_subscribed_poll_interval(), d);
+        assert_eq!(c.get_retry_attempts(), 3);
+        assert_eq!(c.get_retry_interval(), d);
+        assert_eq!(c.get_fair_lock_wait_timeout(), d);
+        assert_eq!(c.get_sentinel_scan_interval(), d);
+        assert_eq!(c.get_replica_sync(), ReplicaSync::BestEffort);
+        assert_eq!(c.get_replica_sync_timeout(), d);
+        assert!(c.get_metrics_lock_names());
+        assert_eq!(c.get_name_mapper().map("a"), "a");
+    }
     use super::*;
 
     #[test]

@@ -7,7 +7,7 @@ use crate::lost::LostReason;
 /// Everything that can go wrong with a lock operation.
 ///
 /// The variants callers usually match on are [`Error::NotHeld`] (an unlock of a lock the owner
-/// does not hold, e.g. because its lease ran out), [`Error::Timeout`], [`Error::Lost`] and
+/// does not hold, e.g. because its lease ran out), [`Error::CommandTimeout`], [`Error::Lost`] and
 /// [`Error::Redis`]. Bad input is reported as [`Error::InvalidArgument`] before anything is sent
 /// to Redis, and a key of another type under a lock's name as [`Error::WrongType`]; in both cases
 /// nothing in Redis is changed.
@@ -43,15 +43,6 @@ pub enum Error {
         key: String,
         /// The owner field `<client id>:<owner id>` that tried to release.
         field: String,
-    },
-
-    /// A wait for the lock ended without acquiring it.
-    #[error("timed out after {waited:?} waiting for lock `{key}`")]
-    Timeout {
-        /// The lock's Redis key.
-        key: String,
-        /// How long the call waited.
-        waited: Duration,
     },
 
     /// The lock was lost while held (lease ran out, force-unlocked, Redis restarted...).
