@@ -135,3 +135,50 @@ fn blocking_multi_lock_and_red_lock() {
     assert_eq!(via_client.keys(), vec!["x", "y"]);
     via_client.unlock().unwrap();
 }
+
+/// A blocking call from async code (a thread that drives a tokio runtime's tasks) panics with a
+/// message that names the fix, never with a double panic (which would abort the process); in
+/// `spawn_blocking` the same calls work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blocking_calls_from_async_code_panic_naming_the_fix() {
+    let s = RedisServer::start();
+    let url = s.url();
+    let text = |p: Box<dyn std::any::Any + Send>| {
+        p.downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default()
+    };
+    // connecting
+    let u = url.clone();
+    let p = std::panic::catch_unwind(move || redisson_lock::blocking::Client::connect(&u))
+        .expect_err("connecting from async code is refused");
+    let msg = text(p);
+    assert!(
+        msg.contains("spawn_blocking") && msg.contains("async API"),
+        "{msg}"
+    );
+    // a call on a client made where blocking is allowed
+    let u = url.clone();
+    let client = tokio::task::spawn_blocking(move || redisson_lock::blocking::Client::connect(&u).unwrap())
+        .await
+        .unwrap();
+    let lock = client.lock("inside").unwrap();
+    let p = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lock.try_lock()))
+        .expect_err("locking from async code is refused");
+    let msg = text(p);
+    assert!(msg.contains("spawn_blocking"), "{msg}");
+    // and in spawn_blocking it works
+    let held = tokio::task::spawn_blocking(move || {
+        let g = lock.lock().unwrap();
+        let held = g.is_held();
+        g.unlock().unwrap();
+        held
+    })
+    .await
+    .unwrap();
+    assert!(held);
+    tokio::task::spawn_blocking(move || client.shutdown().unwrap())
+        .await
+        .unwrap();
+}

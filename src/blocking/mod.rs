@@ -13,8 +13,10 @@
 //!
 //! Every method that talks to Redis (`connect`, `lock`, `try_lock*`, `unlock`, `run`,
 //! `force_unlock`, `is_locked`, `is_held*`, `hold_count`, `remain_time_to_live`, `downgrade`,
-//! `reenter`, `wait_lost`) blocks the calling thread and **panics when called from inside an
-//! async runtime** (like `tokio::runtime::Runtime::block_on`); use the async API there.
+//! `reenter`, `wait_lost`) blocks the calling thread and **panics when called from async code**
+//! (a thread that drives a tokio runtime's tasks, where `Runtime::block_on` refuses too), with a
+//! message naming the fix: use the async API there, or `tokio::task::spawn_blocking`, where the
+//! blocking API works.
 //! Dropping a blocking client or guard never panics, inside a runtime or not.
 //!
 //! ```no_run
@@ -55,11 +57,48 @@ struct Rt {
 
 impl Rt {
     fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
-        self.rt
+        let rt = self
+            .rt
             .as_ref()
-            .expect("the runtime is present until the last handle is dropped")
-            .block_on(f)
+            .expect("the runtime is present until the last handle is dropped");
+        block_on(rt, f).unwrap_or_else(|p| rethrow(p))
     }
+}
+
+/// Panics again with `p`: with [`INSIDE_RUNTIME`] as the message when that is what it carries
+/// (so the panic hook prints it), else as it was.
+fn rethrow(p: Box<dyn std::any::Any + Send>) -> ! {
+    if p.downcast_ref::<&str>() == Some(&INSIDE_RUNTIME) {
+        panic!("{INSIDE_RUNTIME}");
+    }
+    std::panic::resume_unwind(p)
+}
+
+/// What a blocking call made on a thread that drives async tasks panics with.
+const INSIDE_RUNTIME: &str = "redisson_lock::blocking was called from async code (a thread that \
+     drives a tokio runtime's tasks), where blocking would stall every task of that thread: use the \
+     async API there (redisson_lock::Client), or run the blocking call in \
+     tokio::task::spawn_blocking";
+
+/// `rt.block_on(f)`; a refusal to block because the calling thread drives a runtime's tasks comes
+/// back as a panic payload naming the fix (the caller panics with it once it has put away what
+/// must not be dropped on that thread), any other panic as it was.
+fn block_on<F: std::future::Future>(
+    rt: &tokio::runtime::Runtime,
+    f: F,
+) -> std::result::Result<F::Output, Box<dyn std::any::Any + Send>> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.block_on(f))).map_err(|p| {
+        let text = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        if text.contains("from within a runtime") {
+            Box::new(INSIDE_RUNTIME) as Box<dyn std::any::Any + Send>
+        } else {
+            p
+        }
+    })
 }
 
 impl Drop for Rt {
@@ -143,11 +182,16 @@ impl Client {
             .enable_all()
             .build()
             .map_err(|e| Error::InvalidArgument(format!("cannot start the background runtime: {e}")))?;
-        let client = match rt.block_on(crate::Client::builder().url(url).config(config).build()) {
-            Ok(c) => c,
-            Err(e) => {
+        let client = match block_on(&rt, crate::Client::builder().url(url).config(config).build()) {
+            Ok(Ok(c)) => c,
+            Ok(Err(e)) => {
                 rt.shutdown_background();
                 return Err(e);
+            }
+            Err(p) => {
+                // a runtime may not be dropped on a thread that drives one either
+                rt.shutdown_background();
+                rethrow(p)
             }
         };
         Ok(Client {
