@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use common::{eventually, uuid_field_regex, RawSubscriber, RedisServer};
 use redis::AsyncCommands;
-use redisson_lock::Client;
+use redisson_lock::{Client, Config};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
@@ -139,10 +139,6 @@ fn json_lines(stdout: &str) -> Vec<Value> {
         .collect()
 }
 
-async fn client(s: &RedisServer) -> Client {
-    Client::connect(&s.url()).await.expect("connect")
-}
-
 async fn hgetall(c: &mut redis::aio::MultiplexedConnection, key: &str) -> Vec<(String, String)> {
     let mut v: Vec<(String, String)> = c.hgetall(key).await.unwrap();
     v.sort();
@@ -241,7 +237,7 @@ async fn hold_creates_the_redisson_hash_and_releases_on_ctrl_c() {
 #[tokio::test]
 async fn inspect_and_list_report_locks_held_by_another_client() {
     let s = RedisServer::start();
-    let c = client(&s).await;
+    let c = s.client(Config::default()).await;
     let lock = c.lock("orders:7").unwrap().with_owner(42);
     let g1 = lock.lock().await.unwrap();
     let g2 = lock.lock().await.unwrap();
@@ -602,7 +598,7 @@ async fn inspect_and_list_report_a_lock_held_by_redisson_java() {
 #[tokio::test]
 async fn hold_wait_exits_2_when_not_acquired_in_time() {
     let s = RedisServer::start();
-    let c = client(&s).await;
+    let c = s.client(Config::default()).await;
     let g = c.lock("busy").unwrap().lock().await.unwrap();
 
     let started = Instant::now();
@@ -649,7 +645,7 @@ async fn hold_wait_exits_2_when_not_acquired_in_time() {
 #[tokio::test]
 async fn force_unlock_yes_wakes_a_waiting_hold() {
     let s = RedisServer::start();
-    let c = client(&s).await;
+    let c = s.client(Config::default()).await;
     let g = c.lock("stuck").unwrap().lock().await.unwrap();
     let mut raw = s.conn().await;
     let mut sub = RawSubscriber::new(&s.url(), "redisson_lock__channel:{stuck}").await;
@@ -703,7 +699,7 @@ async fn force_unlock_yes_wakes_a_waiting_hold() {
 #[tokio::test]
 async fn watch_prints_unlock_events_live() {
     let s = RedisServer::start();
-    let c = client(&s).await;
+    let c = s.client(Config::default()).await;
     let lock = c.lock("watched").unwrap();
     let g = lock.lock().await.unwrap();
 
@@ -774,7 +770,7 @@ async fn watch_prints_unlock_events_live() {
 #[tokio::test]
 async fn force_unlock_of_a_read_write_lock_uses_its_channel() {
     let s = RedisServer::start();
-    let c = client(&s).await;
+    let c = s.client(Config::default()).await;
     let rw = c.read_write_lock("rwstuck").unwrap();
     let w = rw.write_lock().lock().await.unwrap();
     let mut sub = RawSubscriber::new(&s.url(), "redisson_rwlock:{rwstuck}").await;
@@ -964,7 +960,7 @@ async fn bad_durations_and_numbers_are_refused_with_exit_1() {
 #[tokio::test]
 async fn durations_and_numbers_at_their_limits_work() {
     let s = RedisServer::start();
-    let c = client(&s).await;
+    let c = s.client(Config::default()).await;
     let mut raw = s.conn().await;
 
     // --for 0s releases at once; --wait 0s tries once
@@ -1177,7 +1173,7 @@ async fn inspect_and_force_unlock_accept_a_redisson_transactional_holder() {
 #[tokio::test]
 async fn hold_takes_the_other_kinds() {
     let s = RedisServer::start();
-    let c = client(&s).await;
+    let c = s.client(Config::default()).await;
     let mut raw = s.conn().await;
 
     // --fenced prints the token, and tokens grow
@@ -1230,7 +1226,7 @@ async fn hold_takes_the_other_kinds() {
 #[tokio::test]
 async fn hold_fair_queues_and_leaves_the_queue_on_ctrl_c() {
     let s = RedisServer::start();
-    let c = client(&s).await;
+    let c = s.client(Config::default()).await;
     let raw = s.conn().await;
     let g = c.fair_lock("fq").unwrap().lock().await.unwrap();
     let mut waiting = Spawned::start(&s, &["--json", "hold", "fq", "--fair"]);

@@ -8,7 +8,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::cluster::Cluster;
-use common::eventually;
+use common::{eventually, pttl};
 use redis::aio::MultiplexedConnection;
 use redisson_lock::{Client, Config, LostReason, Unlocked};
 
@@ -98,10 +98,6 @@ fn node(cluster: &Cluster, port: u16) -> &common::RedisServer {
         .iter()
         .find(|n| n.port == port)
         .expect("a node of the cluster")
-}
-
-async fn pttl(c: &mut MultiplexedConnection, key: &str) -> i64 {
-    redis::cmd("PTTL").arg(key).query_async(c).await.unwrap()
 }
 
 /// Waits until the watchdog has renewed `key` on the node `c` is connected to (its PTTL went up).

@@ -9,7 +9,7 @@ use std::time::Duration;
 use common::{RawSubscriber, RedisServer};
 use redis::AsyncCommands;
 use redisson_lock::inspect::{self, lock_channel, rwlock_channel, Role};
-use redisson_lock::{Client, Error, LostReason};
+use redisson_lock::{Client, Config, Error, LostReason};
 
 type Raw = redis::aio::MultiplexedConnection;
 
@@ -24,10 +24,6 @@ enum Side {
     Read,
     /// `RWriteLock::force_unlock`
     Write,
-}
-
-async fn client(s: &RedisServer) -> Client {
-    Client::connect(&s.url()).await.expect("connect")
 }
 
 async fn force(client: &Client, side: Side, key: &str) -> redisson_lock::Result<bool> {
@@ -131,7 +127,7 @@ async fn assert_refuses_non_locks(s: &RedisServer, client: &Client, side: Side) 
 #[tokio::test]
 async fn rlock_force_unlock_refuses_keys_that_are_not_locks() {
     let s = RedisServer::start();
-    let c = client(&s).await;
+    let c = s.client(Config::default()).await;
     assert_refuses_non_locks(&s, &c, Side::Lock).await;
 
     // still: a real lock is deleted (and its guard learns it), a missing key is nothing to delete
@@ -164,7 +160,7 @@ async fn rlock_force_unlock_refuses_keys_that_are_not_locks() {
 #[tokio::test]
 async fn read_force_unlock_refuses_keys_that_are_not_locks() {
     let s = RedisServer::start();
-    let c = client(&s).await;
+    let c = s.client(Config::default()).await;
     assert_refuses_non_locks(&s, &c, Side::Read).await;
 
     let mut raw = s.conn().await;
@@ -203,7 +199,7 @@ async fn read_force_unlock_refuses_keys_that_are_not_locks() {
 #[tokio::test]
 async fn write_force_unlock_refuses_keys_that_are_not_locks() {
     let s = RedisServer::start();
-    let c = client(&s).await;
+    let c = s.client(Config::default()).await;
     assert_refuses_non_locks(&s, &c, Side::Write).await;
 
     let mut raw = s.conn().await;
@@ -234,7 +230,7 @@ async fn write_force_unlock_refuses_keys_that_are_not_locks() {
 #[tokio::test]
 async fn redisson_transactional_fields_are_locks_and_lookalike_hashes_are_not() {
     let s = RedisServer::start();
-    let c = client(&s).await;
+    let c = s.client(Config::default()).await;
     let mut raw = s.conn().await;
 
     // RTransaction's lock field `<client id>:<thread id>:<transaction id>`
@@ -296,7 +292,7 @@ async fn redisson_transactional_fields_are_locks_and_lookalike_hashes_are_not() 
 #[tokio::test]
 async fn large_hashes_are_judged_without_reading_them_whole() {
     let s = RedisServer::start();
-    let c = client(&s).await;
+    let c = s.client(Config::default()).await;
     let mut raw = s.conn().await;
 
     // an application hash far bigger than any lock

@@ -6,22 +6,9 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{eventually, init_tracing, uuid_field_regex, RawSubscriber, RedisServer};
+use common::{eventually, init_tracing, pttl, uuid_field_regex, RawSubscriber, RedisServer};
 use redis::AsyncCommands;
 use redisson_lock::{Client, Config, Error, LeaseState, LostReason, Ttl, Unlocked};
-
-async fn client(s: &RedisServer) -> Client {
-    Client::connect(&s.url()).await.expect("connect")
-}
-
-async fn client_with(s: &RedisServer, config: Config) -> Client {
-    Client::builder()
-        .url(s.url())
-        .config(config)
-        .build()
-        .await
-        .expect("connect")
-}
 
 async fn hgetall(c: &mut redis::aio::MultiplexedConnection, key: &str) -> Vec<(String, String)> {
     let mut v: Vec<(String, String)> = c.hgetall(key).await.unwrap();
@@ -29,15 +16,11 @@ async fn hgetall(c: &mut redis::aio::MultiplexedConnection, key: &str) -> Vec<(S
     v
 }
 
-async fn pttl(c: &mut redis::aio::MultiplexedConnection, key: &str) -> i64 {
-    c.pttl(key).await.unwrap()
-}
-
 #[tokio::test]
 async fn wire_shape_of_watchdog_lock_reentry_and_release() {
     init_tracing();
     let s = RedisServer::start();
-    let client = client(&s).await;
+    let client = s.client(Config::default()).await;
     let mut raw = s.conn().await;
     let mut sub = RawSubscriber::new(&s.url(), "redisson_lock__channel:{order:42}").await;
     let lock = client.lock("order:42").unwrap();
@@ -104,7 +87,7 @@ async fn wire_shape_of_watchdog_lock_reentry_and_release() {
 #[tokio::test]
 async fn leased_reentries_never_cut_the_ttl_and_partial_unlock_reapplies_what_remains() {
     let s = RedisServer::start();
-    let client = client(&s).await;
+    let client = s.client(Config::default()).await;
     let mut raw = s.conn().await;
     let lock = client.lock("lease").unwrap().with_owner(1);
 
@@ -151,7 +134,7 @@ async fn leased_reentries_never_cut_the_ttl_and_partial_unlock_reapplies_what_re
 #[tokio::test]
 async fn remain_time_to_live_and_is_locked() {
     let s = RedisServer::start();
-    let client = client(&s).await;
+    let client = s.client(Config::default()).await;
     let lock = client.lock("ttl").unwrap();
     assert!(!lock.is_locked().await.unwrap());
     let g = lock.lock_with_lease(Duration::from_secs(3600)).await.unwrap();
@@ -174,7 +157,7 @@ async fn remain_time_to_live_and_is_locked() {
 #[tokio::test]
 async fn hold_count_and_is_held_by_owner() {
     let s = RedisServer::start();
-    let client = client(&s).await;
+    let client = s.client(Config::default()).await;
     let lock = client.lock("holds").unwrap().with_owner(5);
     let other = lock.with_owner(424_242);
     assert_eq!(lock.hold_count().await.unwrap(), 0);
@@ -212,7 +195,7 @@ async fn hold_count_and_is_held_by_owner() {
 #[tokio::test]
 async fn tasks_are_distinct_owners_and_guards_unlock_from_any_task() {
     let s = RedisServer::start();
-    let client = client(&s).await;
+    let client = s.client(Config::default()).await;
     let lock = client.lock("tasks").unwrap();
     let g = lock.lock().await.unwrap();
     let l2 = lock.clone();
@@ -230,7 +213,7 @@ async fn tasks_are_distinct_owners_and_guards_unlock_from_any_task() {
 #[tokio::test]
 async fn unlock_by_non_owner_is_not_held_and_changes_nothing() {
     let s = RedisServer::start();
-    let client = client(&s).await;
+    let client = s.client(Config::default()).await;
     let mut raw = s.conn().await;
     let lock = client.lock("nonowner").unwrap();
     let g = lock.lock_with_lease(Duration::from_secs(100)).await.unwrap();
@@ -265,7 +248,7 @@ async fn unlock_by_non_owner_is_not_held_and_changes_nothing() {
 #[tokio::test]
 async fn try_lock_wait_timing_against_a_held_lock() {
     let s = RedisServer::start();
-    let client = client(&s).await;
+    let client = s.client(Config::default()).await;
     let lock = client.lock("wait").unwrap();
     let _g = lock.with_owner(1).lock().await.unwrap();
     let start = Instant::now();
@@ -283,7 +266,7 @@ async fn try_lock_wait_timing_against_a_held_lock() {
 #[tokio::test]
 async fn leased_lock_expires_and_the_late_unlock_is_not_held() {
     let s = RedisServer::start();
-    let client = client(&s).await;
+    let client = s.client(Config::default()).await;
     let lock = client.lock("expire").unwrap();
     let g = lock
         .with_owner(1)
@@ -311,7 +294,7 @@ async fn leased_lock_expires_and_the_late_unlock_is_not_held() {
 #[tokio::test]
 async fn force_unlock_wakes_waiters_and_marks_own_guards_lost() {
     let s = RedisServer::start();
-    let client = client(&s).await;
+    let client = s.client(Config::default()).await;
     let lock = client.lock("force").unwrap();
     assert!(!lock.force_unlock().await.unwrap(), "nothing to delete");
     let g = lock.with_owner(1).lock().await.unwrap();
@@ -344,7 +327,7 @@ async fn force_unlock_wakes_waiters_and_marks_own_guards_lost() {
 async fn foreign_redisson_shaped_holder_blocks_and_its_publish_wakes_us() {
     // A "Java" holder simulated with raw EVAL of Redisson-shaped scripts (our own scripts).
     let s = RedisServer::start();
-    let client = client(&s).await;
+    let client = s.client(Config::default()).await;
     let mut raw = s.conn().await;
     let foreign = "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10:57";
     let acquire = include_str!("../lua/lock/acquire.lua");
@@ -413,7 +396,7 @@ async fn foreign_redisson_shaped_holder_blocks_and_its_publish_wakes_us() {
 #[tokio::test]
 async fn one_subscription_per_channel_and_none_left_afterwards() {
     let s = RedisServer::start();
-    let client = client(&s).await;
+    let client = s.client(Config::default()).await;
     let mut raw = s.conn().await;
     let lock = client.lock("shared-sub").unwrap();
     let holder = lock.with_owner(1).lock().await.unwrap();
@@ -467,7 +450,7 @@ async fn concurrency_no_lost_update_across_clients_and_tasks() {
     let s = RedisServer::start();
     let mut handles = Vec::new();
     for _ in 0..3 {
-        let c = client(&s).await;
+        let c = s.client(Config::default()).await;
         for _ in 0..8 {
             let lock = c.lock("counter-lock").unwrap();
             let mut raw = s.conn().await;
@@ -496,7 +479,7 @@ async fn concurrency_no_lost_update_across_clients_and_tasks() {
 async fn watchdog_keeps_a_lock_alive_and_stops_after_unlock() {
     let s = RedisServer::start();
     let wd = Duration::from_millis(900);
-    let client = client_with(&s, Config::default().lock_watchdog_timeout(wd)).await;
+    let client = s.client(Config::default().lock_watchdog_timeout(wd)).await;
     let mut raw = s.conn().await;
     let lock = client.lock("wd").unwrap();
     let g = lock.lock().await.unwrap();
@@ -526,11 +509,9 @@ async fn watchdog_keeps_a_lock_alive_and_stops_after_unlock() {
 #[tokio::test]
 async fn force_unlock_by_another_client_reports_lost_and_stops_renewal() {
     let s = RedisServer::start();
-    let client = client_with(
-        &s,
-        Config::default().lock_watchdog_timeout(Duration::from_millis(900)),
-    )
-    .await;
+    let client = s
+        .client(Config::default().lock_watchdog_timeout(Duration::from_millis(900)))
+        .await;
     let other = Client::connect(&s.url()).await.unwrap();
     let g = client.lock("lost").unwrap().lock().await.unwrap();
     assert!(other.lock("lost").unwrap().force_unlock().await.unwrap());
@@ -572,7 +553,7 @@ async fn dead_clients_lock_expires_within_the_watchdog_timeout() {
     })
     .join()
     .unwrap();
-    let client = client(&s).await;
+    let client = s.client(Config::default()).await;
     let start = Instant::now();
     let g = client
         .lock("dead")
@@ -598,8 +579,8 @@ async fn redis_restart_holder_learns_loss_waiters_acquire_scripts_reload() {
         .lock_watchdog_timeout(Duration::from_millis(900))
         .command_timeout(Duration::from_millis(500))
         .poll_interval(Duration::from_millis(200));
-    let holder = client_with(&s, config.clone()).await;
-    let waiter_client = client_with(&s, config).await;
+    let holder = s.client(config.clone()).await;
+    let waiter_client = s.client(config).await;
     let g = holder.lock("restart").unwrap().lock().await.unwrap();
     let wl = waiter_client.lock("restart").unwrap();
     let waiter = tokio::spawn(async move { wl.lock().await });
@@ -635,7 +616,7 @@ async fn redis_restart_holder_learns_loss_waiters_acquire_scripts_reload() {
 #[tokio::test]
 async fn script_flush_is_invisible() {
     let s = RedisServer::start();
-    let client = client(&s).await;
+    let client = s.client(Config::default()).await;
     let mut raw = s.conn().await;
     let lock = client.lock("flush").unwrap();
     lock.lock().await.unwrap().unlock().await.unwrap();
@@ -656,7 +637,7 @@ async fn script_flush_is_invisible() {
 #[tokio::test]
 async fn bad_input_gets_typed_errors_and_changes_nothing() {
     let s = RedisServer::start();
-    let client = client(&s).await;
+    let client = s.client(Config::default()).await;
     let mut raw = s.conn().await;
     assert!(matches!(client.lock(""), Err(Error::InvalidArgument(_))));
     let lock = client.lock("typed").unwrap();
@@ -736,7 +717,9 @@ async fn bad_input_gets_typed_errors_and_changes_nothing() {
 #[tokio::test]
 async fn try_lock_returns_within_wait_while_redis_is_down() {
     let mut s = RedisServer::start();
-    let client = client_with(&s, Config::default().command_timeout(Duration::from_millis(500))).await;
+    let client = s
+        .client(Config::default().command_timeout(Duration::from_millis(500)))
+        .await;
     let lock = client.lock("down").unwrap();
     s.kill();
     let start = Instant::now();
@@ -755,7 +738,7 @@ async fn try_lock_returns_within_wait_while_redis_is_down() {
 #[tokio::test]
 async fn dropped_guard_releases_in_background_even_off_runtime() {
     let s = RedisServer::start();
-    let client = client(&s).await;
+    let client = s.client(Config::default()).await;
     let mut raw = s.conn().await;
     let lock = client.lock("drop").unwrap();
     {
@@ -788,7 +771,7 @@ async fn dropped_guard_releases_in_background_even_off_runtime() {
 async fn cancelled_acquisitions_never_leave_a_renewed_lock() {
     init_tracing();
     let s = RedisServer::start();
-    let client = client(&s).await;
+    let client = s.client(Config::default()).await;
     let mut raw = s.conn().await;
     // Cancel acquisitions of free locks at many points of their flight: before sending, while
     // Redis runs the script, and after it granted the lock but before the caller saw the reply.
@@ -822,7 +805,7 @@ async fn cancelled_acquisitions_never_leave_a_renewed_lock() {
 async fn cancelled_unlocks_release_exactly_once() {
     init_tracing();
     let s = RedisServer::start();
-    let client = client(&s).await;
+    let client = s.client(Config::default()).await;
     let mut raw = s.conn().await;
     // Each lock is held twice (count 2); the inner hold's unlock is cancelled at many points of
     // its flight: before sending, while Redis runs the script, after Redis applied it but before
@@ -860,7 +843,7 @@ async fn cancelled_unlocks_release_exactly_once() {
 async fn an_unlock_cancelled_while_waiting_for_its_turn_is_still_sent() {
     init_tracing();
     let s = RedisServer::start();
-    let client = client(&s).await;
+    let client = s.client(Config::default()).await;
     let mut raw = s.conn().await;
     let lock = client.lock("turn-cancel").unwrap().with_owner(7);
     let outer = lock.lock().await.unwrap();
@@ -897,7 +880,7 @@ async fn an_unlock_cancelled_while_waiting_for_its_turn_is_still_sent() {
 #[tokio::test]
 async fn run_releases_after_ok_error_and_panic() {
     let s = RedisServer::start();
-    let client = client(&s).await;
+    let client = s.client(Config::default()).await;
     let lock = client.lock("scoped").unwrap();
     let l = lock.clone();
     let v = lock
@@ -921,11 +904,9 @@ async fn run_releases_after_ok_error_and_panic() {
 #[tokio::test]
 async fn run_is_cancelled_with_lost_when_the_lock_goes_away() {
     let s = RedisServer::start();
-    let client = client_with(
-        &s,
-        Config::default().lock_watchdog_timeout(Duration::from_millis(600)),
-    )
-    .await;
+    let client = s
+        .client(Config::default().lock_watchdog_timeout(Duration::from_millis(600)))
+        .await;
     let lock = client.lock("scoped-lost").unwrap();
     let other = Client::connect(&s.url()).await.unwrap();
     let forcer = tokio::spawn(async move {
@@ -949,11 +930,9 @@ async fn run_is_cancelled_with_lost_when_the_lock_goes_away() {
 #[tokio::test]
 async fn name_mapper_prefixes_keys_and_channels() {
     let s = RedisServer::start();
-    let client = client_with(
-        &s,
-        Config::default().name_mapper(redisson_lock::NameMapper::prefix("app:")),
-    )
-    .await;
+    let client = s
+        .client(Config::default().name_mapper(redisson_lock::NameMapper::prefix("app:")))
+        .await;
     let mut raw = s.conn().await;
     let lock = client.lock("x").unwrap();
     assert_eq!(lock.key(), "app:x");
@@ -1019,7 +998,7 @@ async fn many_clients_share_nothing_but_redis() {
     let counter = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut hs = Vec::new();
     for _ in 0..20 {
-        let c = client(&s).await;
+        let c = s.client(Config::default()).await;
         let counter = counter.clone();
         hs.push(tokio::spawn(async move {
             let g = c.lock("multi").unwrap().lock().await.unwrap();
@@ -1039,13 +1018,13 @@ async fn a_release_without_message_costs_one_poll_interval_not_the_ttl() {
     // the batched check of waited-on keys notices the lock is gone within `poll_interval`,
     // although the subscribed waiter itself would sleep for an hour.
     let s = RedisServer::start();
-    let client = client_with(
-        &s,
-        Config::default()
-            .poll_interval(Duration::from_millis(300))
-            .subscribed_poll_interval(Duration::from_secs(3600)),
-    )
-    .await;
+    let client = s
+        .client(
+            Config::default()
+                .poll_interval(Duration::from_millis(300))
+                .subscribed_poll_interval(Duration::from_secs(3600)),
+        )
+        .await;
     let mut raw = s.conn().await;
     let _: () = raw
         .hset("silent", "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10:1", 1)
@@ -1101,8 +1080,8 @@ async fn subscribed_waiters_cost_almost_nothing_while_they_wait() {
     // poll interval for all of them (it was one EVALSHA per waiter per poll interval).
     let s = RedisServer::start();
     let config = Config::default().poll_interval(Duration::from_millis(200));
-    let holder = client_with(&s, config.clone()).await;
-    let waiter = client_with(&s, config).await;
+    let holder = s.client(config.clone()).await;
+    let waiter = s.client(config).await;
     let mut raw = s.conn().await;
     let mut held = Vec::new();
     let mut waits = Vec::new();
@@ -1150,7 +1129,7 @@ async fn killed_pubsub_connection_does_not_strand_waiters() {
     // F17: the pub/sub connection dies mid-wait; the waiter is woken to re-try and the
     // connection re-subscribes by itself.
     let s = RedisServer::start();
-    let client = client(&s).await;
+    let client = s.client(Config::default()).await;
     let mut raw = s.conn().await;
     let lock = client.lock("killed-sub").unwrap();
     let g = lock.with_owner(1).lock().await.unwrap();
@@ -1197,8 +1176,8 @@ async fn a_waiter_joining_a_subscribed_channel_attempts_once_before_it_sleeps() 
     // hand-over instead of 4).
     let s = RedisServer::start();
     let config = Config::default().poll_interval(Duration::from_secs(30)); // no batched check in the window
-    let holder = client_with(&s, config.clone()).await;
-    let waiter = client_with(&s, config).await;
+    let holder = s.client(config.clone()).await;
+    let waiter = s.client(config).await;
     let mut raw = s.conn().await;
     let g = holder.lock("join").unwrap().lock().await.unwrap();
     let l = waiter.lock("join").unwrap();
@@ -1265,7 +1244,7 @@ async fn a_lock_passed_back_and_forth_keeps_its_subscription() {
     // finds the channel still subscribed (the last user's leave lingers before UNSUBSCRIBE), so
     // the turns cost no SUBSCRIBE/UNSUBSCRIBE pair each.
     let s = RedisServer::start();
-    let client = client(&s).await;
+    let client = s.client(Config::default()).await;
     let mut raw = s.conn().await;
     let before = cmd_calls(&mut raw, "subscribe").await;
     // the number of turns taken so far; a task that released waits for the other's turn before
@@ -1325,7 +1304,7 @@ async fn an_unlock_published_while_pubsub_is_down_is_not_waited_out() {
     let config = Config::default()
         .poll_interval(Duration::from_secs(3600))
         .subscribed_poll_interval(Duration::from_secs(3600));
-    let client = client_with(&s, config).await;
+    let client = s.client(config).await;
     let mut raw = s.conn().await;
     let _: () = raw
         .hset("lost-msg", "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10:1", 1)
