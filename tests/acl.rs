@@ -14,10 +14,11 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use common::java::{self, ci};
 use common::{eventually, RedisServer};
 use redisson_lock::{Client, Config, Error};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
@@ -445,36 +446,6 @@ async fn every_rule_is_needed() {
 // ---------------------------------------------------------------------------------------------
 // Java Redisson as the same user
 
-const JAVA_REDISSON: &str = "4.7.0";
-const JAVA_JAR_VAR: &str = "REDISSON_HARNESS_JAR";
-
-fn ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true")
-}
-
-/// The harness jar `$REDISSON_HARNESS_JAR` (`scripts/test` builds and exports it; by hand:
-/// `compat-tests/build-harness.sh 4.7.0` prints its path) and a JDK; Err says why not.
-fn harness_jar() -> Result<(String, PathBuf), String> {
-    let Some(jar) = std::env::var_os(JAVA_JAR_VAR).filter(|v| !v.is_empty()) else {
-        return Err(format!(
-            "`{JAVA_JAR_VAR}` is not set (build it with `compat-tests/build-harness.sh {JAVA_REDISSON}`, which prints its path)"
-        ));
-    };
-    let jar = PathBuf::from(jar);
-    assert!(jar.is_file(), "{JAVA_JAR_VAR}={} is not a file", jar.display());
-    let java = std::env::var("JAVA").unwrap_or_else(|_| "java".to_owned());
-    let found = std::process::Command::new(&java)
-        .arg("-version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !found {
-        return Err(format!("no JDK: `{java} -version` did not run"));
-    }
-    Ok((java, jar))
-}
-
 /// The JVM harness (line protocol of compat-tests/README.md), killed on drop.
 struct Java {
     child: Child,
@@ -564,15 +535,13 @@ impl Java {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redisson_works_as_the_same_user() {
-    let (java, jar) = match harness_jar() {
-        Ok(j) => j,
+    let (java, jar) = match java::locate() {
+        Ok(h) => (h.java, h.jar),
         Err(why) if ci() => {
             panic!("CI=true: the Java part (real Redisson as an ACL user) is required: {why}")
         }
         Err(why) => {
-            eprintln!(
-                "SKIPPED redisson_works_as_the_same_user: {why} (set {JAVA_JAR_VAR}, or CI=true to fail)"
-            );
+            eprintln!("SKIPPED redisson_works_as_the_same_user: {why} (CI=true fails instead)");
             return;
         }
     };

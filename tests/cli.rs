@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use common::java;
 use common::{eventually, uuid_field_regex, RawSubscriber, RedisServer};
 use redis::AsyncCommands;
 use redisson_lock::{Client, Config};
@@ -425,42 +426,19 @@ struct Harness {
     seq: u64,
 }
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Builds the 4.7.0 harness jar, or returns `None` (after a loud message) when Java tooling is
+/// The harness jar ([`java::locate`]), or `None` (after a loud message) when Java tooling is
 /// missing outside CI. In CI (`CI=true`) missing tooling fails the test.
 fn harness_jar() -> Option<PathBuf> {
-    let have = |bin: &str| {
-        std::process::Command::new(bin)
-            .arg("-version")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok()
-    };
-    if !have("java") || !have("mvn") {
-        let msg = "java and/or mvn are not installed: cannot run the Redisson harness";
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("{msg} (CI=true: failing instead of skipping)");
+    match java::locate() {
+        Ok(h) => Some(h.jar),
+        Err(why) if java::ci() => panic!("{why} (CI=true: failing instead of skipping)"),
+        Err(why) => {
+            eprintln!(
+                "\n!!!!!!!!!! SKIPPED: {why}; install a JDK 17+ and Maven to run this test !!!!!!!!!!\n"
+            );
+            None
         }
-        eprintln!("\n!!!!!!!!!! SKIPPED: {msg}; install a JDK 17+ and Maven to run this test !!!!!!!!!!\n");
-        return None;
     }
-    let out = std::process::Command::new(repo().join("compat-tests/build-harness.sh"))
-        .arg("4.7.0")
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("run compat-tests/build-harness.sh");
-    assert!(out.status.success(), "build-harness.sh 4.7.0 failed");
-    let jar = repo().join("compat-tests/jars/harness-4.7.0.jar");
-    assert!(
-        Path::new(&jar).exists(),
-        "{} missing after the build",
-        jar.display()
-    );
-    Some(jar)
 }
 
 impl Harness {

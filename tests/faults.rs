@@ -43,6 +43,7 @@ use common::history::{
     Attempt, AttemptResult, Handoffs, History, HistoryWriter, Loss, Party, Phase, Record, Rules, Section,
     UnlockResult,
 };
+use common::java::{self, ci};
 use common::{init_tracing, RedisServer};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -531,10 +532,6 @@ async fn task_loop(ctx: TaskCtx) -> (usize, usize) {
 // ---------------------------------------------------------------------------------------------
 // The Java party: real Redisson (the JVM harness of compat-tests/) contending for the hot locks
 
-/// The Redisson version of the harness jar built on demand (`compat-tests/build-harness.sh`).
-const JAVA_REDISSON: &str = "4.7.0";
-/// A harness jar to use instead of building one (`scripts/test` and `scripts/faults` set it).
-const JAVA_JAR_VAR: &str = "REDISSON_HARNESS_JAR";
 /// Java worker threads, i.e. Redisson owners `<client id>:<thread id>`, each taking the hot locks
 /// in turn with `lock()` (watchdog mode).
 const JAVA_WORKERS: usize = 2;
@@ -550,28 +547,6 @@ const JAVA_STOP_LIMIT: Duration = Duration::from_secs(30);
 const JAVA_MIN_SECTIONS: usize = 100;
 const JAVA_MIN_HANDOFFS: usize = 10;
 
-fn ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true")
-}
-
-/// `name` as a command: a path, or the first executable of that name on PATH.
-fn find_command(name: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let executable = |p: &Path| {
-        std::fs::metadata(p)
-            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-            .unwrap_or(false)
-    };
-    if name.contains('/') {
-        let p = PathBuf::from(name);
-        return executable(&p).then_some(p);
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| executable(p))
-}
-
 /// Whether the Java party takes part, and with which jar.
 enum JavaPlan {
     Run {
@@ -584,65 +559,11 @@ enum JavaPlan {
     Skip(String),
 }
 
-/// `$JAVA` (default `java`) must be found; the jar is `$REDISSON_HARNESS_JAR`, else
-/// `compat-tests/build-harness.sh 4.7.0` builds it (a no-op when it is up to date; needs Maven
-/// otherwise).
+/// A JDK and the harness jar ([`java::locate`]), or why the Java party cannot play.
 fn plan_java() -> JavaPlan {
-    let java = std::env::var("JAVA").unwrap_or_else(|_| "java".to_owned());
-    if find_command(&java).is_none() {
-        return JavaPlan::Skip(format!("no JDK: `{java}` not found on PATH"));
-    }
-    if let Some(jar) = std::env::var_os(JAVA_JAR_VAR).filter(|v| !v.is_empty()) {
-        let jar = PathBuf::from(jar);
-        assert!(
-            jar.is_file(),
-            "{JAVA_JAR_VAR}={} is not a file (unset it to build the harness jar on demand)",
-            jar.display()
-        );
-        return JavaPlan::Run {
-            java,
-            jar,
-            source: format!("`{JAVA_JAR_VAR}`"),
-        };
-    }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("compat-tests/build-harness.sh");
-    let built = Command::new("bash")
-        .arg(&script)
-        .arg(JAVA_REDISSON)
-        .stdin(Stdio::null())
-        .output();
-    match built {
-        Ok(o) if o.status.success() => {
-            let out = String::from_utf8_lossy(&o.stdout);
-            let jar = PathBuf::from(out.lines().last().unwrap_or_default().trim());
-            if jar.is_file() {
-                JavaPlan::Run {
-                    java,
-                    jar,
-                    source: format!("`compat-tests/build-harness.sh {JAVA_REDISSON}`"),
-                }
-            } else {
-                JavaPlan::Skip(format!(
-                    "compat-tests/build-harness.sh printed no jar path: {out:?}"
-                ))
-            }
-        }
-        Ok(o) => {
-            let err = String::from_utf8_lossy(&o.stderr);
-            let last = err
-                .lines()
-                .rev()
-                .find(|l| l.contains("build-harness"))
-                .unwrap_or_else(|| err.lines().last().unwrap_or_default())
-                .trim()
-                .to_owned();
-            if find_command("mvn").is_none() {
-                JavaPlan::Skip(format!("no Maven to build the harness jar ({last})"))
-            } else {
-                JavaPlan::Skip(format!("the harness jar did not build ({last})"))
-            }
-        }
-        Err(e) => JavaPlan::Skip(format!("cannot run {}: {e}", script.display())),
+    match java::locate() {
+        Ok(java::Harness { java, jar, source }) => JavaPlan::Run { java, jar, source },
+        Err(why) => JavaPlan::Skip(why),
     }
 }
 
@@ -1268,7 +1189,8 @@ async fn contention_under_faults() {
     if let (JavaPlan::Skip(reason), true) = (&java_plan, ci()) {
         panic!(
             "CI=true: the fault run's Java party (real Redisson) is required, but it is unavailable: {reason}. \
-             Install a JDK 17+ and Maven (scripts/test does), or point {JAVA_JAR_VAR} at a harness jar."
+             Install a JDK 17+ and Maven (scripts/test does), or point {} at a harness jar.",
+            java::JAR_VAR
         );
     }
     let names = all_names(mode.processes);

@@ -4,6 +4,7 @@
 pub mod cluster;
 pub mod faults;
 pub mod history;
+pub mod java;
 pub mod kinds;
 pub mod topology;
 
