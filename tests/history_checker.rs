@@ -1,7 +1,7 @@
 //! The fault suite's history checker on made-up histories (no Redis, no processes): what counts
 //! as an overlap, which losses explain one, how Java sections and partial or unexplained unlocks
 //! are judged, and the history's JSON-lines round trip. The checker itself is
-//! `tests/common/history.rs`; `tests/faults.rs` runs it on real histories.
+//! `tests/common/history.rs`; `tests/faults/` runs it on real histories.
 
 mod common;
 

@@ -1,5 +1,5 @@
 //! Single-machine fault scenarios (ids as in `docs/guarantees.md`, "Scenario ids in the tests")
-//! that need a set-up of their own (the contention run in tests/faults.rs covers the rest under
+//! that need a set-up of their own (the contention run in tests/faults/ covers the rest under
 //! load): a paused holder process (F1, F2), a crash with AOF (F4), an unlock whose reply is late
 //! (F6), a slow Redis (F14), many waiters on one lock (F15), many locks with a waiter each (F16),
 //! eviction (F23).

@@ -420,7 +420,7 @@ public final class Harness {
                 argc(cmd, a, 4, 4);
                 return rwcounter(w, a[0], a[1], num(a[2]), num(a[3]));
 
-            // ---- the fault suite's Java party (tests/faults.rs)
+            // ---- the fault suite's Java party (tests/faults/)
             case "clock": {
                 argc(cmd, a, 0, 0);
                 Map<String, Object> r = new LinkedHashMap<>();

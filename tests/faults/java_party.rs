@@ -1,0 +1,454 @@
+//! The fault run's Java party: real Redisson (the JVM harness of compat-tests/) contending for
+//! the hot locks beside the Rust workers, its figures and its end.
+
+use super::*;
+
+/// Java worker threads, i.e. Redisson owners `<client id>:<thread id>`, each taking the hot locks
+/// in turn with `lock()` (watchdog mode).
+pub(super) const JAVA_WORKERS: usize = 2;
+/// Java holds last 0..=3 ms, as the Rust hot tasks' do.
+pub(super) const JAVA_MAX_HOLD_MS: u64 = 3;
+/// From `java -jar` to the harness' ready line (0.5–1.3 s here).
+pub(super) const JAVA_READY_LIMIT: Duration = Duration::from_secs(60);
+/// How long the parent waits for the `contend` results after `stopContend` (a round waiting in
+/// `lock()` finishes first).
+pub(super) const JAVA_STOP_LIMIT: Duration = Duration::from_secs(30);
+/// A run with Java must give it at least this many sections, and at least this many hand-overs
+/// of a lock from Java to Rust and from Rust to Java, or the Java/Rust check covered nothing.
+pub(super) const JAVA_MIN_SECTIONS: usize = 100;
+pub(super) const JAVA_MIN_HANDOFFS: usize = 10;
+
+/// Whether the Java party takes part, and with which jar.
+pub(super) enum JavaPlan {
+    Run {
+        java: String,
+        jar: PathBuf,
+        /// Where the jar came from, for the report.
+        source: String,
+    },
+    /// Why not (`no JDK ...` first).
+    Skip(String),
+}
+
+/// A JDK and the harness jar ([`java::locate`]), or why the Java party cannot play.
+pub(super) fn plan_java() -> JavaPlan {
+    match java::locate() {
+        Ok(java::Harness { java, jar, source }) => JavaPlan::Run { java, jar, source },
+        Err(why) => JavaPlan::Skip(why),
+    }
+}
+
+/// The JVM harness (`java -jar harness.jar`, line protocol of `compat-tests/README.md`), killed
+/// on drop if it is still running: also when the test fails or panics.
+pub(super) struct JavaHarness {
+    pub(super) child: Child,
+    pub(super) stdin: Option<ChildStdin>,
+    /// stdout lines, with the time each was read
+    pub(super) lines: tokio::sync::mpsc::UnboundedReceiver<(Instant, String)>,
+    /// Responses read while waiting for another one, by seq.
+    pub(super) early: BTreeMap<u64, serde_json::Value>,
+    pub(super) next_seq: u64,
+}
+
+impl Drop for JavaHarness {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+impl JavaHarness {
+    /// Starts the JVM with the workers' watchdog timeout; its stderr goes to `java.stderr`.
+    pub(super) fn spawn(java: &str, jar: &Path, port: u16, run_dir: &Path) -> Result<JavaHarness, String> {
+        let stderr = std::fs::File::create(run_dir.join("java.stderr")).map_err(|e| e.to_string())?;
+        let mut child = Command::new(java)
+            .arg("-jar")
+            .arg(jar)
+            .args([
+                "--url",
+                &format!("redis://127.0.0.1:{port}"),
+                "--watchdog-ms",
+                &WATCHDOG.as_millis().to_string(),
+                "--exit-grace-ms",
+                "3000",
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(stderr))
+            .spawn()
+            .map_err(|e| format!("cannot run `{java} -jar {}`: {e}", jar.display()))?;
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stdin = child.stdin.take();
+        let (tx, lines) = tokio::sync::mpsc::unbounded_channel();
+        std::thread::spawn(move || {
+            // a `contend` result is one long line (megabytes in the full run)
+            for line in std::io::BufReader::with_capacity(1 << 20, stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send((Instant::now(), line)).is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(JavaHarness {
+            child,
+            stdin,
+            lines,
+            early: BTreeMap::new(),
+            next_seq: 1,
+        })
+    }
+
+    pub(super) async fn next_line(
+        &mut self,
+        deadline: tokio::time::Instant,
+    ) -> Result<(Instant, String), String> {
+        match tokio::time::timeout_at(deadline, self.lines.recv()).await {
+            Ok(Some(l)) => Ok(l),
+            Ok(None) => Err(format!(
+                "the harness closed its stdout (exit status {:?})",
+                self.child.try_wait().ok().flatten()
+            )),
+            Err(_) => Err("timed out".into()),
+        }
+    }
+
+    /// The `ready` line, and when it came.
+    pub(super) async fn ready(&mut self, limit: Duration) -> Result<(Instant, serde_json::Value), String> {
+        let (at, line) = self
+            .next_line(tokio::time::Instant::now() + limit)
+            .await
+            .map_err(|e| format!("no ready line within {limit:?}: {e}"))?;
+        let v: serde_json::Value =
+            serde_json::from_str(&line).map_err(|e| format!("bad first line ({e}): {line}"))?;
+        if v["event"] != "ready" {
+            return Err(format!("the harness did not start: {line}"));
+        }
+        Ok((at, v))
+    }
+
+    /// Sends `SEQ WORKER CMD ARGS`; returns SEQ.
+    pub(super) fn send(&mut self, worker: &str, cmd: &str, args: &[String]) -> Result<u64, String> {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let mut line = format!("{seq} {worker} {cmd}");
+        for a in args {
+            line.push(' ');
+            line.push_str(a);
+        }
+        let pipe = self.stdin.as_mut().ok_or("the harness' stdin is closed")?;
+        writeln!(pipe, "{line}")
+            .and_then(|()| pipe.flush())
+            .map_err(|e| format!("cannot send `{line}`: {e}"))?;
+        Ok(seq)
+    }
+
+    /// The `result` of the response to `seq`, or the Java exception as an error.
+    pub(super) async fn response(&mut self, seq: u64, limit: Duration) -> Result<serde_json::Value, String> {
+        let deadline = tokio::time::Instant::now() + limit;
+        let v = loop {
+            if let Some(v) = self.early.remove(&seq) {
+                break v;
+            }
+            let (_, line) = self
+                .next_line(deadline)
+                .await
+                .map_err(|e| format!("no response to seq {seq} within {limit:?}: {e}"))?;
+            let v: serde_json::Value =
+                serde_json::from_str(&line).map_err(|e| format!("bad response line ({e}): {line:.300}"))?;
+            match v["seq"].as_u64() {
+                Some(s) if s == seq => break v,
+                Some(s) => {
+                    self.early.insert(s, v);
+                }
+                None => return Err(format!("response without seq: {line:.300}")),
+            }
+        };
+        if v["ok"] == true {
+            Ok(v["result"].clone())
+        } else {
+            Err(format!(
+                "java `{}` threw {}: {}",
+                v["cmd"].as_str().unwrap_or("?"),
+                v["errorClass"].as_str().unwrap_or("?"),
+                v["error"].as_str().unwrap_or("")
+            ))
+        }
+    }
+
+    pub(super) async fn call(
+        &mut self,
+        worker: &str,
+        cmd: &str,
+        args: &[String],
+        limit: Duration,
+    ) -> Result<serde_json::Value, String> {
+        let seq = self.send(worker, cmd, args)?;
+        self.response(seq, limit).await
+    }
+
+    /// `exit`, then waits for the process (it is killed on drop if it does not end).
+    pub(super) async fn exit(&mut self, limit: Duration) -> Result<(), String> {
+        let sent = self.call("ctl", "exit", &[], limit).await.map(drop);
+        self.stdin = None;
+        let deadline = Instant::now() + limit;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(st)) if st.success() => return sent,
+                Ok(Some(st)) => return Err(format!("the harness exited with {st}")),
+                Ok(None) if Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(20)).await,
+                Ok(None) => return Err(format!("the harness did not exit within {limit:?}")),
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+    }
+}
+
+/// One Java worker's `contend` summary.
+#[derive(Clone, Debug, Default)]
+pub(super) struct JavaWorker {
+    pub(super) name: String,
+    pub(super) thread_id: u64,
+    pub(super) stopped: String,
+    pub(super) elapsed_s: f64,
+    pub(super) rounds: usize,
+    pub(super) sections: usize,
+}
+
+/// What the Java party did, for the report (its anomalies are reported, not failed on).
+#[derive(Clone, Debug, Default)]
+pub(super) struct JavaFigures {
+    /// `ran` or `skipped (...)` / `failed (...)`.
+    pub(super) status: String,
+    pub(super) ran: bool,
+    pub(super) jar: String,
+    pub(super) source: String,
+    pub(super) version: String,
+    pub(super) client_id: String,
+    /// Clock samples: (CLOCK_MONOTONIC before the call, Java's `System.nanoTime()`, after).
+    pub(super) clock: Vec<(u64, u64, u64)>,
+    /// From `java -jar` to the ready line.
+    pub(super) ready: Duration,
+    /// How long after the warm-up began Java began contending (ns).
+    pub(super) joined: u64,
+    /// From `stopContend` to the last `contend` result.
+    pub(super) stop: Duration,
+    /// `exit` until the JVM was gone.
+    pub(super) exit: Duration,
+    pub(super) workers: Vec<JavaWorker>,
+    /// Round outcome -> count (`released`, `partial`, `not-held`, `unlock-error`, `lock-error`).
+    pub(super) outcomes: BTreeMap<String, usize>,
+    /// `lock()` / `unlock()` / `getHoldCount()` + exception class -> count.
+    pub(super) exceptions: BTreeMap<String, usize>,
+    /// The first message of each of them.
+    pub(super) exception_examples: BTreeMap<String, String>,
+    /// Holds a `partial` round found left over and released (Redis counted an acquisition twice).
+    pub(super) extra_holds: u64,
+    /// The JVM's stderr: lines per log level, and a few distinct examples.
+    pub(super) stderr_levels: BTreeMap<String, usize>,
+    pub(super) stderr_examples: Vec<String>,
+}
+
+impl JavaFigures {
+    pub(super) fn skipped(&self) -> bool {
+        !self.ran
+    }
+
+    /// `System.nanoTime()` fell inside `[before, after]` of `CLOCK_MONOTONIC` in every sample.
+    pub(super) fn clock_ok(&self) -> bool {
+        !self.clock.is_empty() && self.clock.iter().all(|&(b, j, a)| b <= j && j <= a)
+    }
+
+    pub(super) fn clock_line(&self) -> String {
+        if self.clock.is_empty() {
+            return "not checked".into();
+        }
+        let inside = self.clock.iter().filter(|&&(b, j, a)| b <= j && j <= a).count();
+        let (b, j, a) = *self
+            .clock
+            .iter()
+            .min_by_key(|&&(b, _, a)| a.saturating_sub(b))
+            .unwrap();
+        format!(
+            "Java's `System.nanoTime()` fell inside [before, after] of this process' `CLOCK_MONOTONIC` in {inside}/{} samples \
+             (tightest bracket {:.0} µs, Java's reading {:.0} µs after `before`): one clock",
+            self.clock.len(),
+            a.saturating_sub(b) as f64 / 1e3,
+            j as f64 / 1e3 - b as f64 / 1e3
+        )
+    }
+}
+
+/// Waits for the harness' ready line and checks that Java's `System.nanoTime()` is this
+/// process' `CLOCK_MONOTONIC` (five calls of `clock`, each bracketed by two readings).
+pub(super) async fn java_start(
+    j: &mut JavaHarness,
+    jf: &mut JavaFigures,
+    spawned: Instant,
+) -> Result<(), String> {
+    let (at, ready) = j.ready(JAVA_READY_LIMIT).await?;
+    jf.ready = at - spawned;
+    jf.version = ready["version"].as_str().unwrap_or("?").to_owned();
+    jf.client_id = ready["clientId"].as_str().unwrap_or("?").to_owned();
+    for _ in 0..5 {
+        let before = now_ns();
+        let r = j.call("ctl", "clock", &[], Duration::from_secs(10)).await?;
+        let after = now_ns();
+        let java = r["nanoTime"]
+            .as_u64()
+            .ok_or_else(|| format!("`clock` without nanoTime: {r}"))?;
+        jf.clock.push((before, java, after));
+    }
+    if !jf.clock_ok() {
+        return Err(format!(
+            "Java's System.nanoTime() is not CLOCK_MONOTONIC here, so Java and Rust sections cannot be compared: samples (before, java, after) {:?}",
+            jf.clock
+        ));
+    }
+    Ok(())
+}
+
+/// Ends the `contend` loops (`stopContend`), collects their rounds as sections of the history
+/// (party `java`, process `process`), and exits the JVM.
+pub(super) async fn java_finish(
+    j: &mut JavaHarness,
+    seqs: &[(String, u64)],
+    jf: &mut JavaFigures,
+    process: u32,
+) -> Result<Vec<Section>, String> {
+    let asked = Instant::now();
+    let stop = j.send("ctl", "stopContend", &[])?;
+    let mut sections = Vec::new();
+    let deadline = asked + JAVA_STOP_LIMIT;
+    let mut first_err = None;
+    for (worker, (name, seq)) in seqs.iter().enumerate() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let r = match j.response(*seq, left).await {
+            Ok(r) => r,
+            Err(e) => {
+                first_err.get_or_insert(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        let names: Vec<String> = r["names"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|n| n.as_str().map(str::to_owned)).collect())
+            .unwrap_or_default();
+        let field = r["field"].as_str().unwrap_or("?").to_owned();
+        let rounds = r["rounds"].as_array().cloned().unwrap_or_default();
+        let mut w = JavaWorker {
+            name: name.clone(),
+            thread_id: r["threadId"].as_u64().unwrap_or(0),
+            stopped: r["stopped"].as_str().unwrap_or("?").to_owned(),
+            elapsed_s: r["elapsed_ns"].as_u64().unwrap_or(0) as f64 / 1e9,
+            rounds: rounds.len(),
+            sections: 0,
+        };
+        for x in &rounds {
+            let outcome = x["outcome"].as_str().unwrap_or("?").to_owned();
+            *jf.outcomes.entry(outcome.clone()).or_default() += 1;
+            if let Some(class) = x["errorClass"].as_str() {
+                let call = if outcome == "lock-error" {
+                    "lock()"
+                } else {
+                    "unlock()"
+                };
+                let key = format!("{call}: {class}");
+                *jf.exceptions.entry(key.clone()).or_default() += 1;
+                jf.exception_examples.entry(key).or_insert_with(|| {
+                    x["error"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .chars()
+                        .take(200)
+                        .collect()
+                });
+            }
+            if let Some(class) = x["checkErrorClass"].as_str() {
+                let key = format!("getHoldCount(): {class}");
+                *jf.exceptions.entry(key.clone()).or_default() += 1;
+                jf.exception_examples.entry(key).or_insert_with(|| {
+                    x["checkError"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .chars()
+                        .take(200)
+                        .collect()
+                });
+            }
+            jf.extra_holds += x["extra"].as_u64().unwrap_or(0);
+            let (Some(start), Some(end)) = (x["start_ns"].as_u64(), x["end_ns"].as_u64()) else {
+                continue; // lock() threw: no section
+            };
+            let unlock = match outcome.as_str() {
+                "released" => UnlockResult::Released,
+                "partial" => UnlockResult::Partial,
+                "not-held" => UnlockResult::NotHeld,
+                _ => UnlockResult::Error {
+                    message: format!(
+                        "{}: {}",
+                        x["errorClass"].as_str().unwrap_or("?"),
+                        x["error"].as_str().unwrap_or("")
+                    ),
+                },
+            };
+            let k = x["lock"].as_u64().unwrap_or(u64::MAX) as usize;
+            sections.push(Section {
+                party: Party::Java,
+                lock: names.get(k).cloned().unwrap_or_else(|| format!("?{k}")),
+                process,
+                worker: worker as u32,
+                role: "java".into(),
+                method: "lock".into(),
+                owner: field.clone(),
+                acquire_start: x["acquire_ns"].as_u64().unwrap_or(start),
+                start,
+                end,
+                unlock_done: x["unlock_ns"].as_u64().unwrap_or(end),
+                unlock,
+                lost: None,
+            });
+            w.sections += 1;
+        }
+        jf.workers.push(w);
+    }
+    jf.stop = asked.elapsed();
+    let _ = j.response(stop, Duration::from_secs(5)).await;
+    let exiting = Instant::now();
+    let exited = j.exit(Duration::from_secs(10)).await;
+    jf.exit = exiting.elapsed();
+    if let Some(e) = first_err {
+        return Err(e);
+    }
+    exited.map_err(|e| format!("exit: {e}"))?;
+    Ok(sections)
+}
+
+/// Lines per log level of the JVM's stderr (slf4j-simple: `[thread] LEVEL logger - message`),
+/// and up to five distinct WARN/ERROR lines.
+pub(super) fn java_stderr(path: &Path, jf: &mut JavaFigures) {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    for line in text.lines() {
+        let level = ["ERROR", "WARN", "INFO", "DEBUG"]
+            .into_iter()
+            .find(|l| line.contains(&format!("] {l} ")))
+            .unwrap_or("other (stack traces, ...)");
+        *jf.stderr_levels.entry(level.to_owned()).or_default() += 1;
+        if matches!(level, "ERROR" | "WARN") && jf.stderr_examples.len() < 5 {
+            let gist: String = line
+                .split_once("] ")
+                .map_or(line, |(_, r)| r)
+                .chars()
+                .take(160)
+                .collect();
+            if !jf
+                .stderr_examples
+                .iter()
+                .any(|e| e.chars().take(60).eq(gist.chars().take(60)))
+            {
+                jf.stderr_examples.push(gist);
+            }
+        }
+    }
+}

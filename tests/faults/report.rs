@@ -1,0 +1,374 @@
+//! The fault run's report (`tests/FAULT-REPORT.md`): what ran, what each scenario saw, and the
+//! checker's verdicts, with repository-relative paths only.
+
+use super::*;
+
+pub(super) struct ReportInput<'a> {
+    pub(super) mode: &'a Mode,
+    pub(super) redis_version: &'a str,
+    pub(super) h: &'a History,
+    pub(super) summary: &'a common::history::Summary,
+    pub(super) overlaps_bad: &'a [&'a common::history::Overlap],
+    pub(super) overlaps_ok: &'a [&'a common::history::Overlap],
+    pub(super) unlocks: &'a [common::history::UnlockProblem],
+    pub(super) losses: &'a [common::history::LossProblem],
+    pub(super) sampler: &'a SamplerReport,
+    pub(super) resources: &'a Resources,
+    pub(super) failures: &'a [String],
+    pub(super) run_dir: &'a Path,
+    pub(super) wall: Duration,
+    pub(super) java: &'a JavaFigures,
+    pub(super) handoffs: &'a Handoffs,
+}
+
+/// `YYYY-MM-DD HH:MM UTC` from the system clock (civil-from-days, no date crate).
+pub(super) fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60
+    )
+}
+
+/// One line on the Java party: `skipped (no JDK ...)`, or its figures.
+pub(super) fn java_line(j: &JavaFigures, s: &common::history::Summary) -> String {
+    if j.skipped() {
+        return j.status.clone();
+    }
+    let rounds: usize = j.workers.iter().map(|w| w.rounds).sum();
+    format!(
+        "Redisson {} ({} threads), {rounds} rounds, {} sections checked against {} Rust sections",
+        j.version,
+        j.workers.len(),
+        s.by_party.get(Party::Java.label()).copied().unwrap_or(0),
+        s.sections
+    )
+}
+
+/// The report's section on the Java party.
+pub(super) fn java_report(o: &mut String, r: &ReportInput<'_>) {
+    let j = r.java;
+    let _ = writeln!(o, "## Java party (real Redisson)\n");
+    if j.skipped() {
+        let _ = writeln!(
+            o,
+            "Java party: {}. Java/Rust mutual exclusion was not checked in this run{}.\n",
+            j.status,
+            if j.status.starts_with("skipped") {
+                " (`CI=true` makes a missing JDK a failure)"
+            } else {
+                "; this fails the run"
+            }
+        );
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "Redisson {} (harness jar `{}`, from {}), client id `{}`; {} worker threads loop `getLock(NAME).lock()` (watchdog {:?}, \
+         the Rust workers' `--watchdog-ms`) on a random `fault:hot:*` lock, hold it 0–{JAVA_MAX_HOLD_MS} ms, `unlock()`, then \
+         `getHoldCount()` (a count left over is a `partial` round: the thread held the lock more than once, because Redisson \
+         re-sent an acquire whose reply was lost, or because this `lock()` re-entered a hold left by an earlier round whose \
+         `lock()` threw after it had run or whose `unlock()` failed; the extra holds are unlocked). They run through the warm-up and phase A (faults without data loss) and stop before phase B. \
+         Their sections (from `lock()` returning to the `unlock()` call, `System.nanoTime()`) are checked for overlap with every \
+         other section; their exceptions and unlock results are listed here, not judged.\n",
+        j.version,
+        j.jar,
+        j.source,
+        j.client_id,
+        j.workers.len(),
+        WATCHDOG,
+    );
+    let _ = writeln!(o, "* Clock: {}.", j.clock_line());
+    let _ = writeln!(
+        o,
+        "* Timing: JVM start to ready {:.2} s (started with the Rust workers); Java began contending {:.2} s into the \
+         {:?} warm-up; `stopContend` to the last result {:.2} s; `exit` {:.2} s.",
+        j.ready.as_secs_f64(),
+        j.joined as f64 / 1e9,
+        r.mode.warmup,
+        j.stop.as_secs_f64(),
+        j.exit.as_secs_f64()
+    );
+    let (jr, rj) = (
+        r.handoffs.between(Party::Java, Party::Rust),
+        r.handoffs.between(Party::Rust, Party::Java),
+    );
+    let gap = |from, to| {
+        r.handoffs
+            .min_gap_ns
+            .get(&(from, to))
+            .map(|g| format!("{:.3} ms", *g as f64 / 1e6))
+            .unwrap_or_else(|| "-".into())
+    };
+    let _ = writeln!(
+        o,
+        "* Hand-overs of a lock: Java → Rust {jr} (shortest gap {}), Rust → Java {rj} (shortest gap {}).",
+        gap(Party::Java, Party::Rust),
+        gap(Party::Rust, Party::Java)
+    );
+    let java_bad = r.overlaps_bad.iter().filter(|x| x.java_vs_rust(r.h)).count();
+    let _ = writeln!(
+        o,
+        "* Overlaps of a Java section with a Rust section: {java_bad}; with another Java section: {}.\n",
+        r.overlaps_bad
+            .iter()
+            .filter(|x| x.parties(r.h) == (Party::Java, Party::Java))
+            .count()
+    );
+    let _ = writeln!(
+        o,
+        "| worker | thread | rounds | sections | stopped by | ran for |\n|---|---:|---:|---:|---|---:|"
+    );
+    for w in &j.workers {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {:.1} s |",
+            w.name, w.thread_id, w.rounds, w.sections, w.stopped, w.elapsed_s
+        );
+    }
+    let _ = writeln!(o);
+    let mut outcomes = String::new();
+    let _ = writeln!(outcomes, "| round outcome | count |\n|---|---:|");
+    for (k, v) in &j.outcomes {
+        let _ = writeln!(outcomes, "| {k} | {v} |");
+    }
+    o.push_str(&outcomes);
+    let _ = writeln!(o);
+    if j.extra_holds > 0 {
+        let _ = writeln!(
+            o,
+            "`partial` rounds found {} extra holds in Redis (released by the harness).\n",
+            j.extra_holds
+        );
+    }
+    if j.exceptions.is_empty() {
+        let _ = writeln!(o, "Java exceptions: none.\n");
+    } else {
+        let _ = writeln!(
+            o,
+            "| Java exception (call: class) | count | first message |\n|---|---:|---|"
+        );
+        for (k, v) in &j.exceptions {
+            let m = j.exception_examples.get(k).map(String::as_str).unwrap_or("");
+            let _ = writeln!(o, "| {k} | {v} | {} |", m.replace('|', "\\|").replace('\n', " "));
+        }
+        let _ = writeln!(o);
+    }
+    let levels: Vec<String> = j.stderr_levels.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    let _ = writeln!(
+        o,
+        "JVM stderr (Redisson's log at WARN and above): {}{}\n",
+        if levels.is_empty() {
+            "empty".to_owned()
+        } else {
+            format!("{} lines", levels.join(", "))
+        },
+        if j.stderr_examples.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; e.g. {}",
+                j.stderr_examples
+                    .iter()
+                    .map(|e| format!("`{}`", e.replace('`', "'")))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )
+        }
+    );
+}
+
+pub(super) fn render_report(r: &ReportInput<'_>) -> String {
+    const LIST: usize = 25;
+    let mut o = String::new();
+    let m = r.mode;
+    let _ = writeln!(
+        o,
+        "# Fault-injection run ({})\n\nGenerated by `tests/faults/` ({}) on {}; do not edit by hand. {}\n",
+        if m.full { "full" } else { "quick" },
+        if m.full {
+            "`scripts/faults`, i.e. `FAULTS_FULL=1 cargo test --release --test faults -- --nocapture`"
+        } else {
+            "`cargo test --test faults`"
+        },
+        utc_now(),
+        format_args!("Repeat the schedule with `FAULTS_SEED={}`.", m.seed)
+    );
+    let _ = writeln!(
+        o,
+        "redis-server {} on loopback, {} CPUs; {} worker processes × ({} hot + {} long + 1 renew + 1 victim) tasks; \
+         watchdog {:?}, command timeout {:?}, poll interval {:?}, `lock_with_lease({:?})`; phases: warm-up {:?}, \
+         A (no data loss) {:?}, B (data loss) {:?}; wall time {:.1} s.\n",
+        r.redis_version,
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+        m.processes,
+        m.hot_tasks,
+        m.long_tasks,
+        WATCHDOG,
+        COMMAND_TIMEOUT,
+        POLL_INTERVAL,
+        LEASE,
+        m.warmup,
+        m.phase_a,
+        m.phase_b,
+        r.wall.as_secs_f64()
+    );
+    let _ = writeln!(
+        o,
+        "Locks: `fault:hot:0..{}` (0–3 ms holds; `lock()` 40 %, `try_lock_for(20–200 ms)` 35 %, `lock_with_lease` 25 %), \
+         `fault:long:0..{}` (watchdog holds 1.2–3.5 s), `fault:renew:<process>` (one per process, held for the whole run and \
+         taken again after a loss: in every renewal batch), `{VICTIM}` (held 4–6 s; the nemesis waits for a fresh hold and writes a string or list over it for {:?}).\n",
+        HOT_LOCKS - 1,
+        LONG_LOCKS - 1,
+        POISON_TTL
+    );
+    let _ = writeln!(o, "**Java party: {}.**\n", java_line(r.java, r.summary));
+    let _ = writeln!(o, "## Verdict\n");
+    if r.failures.is_empty() {
+        let _ = writeln!(o, "**PASS**: no overlaps outside explained data loss, every unlock after one acquire `Released` (or explained), no unexplained losses, no leaks.\n");
+    } else {
+        let _ = writeln!(o, "**FAIL**: {} problems.\n", r.failures.len());
+        for f in r.failures.iter().take(60) {
+            let _ = writeln!(o, "* {}", f.replace('\n', "\n  "));
+        }
+        if r.failures.len() > 60 {
+            let _ = writeln!(o, "* ... and {} more", r.failures.len() - 60);
+        }
+        let _ = writeln!(o);
+    }
+    let _ = writeln!(o, "## Checks\n");
+    let _ = writeln!(o, "| check | result |\n|---|---|");
+    let _ = writeln!(
+        o,
+        "| (a) overlapping sections outside explained data loss | {} |",
+        r.overlaps_bad.len()
+    );
+    let _ = writeln!(
+        o,
+        "| (a) of which a Java (Redisson) section and a Rust section{} | {} |",
+        if r.java.ran {
+            ""
+        } else {
+            " (no Java party in this run)"
+        },
+        r.overlaps_bad.iter().filter(|x| x.java_vs_rust(r.h)).count()
+    );
+    let _ = writeln!(
+        o,
+        "| (c) overlaps explained by data loss (phase B, a hold lost) | {} |",
+        r.overlaps_ok.len()
+    );
+    let partial = r
+        .unlocks
+        .iter()
+        .filter(|u| r.h.sections[u.section].unlock == UnlockResult::Partial)
+        .count();
+    let _ = writeln!(o, "| (b) unlock `Partial` after one acquire | {partial} |");
+    let _ = writeln!(
+        o,
+        "| (b) other unexplained unlock results | {} |",
+        r.unlocks.len() - partial
+    );
+    let _ = writeln!(
+        o,
+        "| (e) losses without a fault that erased the lock | {} |",
+        r.losses.len()
+    );
+    let no_ttl = r.sampler.violations.iter().filter(|s| s.pttl == -1).count();
+    let _ = writeln!(
+        o,
+        "| sampler: lock key without TTL / hash with 2+ owners ({} rounds, {} failed during faults) | {} / {} |",
+        r.sampler.rounds,
+        r.sampler.failed_rounds,
+        no_ttl,
+        r.sampler.violations.len() - no_ttl
+    );
+    let _ = writeln!(o);
+    java_report(&mut o, r);
+    let _ = writeln!(o, "## Counts\n");
+    o.push_str(&summary_markdown(r.h, r.summary));
+    let _ = writeln!(o, "### Faults, in order\n");
+    let _ = writeln!(o, "| # | phase | fault |\n|---:|---|---|");
+    for (i, f) in r.h.faults.iter().enumerate() {
+        let phase = r.h.phase_at(f.start).map(|p| p.name.as_str()).unwrap_or("-");
+        let _ = writeln!(
+            o,
+            "| {} | {phase} | {} |",
+            i + 1,
+            r.h.describe_fault(i).replace('|', "\\|")
+        );
+    }
+    let _ = writeln!(o);
+    let section = |o: &mut String, title: &str, items: Vec<String>| {
+        let _ = writeln!(o, "## {title} ({})\n", items.len());
+        if items.is_empty() {
+            let _ = writeln!(o, "none\n");
+            return;
+        }
+        for it in items.iter().take(LIST) {
+            let _ = writeln!(o, "* {}", it.replace('\n', "\n  "));
+        }
+        if items.len() > LIST {
+            let _ = writeln!(o, "* ... and {} more", items.len() - LIST);
+        }
+        let _ = writeln!(o);
+    };
+    section(
+        &mut o,
+        "Overlaps that fail the run",
+        r.overlaps_bad.iter().map(|x| x.describe(r.h)).collect(),
+    );
+    section(
+        &mut o,
+        "Overlaps explained by data loss",
+        r.overlaps_ok.iter().map(|x| x.describe(r.h)).collect(),
+    );
+    section(
+        &mut o,
+        "Unlock problems",
+        r.unlocks.iter().map(|x| x.describe(r.h)).collect(),
+    );
+    section(
+        &mut o,
+        "Unexplained losses",
+        r.losses.iter().map(|x| x.describe(r.h)).collect(),
+    );
+    let _ = writeln!(o, "## Resources (L4)\n");
+    for l in &r.resources.lines {
+        let _ = writeln!(o, "* {l}");
+    }
+    let _ = writeln!(
+        o,
+        "\nHistories: `{}` (kept when the run fails).",
+        repo_path(r.run_dir)
+    );
+    // the report is committed: no absolute path of this checkout, also not in the failures'
+    // messages (worker stderr files, the harness build script)
+    o.replace(concat!(env!("CARGO_MANIFEST_DIR"), "/"), "")
+}
+
+/// `p` as the report shows it: relative to the repository root, or `…/<file name>` when it is
+/// outside the repository (a jar from `$REDISSON_HARNESS_JAR`, a `CARGO_TARGET_DIR` elsewhere).
+pub(super) fn repo_path(p: &Path) -> String {
+    match p.strip_prefix(env!("CARGO_MANIFEST_DIR")) {
+        Ok(rel) => rel.display().to_string(),
+        Err(_) => format!(
+            "…/{}",
+            p.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()
+        ),
+    }
+}
