@@ -33,6 +33,16 @@ async fn settled(raw: &redis::aio::MultiplexedConnection, what: &str) {
     .await;
 }
 
+/// What is left in Redis besides unlock latches and acquire records (which expire by
+/// themselves within the settle window) and the fencing token counters.
+async fn left_besides_latches(raw: &mut redis::aio::MultiplexedConnection) -> Vec<String> {
+    leftovers(raw)
+        .await
+        .into_iter()
+        .filter(|k| !k.starts_with("redisson_unlock_latch:"))
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acquire_inspect_release() {
     init_tracing();
@@ -220,11 +230,7 @@ async fn waits_cancelled_at_any_point_leave_nothing_behind() {
     a.shutdown().await.unwrap();
     b.shutdown().await.unwrap();
     // what may remain: the markers of attempts that never ran (they expire by themselves)
-    let left: Vec<String> = leftovers(&mut raw)
-        .await
-        .into_iter()
-        .filter(|k| !k.starts_with("redisson_unlock_latch:"))
-        .collect();
+    let left = left_besides_latches(&mut raw).await;
     assert_eq!(
         left,
         Vec::<String>::new(),
@@ -284,11 +290,7 @@ async fn bad_input_is_a_typed_error_and_writes_nothing() {
             .unwrap();
     }
     c.shutdown().await.unwrap();
-    let left: Vec<String> = leftovers(&mut raw)
-        .await
-        .into_iter()
-        .filter(|k| !k.starts_with("redisson_unlock_latch:"))
-        .collect();
+    let left = left_besides_latches(&mut raw).await;
     assert_eq!(left, Vec::<String>::new(), "bad input wrote nothing");
 }
 

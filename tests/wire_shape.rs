@@ -65,6 +65,19 @@ fn matches(w: W, word: &str, key: &str) -> bool {
     }
 }
 
+/// Makes Redis log every command it runs (`SLOWLOG` with a 0 µs threshold), with room for all.
+async fn log_every_command(raw: &mut redis::aio::MultiplexedConnection) {
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("slowlog-log-slower-than")
+        .arg(0)
+        .arg("slowlog-max-len")
+        .arg(100_000)
+        .query_async(raw)
+        .await
+        .unwrap();
+}
+
 /// The `EVALSHA` commands Redis ran since the last call, oldest first, without the SHA.
 async fn evalshas(raw: &mut redis::aio::MultiplexedConnection) -> Vec<Vec<String>> {
     let log: Value = redis::cmd("SLOWLOG")
@@ -210,15 +223,7 @@ async fn every_kind_sends_its_scripts_keys_and_arguments_in_order() {
         .client(Config::default().lock_watchdog_timeout(Duration::from_secs(60)))
         .await;
     let mut raw = s.conn().await;
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("slowlog-log-slower-than")
-        .arg(0)
-        .arg("slowlog-max-len")
-        .arg(100_000)
-        .query_async(&mut raw)
-        .await
-        .unwrap();
+    log_every_command(&mut raw).await;
     for kind in KINDS {
         let key = format!("shape:{kind}");
         let lock = kinds::open(kind, &c, &key);
@@ -257,15 +262,7 @@ async fn a_fair_waiter_gives_up_with_its_field_and_budget() {
     let a = s.client(Config::default()).await;
     let b = s.client(Config::default()).await;
     let mut raw = s.conn().await;
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("slowlog-log-slower-than")
-        .arg(0)
-        .arg("slowlog-max-len")
-        .arg(100_000)
-        .query_async(&mut raw)
-        .await
-        .unwrap();
+    log_every_command(&mut raw).await;
     for kind in KINDS.into_iter().filter(|k| kinds::queues(k)) {
         let key = format!("give-up:{kind}");
         let held = kinds::open(kind, &a, &key).lock().await.unwrap();

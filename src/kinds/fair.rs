@@ -100,13 +100,7 @@ impl<const NON_REENTRANT: bool> Kind for FairKind<NON_REENTRANT> {
     }
 
     fn map_error(&self, key: &str, field: &str, e: Error) -> Error {
-        match &e {
-            Error::Redis(r) if r.code() == Some("NON_REENTRANT_REACQUIRE") => Error::AlreadyHeld {
-                key: key.to_owned(),
-                field: field.to_owned(),
-            },
-            _ => e,
-        }
+        common::already_held(key, field, e)
     }
 
     /// A waiter's place in the queue lasts the caller's wait, or Redisson's `fairLockWaitTimeout`

@@ -34,6 +34,7 @@ pub(crate) static LAYOUTS: [&Layout; 8] = [
 
 /// Keys and channels several kinds share.
 pub(crate) mod common {
+    use crate::error::Error;
     use crate::layout::{ChannelSpec, KeySpec};
     use crate::name;
 
@@ -62,6 +63,19 @@ pub(crate) mod common {
 
     /// The RLock's unlock channel `redisson_lock__channel:{N}`.
     pub(crate) const LOCK_CHANNEL: ChannelSpec = ChannelSpec::new("unlock channel", lock_channel, true);
+
+    /// The non-reentrant kinds' refusal of an owner's second hold (Redisson's error code
+    /// `NON_REENTRANT_REACQUIRE`, Java's `IllegalMonitorStateException`) as
+    /// [`Error::AlreadyHeld`]; any other error as it is.
+    pub(crate) fn already_held(key: &str, field: &str, e: Error) -> Error {
+        match &e {
+            Error::Redis(r) if r.code() == Some("NON_REENTRANT_REACQUIRE") => Error::AlreadyHeld {
+                key: key.to_owned(),
+                field: field.to_owned(),
+            },
+            _ => e,
+        }
+    }
 
     /// The same channel where the unlock scripts get it as a key.
     pub(crate) const LOCK_CHANNEL_KEY: KeySpec =

@@ -55,13 +55,7 @@ impl Kind for NonReentrant {
 
     /// `non_reentrant/acquire.lua` refuses a second hold of the owner with Redisson's code.
     fn map_error(&self, key: &str, field: &str, e: Error) -> Error {
-        match &e {
-            Error::Redis(r) if r.code() == Some("NON_REENTRANT_REACQUIRE") => Error::AlreadyHeld {
-                key: key.to_owned(),
-                field: field.to_owned(),
-            },
-            _ => e,
-        }
+        common::already_held(key, field, e)
     }
 }
 
