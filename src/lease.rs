@@ -3,8 +3,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
-use tokio::sync::Notify;
+use crate::primitives::{Mutex, MutexGuard, Notify};
 
 use crate::kind::Kind;
 use crate::lost::{LeaseState, LostReason};
@@ -222,7 +221,7 @@ impl Lease {
     }
 
     /// The record's state, for the hold table.
-    pub(crate) fn lock(&self) -> parking_lot::MutexGuard<'_, Slot> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Slot> {
         self.slot.lock()
     }
 
@@ -266,7 +265,7 @@ impl Lease {
             }
             tokio::select! {
                 _ = notified => {}
-                _ = tokio::time::sleep_until(deadline.into()) => {}
+                _ = crate::primitives::sleep_until(deadline.into()) => {}
             }
         }
     }

@@ -117,6 +117,7 @@ mod metrics;
 mod multi;
 mod name;
 mod owner;
+mod primitives;
 mod pubsub;
 mod redisson_config;
 mod replica_wait;

@@ -31,8 +31,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
-use tokio::sync::Notify;
+use crate::primitives::{Mutex, Notified, Notify};
 
 use crate::config::Config;
 use crate::kind::{Kind, RenewKind};
@@ -718,7 +717,7 @@ impl Holds {
 
     /// Resolves once the table is closed (a waiting acquisition's way to stop). Created before
     /// [`is_closed`](Self::is_closed) is checked, it cannot miss the close.
-    pub(crate) fn closing(&self) -> tokio::sync::futures::Notified<'_> {
+    pub(crate) fn closing(&self) -> Notified<'_> {
         self.closing.notified()
     }
 
@@ -727,5 +726,7 @@ impl Holds {
     }
 }
 
+#[cfg(all(test, redisson_lock_loom))]
+mod loom_models;
 #[cfg(test)]
 mod tests;

@@ -4,7 +4,8 @@ use super::*;
 use crate::kind::{Ctx, ReleaseArgs};
 use redis::ScriptInvocation;
 
-struct Dummy;
+/// A kind that sends nothing (the table's bookkeeping needs only its label and channel).
+pub(super) struct Dummy;
 impl Kind for Dummy {
     fn label(&self) -> &'static str {
         "dummy"
@@ -19,9 +20,9 @@ impl Kind for Dummy {
         unreachable!()
     }
 }
-static DUMMY: Dummy = Dummy;
+pub(super) static DUMMY: Dummy = Dummy;
 
-fn holds() -> Arc<Holds> {
+pub(super) fn holds() -> Arc<Holds> {
     Arc::new(Holds::new(
         &Config::default()
             .lock_watchdog_timeout(Duration::from_secs(30))
@@ -65,7 +66,7 @@ fn late(
     }
 }
 
-fn names() -> (Arc<str>, Arc<str>) {
+pub(super) fn names() -> (Arc<str>, Arc<str>) {
     ("k".into(), "c:1".into())
 }
 

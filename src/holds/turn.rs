@@ -9,11 +9,10 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use tokio::sync::Notify;
-
 use super::{idle, Holds, Table};
 use crate::error::{Error, Result};
 use crate::kind::Kind;
+use crate::primitives::Notify;
 
 /// The right to change one field's count: held from before a request is planned until its
 /// outcome is recorded. Dropping it lets the next operation on the field go.

@@ -5,10 +5,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use foldhash::HashMap;
-use parking_lot::Mutex;
-use tokio::sync::Notify;
 
 use super::health::Failure;
+use crate::primitives::{Mutex, Notify};
 
 pub(crate) type ChannelsHandle = Arc<Mutex<HashMap<String, Arc<Channel>>>>;
 

@@ -76,6 +76,9 @@ pub(crate) enum PubSubConn {
     Cluster(ClusterConnection),
     /// The current master of a Sentinel service (moves with it).
     Sentinel(Arc<crate::sentinel::SentinelLink>),
+    /// A modelled server, for the model checks of the hub's channel state.
+    #[cfg(all(test, redisson_lock_loom))]
+    Model(Arc<super::loom_models::Server>),
 }
 
 impl Hub {
@@ -85,6 +88,10 @@ impl Hub {
         let Some(conn) = self.conn.clone() else {
             return Ok(());
         };
+        #[cfg(all(test, redisson_lock_loom))]
+        if let PubSubConn::Model(server) = &conn {
+            return server.command(&step);
+        }
         let mut classic_done = false;
         if self.mode.classic() {
             self.one(&conn, &step, false, name).await?;
@@ -118,6 +125,8 @@ impl Hub {
                 (PubSubConn::Manager(mut c), Step::Unsubscribe, _) => c.unsubscribe(name).await,
                 (PubSubConn::Sentinel(link), Step::Subscribe, _) => link.subscribe(name).await,
                 (PubSubConn::Sentinel(link), Step::Unsubscribe, _) => link.unsubscribe(name).await,
+                #[cfg(all(test, redisson_lock_loom))]
+                (PubSubConn::Model(_), ..) => unreachable!("the modelled server answers in `command`"),
             }
         };
         match tokio::time::timeout(COMMAND_CAP, fut).await {

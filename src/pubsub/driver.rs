@@ -24,6 +24,11 @@ impl Hub {
             .runtime
             .clone()
             .or_else(|| tokio::runtime::Handle::try_current().ok());
+        #[cfg(all(test, redisson_lock_loom))]
+        if let Some(super::PubSubConn::Model(server)) = &self.conn {
+            server.spawn_driver(self.clone().drive(name.to_owned(), ch.clone()));
+            return true;
+        }
         match rt {
             Some(rt) => {
                 rt.spawn(self.clone().drive(name.to_owned(), ch.clone()));
@@ -52,7 +57,8 @@ impl Hub {
             if linger {
                 lingered = true;
                 tokio::select! {
-                    _ = tokio::time::sleep(LINGER) => {}
+                    biased;
+                    _ = crate::primitives::sleep(LINGER) => {}
                     _ = ch.kick.notified() => {}
                 }
                 continue;
@@ -117,7 +123,8 @@ impl Hub {
                     if let Some(at) = retry_at.filter(|at| Instant::now() < *at) {
                         // back off, unless a user arrives and wants the channel again
                         tokio::select! {
-                            _ = tokio::time::sleep_until(at.into()) => {}
+                            biased;
+                            _ = crate::primitives::sleep_until(at.into()) => {}
                             _ = ch.kick.notified() => {}
                         }
                         continue;

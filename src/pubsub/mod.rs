@@ -52,6 +52,8 @@ mod channel;
 mod conn;
 mod driver;
 mod health;
+#[cfg(all(test, redisson_lock_loom))]
+mod loom_models;
 mod push;
 #[cfg(test)]
 mod tests;
@@ -60,9 +62,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use foldhash::HashMap;
-use parking_lot::Mutex;
 
 use crate::error::{Error, Result};
+use crate::primitives::Mutex;
 
 pub(crate) use channel::{clock_ms, Channel, ChannelsHandle};
 pub(crate) use conn::{cluster_conn, Mode, PubSubConn};
@@ -196,7 +198,7 @@ impl Hub {
                 settled.await;
             }
         };
-        match tokio::time::timeout(budget, outcome).await {
+        match crate::primitives::timeout(budget, outcome).await {
             Ok(Ok(())) => Ok(sub),
             Ok(Err(e)) => Err(e),
             Err(_) => Err(Error::CommandTimeout(budget)),
