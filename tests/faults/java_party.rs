@@ -1,5 +1,5 @@
 //! The fault run's Java party: real Redisson (the JVM harness of compat-tests/) contending for
-//! the hot locks beside the Rust workers, its figures and its end.
+//! the hot locks beside the Rust workers: how it joins the run and leaves it, and its figures.
 
 use super::*;
 
@@ -451,4 +451,69 @@ pub(super) fn java_stderr(path: &Path, jf: &mut JavaFigures) {
             }
         }
     }
+}
+
+/// Java joins during the warm-up, as soon as the JVM is ready (its start costs the run nothing
+/// unless it outlasts the warm-up), and contends for the hot locks on `JAVA_WORKERS` threads
+/// until `stopContend` at the end of phase A (the budget only bounds a run whose parent went
+/// away without closing stdin). Checks that the JVM becomes ready and shares this machine's
+/// `CLOCK_MONOTONIC` (`java_start`), and that every `contend` command is sent; each failure is
+/// a failure of the run, and a JVM that failed to start is killed.
+pub(super) async fn java_joins(run: &mut Run) {
+    if let Some(j) = run.java.as_mut() {
+        if let Err(e) = java_start(j, &mut run.java_figures, run.java_spawned).await {
+            run.java_figures.status = format!("failed ({e})");
+            run.failures.push(format!(
+                "Java party: {e}; its stderr:\n{}",
+                tail(&run.run_dir.join("java.stderr"), 15)
+            ));
+            run.java = None; // killed
+        }
+    }
+    if let Some(j) = run.java.as_mut() {
+        run.java_figures.joined = now_ns().saturating_sub(run.t0);
+        let budget_ms = run.a_end.saturating_sub(now_ns()) / 1_000_000 + JAVA_STOP_LIMIT.as_millis() as u64;
+        let args = [
+            hot_names().join(","),
+            "0".to_owned(),
+            JAVA_MAX_HOLD_MS.to_string(),
+            budget_ms.to_string(),
+        ];
+        for i in 0..JAVA_WORKERS {
+            let name = format!("j{i}");
+            match j.send(&name, "contend", &args) {
+                Ok(seq) => run.java_seqs.push((name, seq)),
+                Err(e) => run.failures.push(format!("Java party: {e}")),
+            }
+        }
+    }
+}
+
+/// The Java party leaves before the data-loss faults: its `contend` loops stop, their rounds
+/// become the history file `java.jsonl` (party `java`), the JVM exits (killed if it does not),
+/// and its stderr is summarized. A Java party that fails to stop or report is a failure.
+pub(super) async fn java_leaves(run: &mut Run) {
+    let Some(mut j) = run.java.take() else {
+        return;
+    };
+    let jf = &mut run.java_figures;
+    match java_finish(&mut j, &run.java_seqs, jf, run.mode.processes as u32).await {
+        Ok(sections) => {
+            let p = run.run_dir.join("java.jsonl");
+            let w = HistoryWriter::create(&p);
+            for s in sections {
+                w.record(&Record::Section(s));
+            }
+            w.flush();
+            run.java_file = Some(p);
+            jf.ran = true;
+            jf.status = "ran".into();
+        }
+        Err(e) => {
+            jf.status = format!("failed ({e})");
+            run.failures.push(format!("Java party: {e}"));
+        }
+    }
+    drop(j); // killed if still running
+    java_stderr(&run.run_dir.join("java.stderr"), jf);
 }

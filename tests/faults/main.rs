@@ -31,10 +31,12 @@
 mod common;
 mod java_party;
 mod report;
+mod resources;
 mod worker;
 
 use java_party::*;
 use report::*;
+use resources::*;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -111,10 +113,6 @@ fn all_names(processes: usize) -> Vec<String> {
     v
 }
 
-fn channel(name: &str) -> String {
-    format!("redisson_lock__channel:{{{name}}}")
-}
-
 #[derive(Clone, Debug)]
 struct Mode {
     full: bool,
@@ -189,14 +187,21 @@ impl Workers {
     }
 }
 
-impl Drop for Workers {
-    fn drop(&mut self) {
+impl Workers {
+    /// Kills (by pid) every worker still running.
+    fn kill_remaining(&mut self) {
         for c in &mut self.children {
             if let Ok(None) = c.try_wait() {
                 let _ = c.kill();
                 let _ = c.wait();
             }
         }
+    }
+}
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        self.kill_remaining();
     }
 }
 
@@ -301,85 +306,93 @@ fn tail(p: &Path, lines: usize) -> String {
     v[v.len().saturating_sub(lines)..].join("\n")
 }
 
-async fn numsub(
-    c: &mut redis::aio::MultiplexedConnection,
-    cmd: &str,
-    names: &[String],
-) -> Vec<(String, i64)> {
-    let mut q = redis::cmd("PUBSUB");
-    q.arg(cmd);
-    for n in names {
-        q.arg(channel(n));
-    }
-    let v: Vec<redis::Value> = q.query_async(c).await.unwrap_or_default();
-    let mut out = Vec::new();
-    for pair in v.chunks(2) {
-        if let [k, n] = pair {
-            let k: String = redis::from_redis_value(k.clone()).unwrap_or_default();
-            let n: i64 = redis::from_redis_value(n.clone()).unwrap_or_default();
-            out.push((k, n));
-        }
-    }
-    out
+/// `d` in nanoseconds, for arithmetic on `CLOCK_MONOTONIC` readings.
+fn ns(d: Duration) -> u64 {
+    d.as_nanos() as u64
 }
 
-async fn scan(c: &mut redis::aio::MultiplexedConnection, pattern: &str) -> Vec<String> {
-    let mut cursor = 0u64;
-    let mut out = Vec::new();
-    loop {
-        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-            .arg(cursor)
-            .arg("MATCH")
-            .arg(pattern)
-            .arg("COUNT")
-            .arg(1000)
-            .query_async(c)
-            .await
-            .unwrap_or((0, Vec::new()));
-        out.extend(keys);
-        if next == 0 {
-            return out;
-        }
-        cursor = next;
-    }
+/// What the phases of one run share.
+struct Run {
+    /// When the run began, for its wall time.
+    wall: Instant,
+    mode: Mode,
+    /// Every lock name any worker takes.
+    names: Vec<String>,
+    /// The histories and the logs of the workers and of the Java party.
+    run_dir: PathBuf,
+    target: Target,
+    redis_version: String,
+    workers: Workers,
+    /// The workers' stdout lines and ends.
+    worker_events: tokio::sync::mpsc::UnboundedReceiver<WorkerEvent>,
+    /// The Java party from its spawn until it leaves at the end of phase A; `None` without one.
+    java: Option<JavaHarness>,
+    /// When the JVM was spawned, for its start-up time.
+    java_spawned: Instant,
+    /// Thread name and command sequence number of each Java `contend` loop.
+    java_seqs: Vec<(String, u64)>,
+    /// The Java party's sections as a history file, once it has left.
+    java_file: Option<PathBuf>,
+    java_figures: JavaFigures,
+    /// The parent's own history: the phases and the faults injected.
+    parent_log: History,
+    /// Draws the fault schedule from the run's seed.
+    rng: StdRng,
+    /// Watches every lock key from the warm-up until the workers stop.
+    sampler: Option<Sampler>,
+    sampler_report: SamplerReport,
+    /// `CLOCK_MONOTONIC` ns: the `GO` to the workers (the warm-up's start), the start and planned
+    /// end of phase A, and the start of phase B.
+    t0: u64,
+    a_start: u64,
+    a_end: u64,
+    b_start: u64,
+    res: Resources,
+    failures: Vec<String>,
 }
 
-/// Describes a key for a failure message: type, TTL, content.
-async fn describe_key(c: &mut redis::aio::MultiplexedConnection, key: &str) -> String {
-    let t: String = redis::cmd("TYPE")
-        .arg(key)
-        .query_async(c)
-        .await
-        .unwrap_or_default();
-    let pttl: i64 = redis::cmd("PTTL").arg(key).query_async(c).await.unwrap_or(-3);
-    let content = if t == "hash" {
-        let v: Vec<(String, String)> = redis::cmd("HGETALL")
-            .arg(key)
-            .query_async(c)
-            .await
-            .unwrap_or_default();
-        format!("{v:?}")
-    } else {
-        String::new()
-    };
-    format!("`{key}` ({t}, PTTL {pttl} ms) {content}")
+/// What the checkers of `common::history` made of the histories.
+struct Verdicts {
+    h: History,
+    summary: common::history::Summary,
+    /// Overlaps outside explained data loss: failures.
+    bad_overlaps: Vec<common::history::Overlap>,
+    /// Overlaps explained by data loss in phase B.
+    ok_overlaps: Vec<common::history::Overlap>,
+    unlocks: Vec<common::history::UnlockProblem>,
+    losses: Vec<common::history::LossProblem>,
+    handoffs: Handoffs,
 }
 
-/// Resource checks while the workers are idle but connected, and after they exited.
-#[derive(Default)]
-struct Resources {
-    lines: Vec<String>,
-}
-
+/// The run of the module doc, phase by phase; each phase adds its problems to `Run::failures`,
+/// which must be empty at the end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn contention_under_faults() {
     if std::env::var_os(ROLE_VAR).is_some() {
         return;
     }
     init_tracing();
+    let mut run = start_run().await;
+    warm_up(&mut run).await;
+    faults_without_data_loss(&mut run).await;
+    data_loss_faults(&mut run).await;
+    let stats = stop_workers(&mut run).await;
+    worker_stats_checks(&mut run, stats);
+    let mut admin = idle_resource_checks(&mut run).await;
+    let_workers_exit(&mut run).await;
+    after_exit_checks(&mut run, &mut admin).await;
+    run.workers.kill_remaining();
+    let verdicts = judge_histories(&mut run);
+    let report_path = write_report(&run, &verdicts);
+    conclude(run, &report_path);
+}
+
+/// Settles the Java party first (it may build the harness jar; with `CI=true` a missing one
+/// panics), starts redis-server, the worker processes and the JVM, and waits up to 60 s for every
+/// worker's `FAULTS-READY` (panics if one is missing). A JVM that fails to spawn is a failure.
+async fn start_run() -> Run {
     let wall = Instant::now();
     let mode = Mode::from_env();
-    // The Java party (real Redisson) is settled first: it may build the harness jar.
     let java_plan = plan_java();
     if let (JavaPlan::Skip(reason), true) = (&java_plan, ci()) {
         panic!(
@@ -404,19 +417,13 @@ async fn contention_under_faults() {
             .to_owned()
     };
     let mut failures: Vec<String> = Vec::new();
-    let mut parent_log = History::default();
-    let rules = Rules {
-        aftermath_ns: 1_000_000_000,
-        lookback_ns: WATCHDOG.as_nanos() as u64,
-    };
 
-    // workers
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let mut workers = spawn_workers(&mode, &target.url, &run_dir, tx);
+    let (tx, mut worker_events) = tokio::sync::mpsc::unbounded_channel();
+    let workers = spawn_workers(&mode, &target.url, &run_dir, tx);
     // the JVM starts meanwhile
     let mut jf = JavaFigures::default();
     let java_spawned = Instant::now();
-    let mut java: Option<JavaHarness> = match &java_plan {
+    let java: Option<JavaHarness> = match &java_plan {
         JavaPlan::Run { java, jar, source } => {
             jf.jar = repo_path(jar);
             jf.source = source.clone();
@@ -435,7 +442,7 @@ async fn contention_under_faults() {
         }
     };
     if let Err(e) = await_lines(
-        &mut rx,
+        &mut worker_events,
         mode.processes,
         "FAULTS-READY",
         Duration::from_secs(60),
@@ -445,243 +452,143 @@ async fn contention_under_faults() {
     {
         panic!("worker start-up: {e}");
     }
-    let t0 = now_ns();
-    let ns = |d: Duration| d.as_nanos() as u64;
-    let a_start = t0 + ns(mode.warmup);
-    let a_end = a_start + ns(mode.phase_a);
-    workers.tell("GO");
-    // Java joins during the warm-up, as soon as the JVM is ready (its start costs the run nothing
-    // unless it outlasts the warm-up), and contends for the hot locks until `stopContend` at the
-    // end of phase A (the budget only bounds a run whose parent went away without closing stdin).
-    if let Some(j) = java.as_mut() {
-        if let Err(e) = java_start(j, &mut jf, java_spawned).await {
-            jf.status = format!("failed ({e})");
-            failures.push(format!(
-                "Java party: {e}; its stderr:\n{}",
-                tail(&run_dir.join("java.stderr"), 15)
-            ));
-            java = None; // killed
-        }
+    Run {
+        wall,
+        rng: StdRng::seed_from_u64(mode.seed),
+        mode,
+        names,
+        run_dir,
+        target,
+        redis_version,
+        workers,
+        worker_events,
+        java,
+        java_spawned,
+        java_seqs: Vec::new(),
+        java_file: None,
+        java_figures: jf,
+        parent_log: History::default(),
+        sampler: None,
+        sampler_report: SamplerReport::default(),
+        t0: 0,
+        a_start: 0,
+        a_end: 0,
+        b_start: 0,
+        res: Resources::default(),
+        failures,
     }
-    let mut java_seqs = Vec::new();
-    if let Some(j) = java.as_mut() {
-        jf.joined = now_ns().saturating_sub(t0);
-        let budget_ms = a_end.saturating_sub(now_ns()) / 1_000_000 + JAVA_STOP_LIMIT.as_millis() as u64;
-        let args = [
-            hot_names().join(","),
-            "0".to_owned(),
-            JAVA_MAX_HOLD_MS.to_string(),
-            budget_ms.to_string(),
-        ];
-        for i in 0..JAVA_WORKERS {
-            let name = format!("j{i}");
-            match j.send(&name, "contend", &args) {
-                Ok(seq) => java_seqs.push((name, seq)),
-                Err(e) => failures.push(format!("Java party: {e}")),
-            }
-        }
-    }
-    let sampler = Sampler::spawn(target.url.clone(), names.clone(), Duration::from_millis(50));
-    let mut rng = StdRng::seed_from_u64(mode.seed);
+}
 
-    // warm-up: no faults
-    tokio::time::sleep_until(instant_at(a_start)).await;
-    parent_log.phases.push(Phase {
+/// Fixes the phase boundaries, sends the workers `GO`, lets the Java party join
+/// (`java_joins`), starts the sampler on every lock key, and waits out the warm-up without
+/// faults, which it records as the first phase.
+async fn warm_up(run: &mut Run) {
+    run.t0 = now_ns();
+    run.a_start = run.t0 + ns(run.mode.warmup);
+    run.a_end = run.a_start + ns(run.mode.phase_a);
+    run.workers.tell("GO");
+    java_joins(run).await;
+    run.sampler = Some(Sampler::spawn(
+        run.target.url.clone(),
+        run.names.clone(),
+        Duration::from_millis(50),
+    ));
+    tokio::time::sleep_until(instant_at(run.a_start)).await;
+    run.parent_log.phases.push(Phase {
         name: "warm-up".into(),
         data_loss: false,
-        start: t0,
-        end: a_start,
+        start: run.t0,
+        end: run.a_start,
     });
+}
 
-    // phase A: faults that lose no data; the last one may end after the planned end (a poison
-    // waits for a fresh hold, then lasts 3.5 s). Faults that stall Redis or cut connections are
-    // spaced by more than the watchdog timeout.
+/// Phase A: rounds of faults that lose no data (`Fault::non_data_loss_round`: SIGSTOP, CLIENT
+/// KILL, CLIENT PAUSE, a busy script, SCRIPT FLUSH, OOM, a key of another type over the victim
+/// lock) until 3 s before the planned end, those that stall Redis or cut connections spaced by
+/// `DISRUPTION_SPACING`; the last one may end after the planned end (a poison waits for a fresh
+/// hold, then lasts `POISON_TTL`). Then the Java party leaves (`java_leaves`), and the phase is
+/// recorded up to the start of phase B.
+async fn faults_without_data_loss(run: &mut Run) {
     let mut round = Vec::new();
-    for _ in 0..(mode.phase_a.as_secs() / 3 + 2) {
-        round.extend(Fault::non_data_loss_round(&mut rng, VICTIM, POISON_TTL));
+    for _ in 0..(run.mode.phase_a.as_secs() / 3 + 2) {
+        round.extend(Fault::non_data_loss_round(&mut run.rng, VICTIM, POISON_TTL));
     }
-    let steps = spaced(&mut rng, round, 200..=700, DISRUPTION_SPACING);
+    let steps = spaced(&mut run.rng, round, 200..=700, DISRUPTION_SPACING);
     let nemesis = Nemesis::spawn(
-        target.clone(),
+        run.target.clone(),
         steps,
-        instant_at(a_end - ns(Duration::from_secs(3))),
+        instant_at(run.a_end - ns(Duration::from_secs(3))),
     );
-    let mut faults = nemesis.join().await;
-    // the Java party leaves before the data-loss faults
-    let mut java_file = None;
-    if let Some(mut j) = java.take() {
-        match java_finish(&mut j, &java_seqs, &mut jf, mode.processes as u32).await {
-            Ok(sections) => {
-                let p = run_dir.join("java.jsonl");
-                let w = HistoryWriter::create(&p);
-                for s in sections {
-                    w.record(&Record::Section(s));
-                }
-                w.flush();
-                java_file = Some(p);
-                jf.ran = true;
-                jf.status = "ran".into();
-            }
-            Err(e) => {
-                jf.status = format!("failed ({e})");
-                failures.push(format!("Java party: {e}"));
-            }
-        }
-        drop(j); // killed if still running
-        java_stderr(&run_dir.join("java.stderr"), &mut jf);
-    }
-    let b_start = now_ns().max(a_end);
-    parent_log.phases.push(Phase {
+    run.parent_log.faults = nemesis.join().await;
+    java_leaves(run).await;
+    run.b_start = now_ns().max(run.a_end);
+    run.parent_log.phases.push(Phase {
         name: "A: faults without data loss".into(),
         data_loss: false,
-        start: a_start,
-        end: b_start,
+        start: run.a_start,
+        end: run.b_start,
     });
+}
 
-    // phase B: data-loss faults (kill -9 + restart, FLUSHALL), then 1 s without faults
-    tokio::time::sleep_until(instant_at(b_start)).await;
-    let b_end = b_start + ns(mode.phase_b);
+/// Phase B: data-loss faults, a `kill -9` and restart of redis-server without persistence or a
+/// FLUSHALL every 1.5–3 s, then 1 s without faults; then tells the workers to stop 1 s later.
+async fn data_loss_faults(run: &mut Run) {
+    tokio::time::sleep_until(instant_at(run.b_start)).await;
+    let b_end = run.b_start + ns(run.mode.phase_b);
     let mut steps = Vec::new();
-    for i in 0..(mode.phase_b.as_secs() + 2) {
-        let fault = if (i + rng.random_range(0..2)) % 2 == 0 {
+    for i in 0..(run.mode.phase_b.as_secs() + 2) {
+        let fault = if (i + run.rng.random_range(0..2)) % 2 == 0 {
             Fault::Restart
         } else {
             Fault::FlushAll
         };
         steps.push(Step {
-            after: Duration::from_millis(rng.random_range(1_500..=3_000)),
+            after: Duration::from_millis(run.rng.random_range(1_500..=3_000)),
             fault,
         });
     }
     let nemesis = Nemesis::spawn(
-        target.clone(),
+        run.target.clone(),
         steps,
         instant_at(b_end - ns(Duration::from_secs(1))),
     );
-    faults.extend(nemesis.join().await);
+    run.parent_log.faults.extend(nemesis.join().await);
     tokio::time::sleep_until(instant_at(b_end)).await;
     let stop_at = now_ns() + ns(Duration::from_secs(1));
-    workers.tell(&format!("STOP {stop_at}"));
+    run.workers.tell(&format!("STOP {stop_at}"));
+}
 
-    // the workers stop, settle, and report their stats
+/// Waits up to 120 s for the workers to stop, settle and print their `FAULTS-STATS` (returned
+/// for `worker_stats_checks`), records phase B as ending then, and stops the sampler.
+async fn stop_workers(run: &mut Run) -> Result<Vec<String>, String> {
     let stats_lines = await_lines(
-        &mut rx,
-        mode.processes,
+        &mut run.worker_events,
+        run.mode.processes,
         "FAULTS-STATS",
         Duration::from_secs(120),
-        &run_dir,
+        &run.run_dir,
     )
     .await;
     let workers_done = now_ns();
-    parent_log.phases.push(Phase {
+    run.parent_log.phases.push(Phase {
         name: "B: data-loss faults".into(),
         data_loss: true,
-        start: b_start,
+        start: run.b_start,
         end: workers_done,
     });
-    let sampler_report: SamplerReport = sampler.stop().await;
-    let mut res = Resources::default();
-    let stats: Vec<serde_json::Value> = match stats_lines {
-        Ok(lines) => lines
-            .iter()
-            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad stats line {l:?}: {e}")))
-            .collect(),
-        Err(e) => {
-            failures.push(format!("worker stats: {e}"));
-            Vec::new()
-        }
-    };
-    for s in &stats {
-        res.lines.push(format!("worker {}: stats {s}", s["process"]));
-        for k in ["renewing", "channels", "waiters"] {
-            if s[k].as_u64() != Some(0) {
-                failures.push(format!(
-                    "L4: worker {} still has {k} = {} after all its tasks finished and {} ms to settle (stats when the tasks finished: {})",
-                    s["process"], s[k], s["settle_ms"], s["at_tasks_end"]
-                ));
-            }
-        }
+    if let Some(sampler) = run.sampler.take() {
+        run.sampler_report = sampler.stop().await;
     }
+    stats_lines
+}
 
-    // While the workers are idle but still connected: no subscriptions left, and every lock
-    // key disappears within its lease (nobody renews an orphan hold).
-    let mut c = target.conn().await.expect("connect after the run");
-    let idle_since = Instant::now();
-    let mut subs = Vec::new();
-    while idle_since.elapsed() < Duration::from_secs(5) {
-        subs = numsub(&mut c, "NUMSUB", &names).await;
-        subs.extend(numsub(&mut c, "SHARDNUMSUB", &names).await);
-        if subs.iter().all(|(_, n)| *n == 0) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let left: Vec<_> = subs.iter().filter(|(_, n)| *n > 0).collect();
-    if left.is_empty() {
-        res.lines
-            .push("PUBSUB NUMSUB / SHARDNUMSUB of every lock channel: 0 while the workers were idle".into());
-    } else {
-        failures.push(format!(
-            "L4: subscriptions left on lock channels 5 s after the workers went idle (still connected): {left:?}"
-        ));
-    }
-    let mut ttl_at_idle = BTreeMap::new();
-    for n in &names {
-        let pttl: i64 = redis::cmd("PTTL").arg(n).query_async(&mut c).await.unwrap_or(-3);
-        if pttl != -2 {
-            ttl_at_idle.insert(n.clone(), pttl);
-        }
-        if pttl == -1 {
-            failures.push(format!(
-                "lock key without TTL after the run: {}",
-                describe_key(&mut c, n).await
-            ));
-        } else if pttl > LEASE.as_millis() as i64 {
-            failures.push(format!(
-                "lock key with a TTL longer than any lease after the run: {}",
-                describe_key(&mut c, n).await
-            ));
-        }
-    }
-    res.lines.push(format!(
-        "lock keys left when the workers went idle (PTTL ms): {ttl_at_idle:?}"
-    ));
-    let key_deadline = idle_since + LEASE + Duration::from_secs(2);
-    loop {
-        let mut present = Vec::new();
-        for n in &names {
-            let e: i64 = redis::cmd("EXISTS").arg(n).query_async(&mut c).await.unwrap_or(0);
-            if e == 1 {
-                present.push(n.clone());
-            }
-        }
-        if present.is_empty() {
-            res.lines.push(format!(
-                "every lock key gone {:.1} s after the workers went idle",
-                idle_since.elapsed().as_secs_f64()
-            ));
-            break;
-        }
-        if Instant::now() >= key_deadline {
-            let mut d = Vec::new();
-            for k in &present {
-                d.push(describe_key(&mut c, k).await);
-            }
-            failures.push(format!(
-                "L2/F27: lock keys still present {:.1} s after the workers went idle (longer than any lease: an orphan hold is being renewed): {}",
-                idle_since.elapsed().as_secs_f64(),
-                d.join("; ")
-            ));
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-
-    // let the workers exit
-    for s in workers.stdins.iter_mut() {
+/// Closes the workers' stdin, which lets them exit, and checks that each exits successfully
+/// within 30 s (else a failure, with the tail of its stderr).
+async fn let_workers_exit(run: &mut Run) {
+    for s in run.workers.stdins.iter_mut() {
         s.take();
     }
-    for (i, ch) in workers.children.iter_mut().enumerate() {
+    for (i, ch) in run.workers.children.iter_mut().enumerate() {
         let deadline = Instant::now() + Duration::from_secs(30);
         let status = loop {
             match ch.try_wait() {
@@ -692,121 +599,48 @@ async fn contention_under_faults() {
         };
         match status {
             Some(st) if st.success() => {}
-            Some(st) => failures.push(format!(
+            Some(st) => run.failures.push(format!(
                 "worker {i} exited with {st}; stderr tail:\n{}",
-                tail(&run_dir.join(format!("worker-{i}.stderr")), 30)
+                tail(&run.run_dir.join(format!("worker-{i}.stderr")), 30)
             )),
-            None => failures.push(format!(
+            None => run.failures.push(format!(
                 "worker {i} did not exit within 30 s after its stdin closed"
             )),
         }
     }
+}
 
-    // after the exit: no subscriptions, no lock keys, no latch keys beyond their TTL
-    let subs: Vec<_> = numsub(&mut c, "NUMSUB", &names)
-        .await
-        .into_iter()
-        .filter(|(_, n)| *n > 0)
-        .collect();
-    if !subs.is_empty() {
-        failures.push(format!(
-            "L4: subscriptions on lock channels after the workers exited: {subs:?}"
-        ));
-    }
-    // Latches: an unlock latch lives for the retry window (seconds) and is deleted after use;
-    // a marker that cancels an ambiguous acquire (same key prefix) may live for minutes by
-    // design. None may lack a TTL; the short-lived ones must be gone once their TTL ran out.
-    let latch_since = Instant::now();
-    let mut short: Vec<(String, i64)> = Vec::new();
-    let mut long: Vec<(String, i64)> = Vec::new();
-    let mut no_ttl = Vec::new();
-    for l in scan(&mut c, "redisson_unlock_latch:*").await {
-        let p: i64 = redis::cmd("PTTL").arg(&l).query_async(&mut c).await.unwrap_or(-2);
-        match p {
-            -2 => {}
-            -1 => no_ttl.push(l),
-            p if p > LATCH_SHORT_MS => long.push((l, p)),
-            p => short.push((l, p)),
-        }
-    }
-    if !no_ttl.is_empty() {
-        failures.push(format!(
-            "L4/F6: {} unlock latch keys without TTL after the workers exited, e.g. {:?}",
-            no_ttl.len(),
-            &no_ttl[..no_ttl.len().min(5)]
-        ));
-    }
-    if let Some((l, p)) = long.iter().find(|(_, p)| *p > LATCH_LONG_MAX_MS) {
-        failures.push(format!(
-            "L4: latch `{l}` has a TTL of {p} ms after the workers exited (more than {LATCH_LONG_MAX_MS} ms)"
-        ));
-    }
-    let max_short = short.iter().map(|(_, p)| *p).max().unwrap_or(0);
-    let short_deadline = latch_since + Duration::from_millis(max_short as u64) + Duration::from_secs(2);
-    loop {
-        let mut left = Vec::new();
-        for (l, _) in &short {
-            let e: i64 = redis::cmd("EXISTS").arg(l).query_async(&mut c).await.unwrap_or(0);
-            if e == 1 {
-                left.push(l.clone());
-            }
-        }
-        if left.is_empty() {
-            res.lines.push(format!(
-                "latch keys after the workers exited: {} short-lived (longest PTTL {max_short} ms), all gone after {:.1} s; {} long-lived acquire-cancellation markers (PTTL up to {} ms){}",
-                short.len(),
-                latch_since.elapsed().as_secs_f64(),
-                long.len(),
-                long.iter().map(|(_, p)| *p).max().unwrap_or(0),
-                if long.is_empty() { String::new() } else { format!(", e.g. `{}`", long[0].0) }
-            ));
-            break;
-        }
-        if Instant::now() >= short_deadline {
-            failures.push(format!(
-                "L4: {} unlock latch keys still present {:.1} s after the workers exited, past their TTL (longest PTTL seen {max_short} ms), e.g. {:?}",
-                left.len(),
-                latch_since.elapsed().as_secs_f64(),
-                &left[..left.len().min(5)]
-            ));
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    // and no lock key came back
-    for n in &names {
-        let e: i64 = redis::cmd("EXISTS").arg(n).query_async(&mut c).await.unwrap_or(0);
-        if e == 1 {
-            failures.push(format!(
-                "a lock key exists after the workers exited: {}",
-                describe_key(&mut c, n).await
-            ));
-        }
-    }
-    drop(workers);
-
-    // the histories
-    parent_log.faults = faults;
-    parent_log.samples = sampler_report.violations.clone();
-    let parent_file = run_dir.join("parent.jsonl");
+/// Writes the parent's history (phases, faults, the sampler's findings) beside the workers' and
+/// Java's, loads them all, and runs the checkers: every overlap outside explained data loss is a
+/// failure (S1; Java/Rust and Java/Java overlaps named as such), as are unexplained unlock results
+/// (S4/F27), unexplained losses (S3/F30), the sampler's findings (a lock key without TTL, a lock
+/// hash with two owners), too few Java sections or Java/Rust hand-overs when Java ran, and a run
+/// with fewer sections than `Mode::min_sections`. Injector errors go to the resources section.
+fn judge_histories(run: &mut Run) -> Verdicts {
+    let rules = Rules {
+        aftermath_ns: 1_000_000_000,
+        lookback_ns: WATCHDOG.as_nanos() as u64,
+    };
+    run.parent_log.samples = run.sampler_report.violations.clone();
+    let parent_file = run.run_dir.join("parent.jsonl");
     {
         let w = HistoryWriter::create(&parent_file);
-        for p in &parent_log.phases {
+        for p in &run.parent_log.phases {
             w.record(&Record::Phase(p.clone()));
         }
-        for f in &parent_log.faults {
+        for f in &run.parent_log.faults {
             w.record(&Record::Fault(f.clone()));
         }
-        for s in &parent_log.samples {
+        for s in &run.parent_log.samples {
             w.record(&Record::Sample(s.clone()));
         }
         w.flush();
     }
-    let mut files: Vec<PathBuf> = (0..mode.processes)
-        .map(|i| run_dir.join(format!("worker-{i}.jsonl")))
+    let mut files: Vec<PathBuf> = (0..run.mode.processes)
+        .map(|i| run.run_dir.join(format!("worker-{i}.jsonl")))
         .filter(|p| p.exists())
         .collect();
-    files.extend(java_file);
+    files.extend(run.java_file.clone());
     files.push(parent_file);
     let h = History::load(&files);
     let summary = summarize(&h);
@@ -815,8 +649,9 @@ async fn contention_under_faults() {
     let losses = check_losses(&h, &rules);
 
     let (bad_overlaps, ok_overlaps): (Vec<_>, Vec<_>) = overlaps
-        .iter()
+        .into_iter()
         .partition(|o| !o.data_loss_phase || o.explained_by.is_none());
+    let failures = &mut run.failures;
     for o in &bad_overlaps {
         failures.push(format!(
             "{}: {}",
@@ -838,7 +673,7 @@ async fn contention_under_faults() {
     for l in &losses {
         failures.push(format!("S3/F30: {}", l.describe(&h)));
     }
-    for s in &sampler_report.violations {
+    for s in &run.sampler_report.violations {
         failures.push(format!(
             "sampler: `{}` {} at {} (PTTL {}, {} fields); faults then: {}",
             s.lock,
@@ -850,7 +685,7 @@ async fn contention_under_faults() {
         ));
     }
     let hand = handoffs(&h);
-    if jf.ran {
+    if run.java_figures.ran {
         let n = summary.by_party.get(Party::Java.label()).copied().unwrap_or(0);
         if n < JAVA_MIN_SECTIONS {
             failures.push(format!(
@@ -867,40 +702,55 @@ async fn contention_under_faults() {
             ));
         }
     }
-    if summary.sections < mode.min_sections {
+    if summary.sections < run.mode.min_sections {
         failures.push(format!(
             "the run is too small to mean much: {} sections, expected at least {}",
-            summary.sections, mode.min_sections
+            summary.sections, run.mode.min_sections
         ));
     }
     for f in h.faults.iter().filter(|f| f.error.is_some()) {
-        res.lines.push(format!(
+        run.res.lines.push(format!(
             "injector error: {} {}: {}",
             f.kind,
             f.detail,
             f.error.as_deref().unwrap_or_default()
         ));
     }
+    Verdicts {
+        h,
+        summary,
+        bad_overlaps,
+        ok_overlaps,
+        unlocks,
+        losses,
+        handoffs: hand,
+    }
+}
 
-    // the report
+/// Renders the markdown report (`render_report`) to `tests/FAULT-REPORT.md` in full mode, else
+/// to `<target dir>/fault-report.md`, prints a one-line summary of the run, and returns the
+/// report's path.
+fn write_report(run: &Run, v: &Verdicts) -> PathBuf {
+    let bad_overlaps: Vec<_> = v.bad_overlaps.iter().collect();
+    let ok_overlaps: Vec<_> = v.ok_overlaps.iter().collect();
     let report = render_report(&ReportInput {
-        mode: &mode,
-        redis_version: &redis_version,
-        h: &h,
-        summary: &summary,
+        mode: &run.mode,
+        redis_version: &run.redis_version,
+        h: &v.h,
+        summary: &v.summary,
         overlaps_bad: &bad_overlaps,
         overlaps_ok: &ok_overlaps,
-        unlocks: &unlocks,
-        losses: &losses,
-        sampler: &sampler_report,
-        resources: &res,
-        failures: &failures,
-        run_dir: &run_dir,
-        wall: wall.elapsed(),
-        java: &jf,
-        handoffs: &hand,
+        unlocks: &v.unlocks,
+        losses: &v.losses,
+        sampler: &run.sampler_report,
+        resources: &run.res,
+        failures: &run.failures,
+        run_dir: &run.run_dir,
+        wall: run.wall.elapsed(),
+        java: &run.java_figures,
+        handoffs: &v.handoffs,
     });
-    let report_path = if mode.full {
+    let report_path = if run.mode.full {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/FAULT-REPORT.md")
     } else {
         Path::new(env!("CARGO_TARGET_TMPDIR"))
@@ -911,24 +761,31 @@ async fn contention_under_faults() {
     std::fs::write(&report_path, &report).unwrap();
     println!(
         "fault run: {} sections, {} faults, {} failures in {:.1} s; Java party: {}; report {}, histories in {}",
-        summary.sections,
-        h.faults.len(),
-        failures.len(),
-        wall.elapsed().as_secs_f64(),
-        java_line(&jf, &summary),
+        v.summary.sections,
+        v.h.faults.len(),
+        run.failures.len(),
+        run.wall.elapsed().as_secs_f64(),
+        java_line(&run.java_figures, &v.summary),
         report_path.display(),
-        run_dir.display()
+        run.run_dir.display()
     );
+    report_path
+}
+
+/// Asserts that the run had no failures, listing the first 15 with the seed and the paths of
+/// the report and the histories; the histories are removed only when it passed.
+fn conclude(run: Run, report_path: &Path) {
+    let failures = &run.failures;
     if failures.is_empty() {
-        let _ = std::fs::remove_dir_all(&run_dir);
+        let _ = std::fs::remove_dir_all(&run.run_dir);
     }
     assert!(
         failures.is_empty(),
         "{} problems in the fault run (seed {}; report {}; histories {}):\n{}{}",
         failures.len(),
-        mode.seed,
+        run.mode.seed,
         report_path.display(),
-        run_dir.display(),
+        run.run_dir.display(),
         failures
             .iter()
             .take(15)
