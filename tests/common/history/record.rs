@@ -1,0 +1,246 @@
+//! What a history holds, one JSON line per record: critical sections, acquisitions without a
+//! section, injected faults, phases of the run and sampler findings, with their outcomes.
+
+use serde::{Deserialize, Serialize};
+
+/// How an unlock call ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "result", rename_all = "kebab-case")]
+pub enum UnlockResult {
+    /// `Ok(Unlocked::Released)`.
+    Released,
+    /// `Ok(Unlocked::Partial)`: the owner still holds it, so Redis counted more acquisitions.
+    Partial,
+    /// `Err(Error::NotHeld)`.
+    NotHeld,
+    /// Any other error.
+    Error { message: String },
+    /// The unlock call did not return within the worker's limit.
+    Hung,
+}
+
+impl UnlockResult {
+    pub fn label(&self) -> &'static str {
+        match self {
+            UnlockResult::Released => "released",
+            UnlockResult::Partial => "partial",
+            UnlockResult::NotHeld => "not-held",
+            UnlockResult::Error { .. } => "error",
+            UnlockResult::Hung => "hung",
+        }
+    }
+}
+
+/// The holder learned that its hold was lost.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Loss {
+    /// `LostReason` as `Debug` text (`OwnerGone`, `RenewalFailed`, ...).
+    pub reason: String,
+    /// When the holder learned it.
+    pub learned: u64,
+}
+
+/// Who recorded a section.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Party {
+    /// A worker of this crate (the checkers' rules are this crate's promises).
+    #[default]
+    Rust,
+    /// Real Redisson (the `contend` command of `compat-tests/`' JVM harness): its sections count
+    /// for the overlap check only; its unlock results and losses are Redisson's business, and
+    /// the report lists them.
+    Java,
+}
+
+impl Party {
+    pub fn label(self) -> &'static str {
+        match self {
+            Party::Rust => "rust",
+            Party::Java => "java",
+        }
+    }
+}
+
+/// One critical section: an acquisition that succeeded, the hold, and how it ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Section {
+    /// Absent in the JSON of a Rust worker's section.
+    #[serde(default, skip_serializing_if = "Party::is_rust")]
+    pub party: Party,
+    pub lock: String,
+    /// Worker process index.
+    pub process: u32,
+    /// Task index inside the process.
+    pub worker: u32,
+    /// What the task does (`hot`, `long`, `renew`, `victim`).
+    pub role: String,
+    /// `lock`, `try_lock_for`, `lock_with_lease`.
+    pub method: String,
+    /// The hold's hash field `<client id>:<owner id>`.
+    pub owner: String,
+    /// When the acquire call was made.
+    pub acquire_start: u64,
+    /// When the acquire call returned the guard.
+    pub start: u64,
+    /// When the holder stopped working and called unlock.
+    pub end: u64,
+    /// When unlock returned.
+    pub unlock_done: u64,
+    pub unlock: UnlockResult,
+    pub lost: Option<Loss>,
+}
+
+impl Party {
+    fn is_rust(&self) -> bool {
+        *self == Party::Rust
+    }
+}
+
+impl Section {
+    /// Who held it, for messages: `p<process>/w<task>` or `java/w<worker>`.
+    pub fn holder(&self) -> String {
+        match self.party {
+            Party::Rust => format!("p{}/w{}", self.process, self.worker),
+            Party::Java => format!("java/w{}", self.worker),
+        }
+    }
+
+    /// The end under "lost = released when learned".
+    pub fn effective_end(&self) -> u64 {
+        match &self.lost {
+            Some(l) => l.learned.min(self.end),
+            None => self.end,
+        }
+    }
+
+    /// The hold ended otherwise than by its owner: a loss was signalled or unlock found nothing.
+    pub fn lost_hold(&self) -> bool {
+        self.lost.is_some() || self.unlock == UnlockResult::NotHeld
+    }
+}
+
+/// How an acquisition that produced no section ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "result", rename_all = "kebab-case")]
+pub enum AttemptResult {
+    /// `try_lock_for` returned `Ok(None)`.
+    NotAcquired,
+    Error {
+        message: String,
+    },
+    /// Dropped at the end of the run (the acquire future was cancelled).
+    Cancelled,
+    /// Did not return within the worker's limit (then dropped).
+    Hung,
+}
+
+impl AttemptResult {
+    pub fn label(&self) -> String {
+        match self {
+            AttemptResult::NotAcquired => "not-acquired".into(),
+            AttemptResult::Error { message } => format!("error: {}", error_class(message)),
+            AttemptResult::Cancelled => "cancelled-at-stop".into(),
+            AttemptResult::Hung => "hung".into(),
+        }
+    }
+}
+
+/// The first words of an error message, without the variable parts (keys, fields, durations).
+pub fn error_class(message: &str) -> String {
+    let m = message;
+    for (needle, class) in [
+        ("timed out after", "command timeout"),
+        ("holds a value of another type", "wrong type"),
+        ("OOM", "OOM"),
+        ("BUSY", "BUSY"),
+        ("Connection refused", "connection refused"),
+        ("refused", "connection refused"),
+        ("broken pipe", "broken pipe"),
+        ("Broken pipe", "broken pipe"),
+        ("reset by peer", "connection reset"),
+        ("dropped", "connection dropped"),
+        ("closed", "connection closed"),
+        ("not held", "not held"),
+        ("NOSCRIPT", "NOSCRIPT"),
+        ("LOADING", "LOADING"),
+        ("shut down", "shutdown"),
+        ("timeout", "timeout"),
+        ("Timeout", "timeout"),
+    ] {
+        if m.contains(needle) {
+            return class.to_owned();
+        }
+    }
+    m.chars().take(60).collect()
+}
+
+/// An acquisition that produced no section.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attempt {
+    pub lock: String,
+    pub process: u32,
+    pub worker: u32,
+    pub role: String,
+    pub method: String,
+    pub start: u64,
+    pub end: u64,
+    /// The wait passed to `try_lock_for`, in ms.
+    pub wait_ms: Option<u64>,
+    pub outcome: AttemptResult,
+}
+
+/// One injected fault, from the moment the injector started to the moment its effect ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FaultRecord {
+    /// `sigstop`, `client-kill-normal`, `flushall`, `restart`, ...
+    pub kind: String,
+    pub detail: String,
+    /// Erases every lock in Redis (restart without persistence, `FLUSHALL`).
+    pub data_loss: bool,
+    /// A lock name whose data this fault overwrote (a key of another type written over it).
+    pub target: Option<String>,
+    pub start: u64,
+    pub end: u64,
+    /// The injector failed (the fault may not have happened).
+    pub error: Option<String>,
+}
+
+impl FaultRecord {
+    /// Whether this fault may have erased the data of lock `lock`.
+    pub fn erases(&self, lock: &str) -> bool {
+        self.error.is_none() && (self.data_loss || self.target.as_deref() == Some(lock))
+    }
+}
+
+/// A stretch of the run (warm-up, the non-data-loss nemesis, the data-loss nemesis, ...).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Phase {
+    pub name: String,
+    /// Whether data-loss faults are injected in this phase.
+    pub data_loss: bool,
+    pub start: u64,
+    pub end: u64,
+}
+
+/// A sampler's finding about a lock key: no TTL (`pttl == -1`) or more than one owner field.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sample {
+    pub time: u64,
+    pub lock: String,
+    pub pttl: i64,
+    /// Fields in the lock hash; -1 when the key is not a hash.
+    pub hlen: i64,
+    pub problem: String,
+}
+
+/// One line of a history file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum Record {
+    Section(Section),
+    Attempt(Attempt),
+    Fault(FaultRecord),
+    Phase(Phase),
+    Sample(Sample),
+}
