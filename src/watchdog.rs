@@ -2,10 +2,10 @@
 //! "Renewal").
 //!
 //! What to renew comes from the hold table ([`crate::holds`]): every field with a live epoch and
-//! at least one watchdog-mode hold. A hold leaves the table before its release is sent, so a
-//! renewal never outlives the last unlock (the race behind Redisson #7272). Every `timeout / 3`
-//! the task sends the batched renewal script: at most `batch size` keys per call (and one cluster
-//! slot per call in cluster mode). Each key is renewed on its own inside the script, so one bad key
+//! at least one watchdog-mode hold. A hold leaves the table before its release is sent, so no
+//! renewal is sent for a hold whose release is. Every `timeout / 3` the task sends the batched
+//! renewal script: at most `batch size` keys per call (and one cluster slot per call in cluster
+//! mode). Each key is renewed on its own inside the script, so one bad key
 //! (another type under a lock's name) costs only its own hold. A `0` reply means the owner's field
 //! is gone: the epoch ends and its guards learn the lock is lost. Errors are logged and renewal
 //! goes on; an epoch that has not been renewed by its deadline (`lease - margin` after the last

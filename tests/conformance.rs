@@ -3,8 +3,10 @@
 //! redis-server: acquire and release with their Redis effects, a rival waiting and being woken,
 //! a lease ending the hold (reported through `lost()`), a Redis restart reported through
 //! `lost()`, waits cancelled at many points leaving nothing behind, bad input refused without a
-//! write, and the cost of waiting (no polling while subscribed). A new kind gets all of it by
-//! one line in `tests/common/kinds.rs` (`KINDS` and `open`).
+//! write, the cost of waiting (no polling while subscribed), and `run` (async and blocking)
+//! holding the lock exactly while its body runs, also when the body fails or is dropped. A new
+//! kind gets all of it by one line in `tests/common/kinds.rs` (`KINDS`, `open`, `run` and
+//! `BlockingLock::open`).
 
 mod common;
 
@@ -12,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use common::kinds::{self, BlockingLock, KINDS};
 use common::{eventually, init_tracing, leftovers, script_calls, RedisServer};
+use redisson_lock::inspect::inspect;
 use redisson_lock::{Config, Error, LostReason, Ttl, Unlocked};
 
 /// Generous bound on wake-ups and expiry (the spin lock polls with a back-off capped at 128 ms).
@@ -378,6 +381,178 @@ fn blocking_acquire_contend_release() {
         }
         let r = waiter.join().unwrap().unwrap().unwrap();
         assert_eq!(r, Unlocked::Released, "{kind}");
+    }
+    a.shutdown().unwrap();
+    b.shutdown().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_holds_the_lock_while_the_body_runs_and_returns_its_output() {
+    init_tracing();
+    let s = RedisServer::start();
+    let a = s.client(config()).await;
+    let b = s.client(config()).await;
+    let mut raw = s.conn().await;
+    for kind in KINDS {
+        let name = format!("run:{kind}");
+        let rival = kinds::rival(kind, &b, &name);
+        let mut conn = raw.clone();
+        let (holds, refused, out) = kinds::run(kind, &a, &name, async {
+            let info = inspect(&mut conn, &name).await.unwrap();
+            let holds: Vec<u64> = info.holders.iter().map(|h| h.hold_count).collect();
+            let rival_got = rival.try_lock_for(Duration::from_millis(100)).await.unwrap();
+            (holds, rival_got.is_none(), format!("output of {kind}"))
+        })
+        .await
+        .unwrap();
+        assert_eq!(holds, vec![1], "{kind}: one hold while the body runs");
+        assert!(refused, "{kind}: a rival is refused while the body runs");
+        assert_eq!(out, format!("output of {kind}"), "{kind}: the body's output");
+        // released before `run` returned: nothing to wait for
+        let info = inspect(&mut raw, &name).await.unwrap();
+        assert!(!info.is_locked(), "{kind}: still held after run: {info:?}");
+        assert_eq!(
+            left_besides_latches(&mut raw).await,
+            Vec::<String>::new(),
+            "{kind}: nothing left after run"
+        );
+        let g = rival.try_lock_for(Duration::ZERO).await.unwrap();
+        g.unwrap_or_else(|| panic!("{kind}: a rival is refused after run"))
+            .unlock()
+            .await
+            .unwrap();
+    }
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_hands_back_the_body_error_and_releases() {
+    init_tracing();
+    let s = RedisServer::start();
+    let a = s.client(config()).await;
+    let b = s.client(config()).await;
+    let mut raw = s.conn().await;
+    for kind in KINDS {
+        let name = format!("run-err:{kind}");
+        let r = kinds::run(kind, &a, &name, async { Err::<u32, _>(format!("{kind} failed")) }).await;
+        match r {
+            Ok(Err(e)) => assert_eq!(e, format!("{kind} failed"), "{kind}"),
+            other => panic!("{kind}: the body's error comes back as Ok(Err(..)), not {other:?}"),
+        }
+        let info = inspect(&mut raw, &name).await.unwrap();
+        assert!(
+            !info.is_locked(),
+            "{kind}: still held after a failed body: {info:?}"
+        );
+        assert_eq!(
+            left_besides_latches(&mut raw).await,
+            Vec::<String>::new(),
+            "{kind}: nothing left after a failed body"
+        );
+        let g = kinds::rival(kind, &b, &name)
+            .try_lock_for(Duration::ZERO)
+            .await
+            .unwrap();
+        g.unwrap_or_else(|| panic!("{kind}: a rival is refused after a failed body"))
+            .unlock()
+            .await
+            .unwrap();
+    }
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_dropped_while_its_body_waits_releases_the_lock() {
+    init_tracing();
+    let s = RedisServer::start();
+    // a hold nobody releases outlives the rival's wait by far (nothing renews it, but its TTL
+    // is the 30 s watchdog timeout): only the release of the dropped `run` lets the rival in
+    let cfg = || config().lock_watchdog_timeout(Duration::from_secs(30));
+    let a = s.client(cfg()).await;
+    let b = s.client(cfg()).await;
+    let mut raw = s.conn().await;
+    for kind in KINDS {
+        let name = format!("run-drop:{kind}");
+        let rival = kinds::rival(kind, &b, &name);
+        let (started, body_started) = tokio::sync::oneshot::channel();
+        let mut run = Box::pin(kinds::run(kind, &a, &name, async move {
+            started.send(()).unwrap();
+            std::future::pending::<()>().await
+        }));
+        tokio::select! {
+            r = run.as_mut() => panic!("{kind}: run of a pending body ended: {r:?}"),
+            s = body_started => s.unwrap(),
+        }
+        assert!(
+            rival.try_lock_for(Duration::ZERO).await.unwrap().is_none(),
+            "{kind}: a rival is refused while the body waits"
+        );
+        // the body is still pending: `timeout` gives up and drops the `run` future
+        let r = tokio::time::timeout(Duration::from_millis(50), run).await;
+        assert!(r.is_err(), "{kind}: run of a pending body ended: {r:?}");
+        let dropped = Instant::now();
+        let g = rival
+            .try_lock_for(Duration::from_secs(10))
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("{kind}: the dropped run kept the lock for 10 s"));
+        eprintln!("{kind}: the rival got in {:?} after the drop", dropped.elapsed());
+        g.unlock().await.unwrap();
+        assert_eq!(
+            left_besides_latches(&mut raw).await,
+            Vec::<String>::new(),
+            "{kind}: nothing left once the rival let go"
+        );
+    }
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+}
+
+#[test]
+fn blocking_run_returns_the_output_and_releases() {
+    init_tracing();
+    let s = RedisServer::start();
+    let a = redisson_lock::blocking::Client::connect_with(&s.url(), config()).unwrap();
+    let b = redisson_lock::blocking::Client::connect_with(&s.url(), config()).unwrap();
+    let mut sync = redis::Client::open(s.url()).unwrap().get_connection().unwrap();
+    let mut left = move || -> Vec<String> {
+        let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut sync).unwrap();
+        let mut left: Vec<String> = keys
+            .into_iter()
+            .filter(|k| !k.starts_with("redisson_unlock_latch:") && !k.starts_with("redisson_lock_token:"))
+            .collect();
+        left.sort();
+        left
+    };
+    for kind in KINDS {
+        let name = format!("blocking-run:{kind}");
+        let lock = BlockingLock::open(kind, &a, &name);
+        let rival = BlockingLock::open(if kind == "read" { "write" } else { kind }, &b, &name);
+        let (held, refused, out) = lock
+            .run(|| {
+                let held = lock.is_locked().unwrap();
+                let rival_got = rival.try_lock_for(Duration::from_millis(100)).unwrap();
+                (held, rival_got.is_none(), format!("output of {kind}"))
+            })
+            .unwrap();
+        assert!(held, "{kind}: locked while the body runs");
+        assert!(refused, "{kind}: a rival is refused while the body runs");
+        assert_eq!(out, format!("output of {kind}"), "{kind}: the body's output");
+        assert!(!lock.is_locked().unwrap(), "{kind}: still held after run");
+        assert_eq!(left(), Vec::<String>::new(), "{kind}: nothing left after run");
+        let r = lock.run(|| Err::<u32, _>(format!("{kind} failed"))).unwrap();
+        assert_eq!(r, Err(format!("{kind} failed")), "{kind}");
+        assert!(
+            !lock.is_locked().unwrap(),
+            "{kind}: still held after a failed body"
+        );
+        let g = rival.try_lock_for(Duration::ZERO).unwrap();
+        g.unwrap_or_else(|| panic!("{kind}: a rival is refused after run"))
+            .unlock()
+            .unwrap();
+        assert_eq!(left(), Vec::<String>::new(), "{kind}: nothing left");
     }
     a.shutdown().unwrap();
     b.shutdown().unwrap();

@@ -1,8 +1,11 @@
 //! Every lock kind behind one type, async (the crate's `AnyLock`, through [`open`]) and blocking
 //! ([`BlockingLock`], a test-side enum), so that kind-independent behaviour is tested once for all
 //! eight kinds. Each method dispatches to the kind's own handle: nothing here re-implements a lock.
+//! What `AnyLock` cannot carry (the generic `Lock::run`, whose body is a type parameter) goes
+//! through [`run`], which hands the body to the kind's own `run`.
 #![allow(dead_code)]
 
+use std::future::Future;
 use std::time::Duration;
 
 use redisson_lock::{blocking, AnyLock, Client, Result, Unlocked};
@@ -97,6 +100,23 @@ pub fn open(kind: &str, c: &Client, name: &str) -> Box<dyn AnyLock> {
     }
 }
 
+/// `run(body)` on the handle of `kind` for `name`: the crate's generic `Lock::run`, reached
+/// through each kind's alias (the kind trait bounding `Lock<K>` cannot be named outside the
+/// crate, so a test cannot be generic over `K` itself).
+pub async fn run<F: Future>(kind: &str, c: &Client, name: &str, body: F) -> Result<F::Output> {
+    match kind {
+        "lock" => c.lock(name).unwrap().run(body).await,
+        "fair" => c.fair_lock(name).unwrap().run(body).await,
+        "fenced" => c.fenced_lock(name).unwrap().run(body).await,
+        "spin" => c.spin_lock(name).unwrap().run(body).await,
+        "non_reentrant" => c.non_reentrant_lock(name).unwrap().run(body).await,
+        "non_reentrant_fair" => c.non_reentrant_fair_lock(name).unwrap().run(body).await,
+        "read" => c.read_write_lock(name).unwrap().read_lock().run(body).await,
+        "write" => c.read_write_lock(name).unwrap().write_lock().run(body).await,
+        other => panic!("no lock kind `{other}`"),
+    }
+}
+
 /// A handle that excludes holders of `kind` on `name`: the write lock for the read lock, the
 /// same kind otherwise.
 pub fn rival(kind: &str, c: &Client, name: &str) -> Box<dyn AnyLock> {
@@ -129,6 +149,14 @@ impl BlockingLock {
 
     pub fn try_lock_for(&self, wait: Duration) -> Result<Option<BlockingGuard>> {
         each!(BlockingLock, self, h => h.try_lock_for(wait).map(|g| g.map(BlockingGuard::from)))
+    }
+
+    pub fn run<T>(&self, body: impl FnOnce() -> T) -> Result<T> {
+        each!(BlockingLock, self, h => h.run(body))
+    }
+
+    pub fn is_locked(&self) -> Result<bool> {
+        each!(BlockingLock, self, h => h.is_locked())
     }
 }
 
