@@ -94,6 +94,38 @@ pub enum ReplicaSync {
     Required,
 }
 
+/// How soon a hold that disappears from Redis is reported through a guard's `lost()`.
+///
+/// The watchdog's renewal (every `lock_watchdog_timeout / 3`) and the hold's own deadline notice
+/// a loss in any deployment, up to one renewal period after it. With
+/// [`Tracking`](Self::Tracking) the client also asks Redis to tell it when a held key changes
+/// (`CLIENT TRACKING` on its pub/sub connection): a `DEL`, `UNLINK`, `FLUSHALL`/`FLUSHDB`, an
+/// expiry, a force-unlock (Redisson's or this crate's) or another type written under the lock's
+/// name is reported about one round trip after Redis applied it, and a dropped connection (a
+/// restart, a failover) makes the client re-read every hold once it is back. A change is never
+/// reported on its own word: the client re-reads its holds on the key, and only a hold whose
+/// field is gone is lost (a renewal, a re-entry or another reader joining is not). See the crate
+/// README, "Knowing a lock is lost".
+///
+/// ```
+/// use redisson_lock::{Config, LossDetection};
+/// let config = Config::default().loss_detection(LossDetection::Renewal);
+/// assert_eq!(config.get_loss_detection(), LossDetection::Renewal);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum LossDetection {
+    /// Redis tells the client when a held key changes, where it can: a single server (or a
+    /// connection of your own) of Redis 6 or later whose ACL allows `CLIENT TRACKING` on the
+    /// pub/sub connection. Elsewhere (a cluster, a Sentinel master, older servers, a refused
+    /// `CLIENT TRACKING`) the client falls back to [`Renewal`](Self::Renewal) and logs why;
+    /// `redisson-lock doctor` says which one a deployment gets.
+    #[default]
+    Tracking,
+    /// Only the watchdog's renewal and the hold's deadline notice a loss (what Redisson does).
+    Renewal,
+}
+
 /// Settings of a [`Client`](crate::Client). Every setting has Redisson's name and default.
 ///
 /// # Examples
@@ -125,6 +157,7 @@ pub struct Config {
     pub(crate) replica_sync: ReplicaSync,
     pub(crate) replica_sync_timeout: Duration,
     pub(crate) metrics_lock_names: bool,
+    pub(crate) loss_detection: LossDetection,
 }
 
 /// The longest duration the crate sends to Redis or accepts in its configuration:
@@ -157,6 +190,7 @@ impl Default for Config {
             replica_sync: ReplicaSync::Auto,
             replica_sync_timeout: Duration::from_millis(1_000),
             metrics_lock_names: false,
+            loss_detection: LossDetection::Tracking,
         }
     }
 }
@@ -317,6 +351,18 @@ impl Config {
     /// ```
     pub fn replica_sync_timeout(mut self, timeout: Duration) -> Self {
         self.replica_sync_timeout = timeout;
+        self
+    }
+
+    /// How soon a hold that disappears from Redis is reported (default
+    /// [`LossDetection::Tracking`], where the deployment allows it).
+    ///
+    /// ```
+    /// let config = redisson_lock::Config::default().loss_detection(redisson_lock::LossDetection::Renewal);
+    /// # let _ = config;
+    /// ```
+    pub fn loss_detection(mut self, mode: LossDetection) -> Self {
+        self.loss_detection = mode;
         self
     }
 
@@ -494,6 +540,7 @@ getters! {
     replica_sync / get_replica_sync -> ReplicaSync;
     replica_sync_timeout / get_replica_sync_timeout -> Duration;
     metrics_lock_names / get_metrics_lock_names -> bool;
+    loss_detection / get_loss_detection -> LossDetection;
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::holds::Holds;
 use crate::inner::ClientInner;
 use crate::latch_janitor::LatchJanitor;
-use crate::pubsub::{push_handler, Hub, Mode, PubSubConn};
+use crate::pubsub::{push_handler, Hub, Mode, PubSubConn, Pushes};
 
 /// Connecting: the ways to build a [`Client`].
 impl Client {
@@ -283,7 +283,7 @@ impl ClientBuilder {
                     .into(),
             ));
         }
-        let channels = Hub::new_channels();
+        let pushes = Pushes::default();
         let (conn, pubsub) = match self.source {
             Source::None => {
                 return Err(Error::InvalidArgument(
@@ -310,20 +310,20 @@ impl ClientBuilder {
                 };
                 #[cfg(not(feature = "tls-rustls"))]
                 let client = redis::Client::open(info).map_err(bad_url)?;
-                manager_pair(&client, &config, channels.clone())
+                manager_pair(&client, &config, pushes.clone())
                     .await
                     .map_err(|e| connecting(e, &redact(&url)))?
             }
-            Source::Redis(client) => manager_pair(&client, &config, channels.clone()).await?,
+            Source::Redis(client) => manager_pair(&client, &config, pushes.clone()).await?,
             Source::Connection(conn) => {
                 let pubsub = match self.pubsub {
                     // a cluster's channels live on the nodes serving their slots (sharded) or
                     // anywhere (classic): subscribe through a cluster connection seeded here,
                     // so whichever mode is resolved below is the one waiters listen with
                     Some(c) if conn.is_cluster() => {
-                        Some(crate::pubsub::cluster_conn(&c, &config, channels.clone()).await?)
+                        Some(crate::pubsub::cluster_conn(&c, &config, pushes.clone()).await?)
                     }
-                    Some(c) => Some(pubsub_manager(&c, &config, channels.clone()).await?),
+                    Some(c) => Some(pubsub_manager(&c, &config, pushes.clone()).await?),
                     None => None,
                 };
                 (conn, pubsub)
@@ -339,7 +339,7 @@ impl ClientBuilder {
                 let address = nodes.iter().map(|n| redact(n)).collect::<Vec<_>>().join(", ");
                 let builder = redis::cluster::ClusterClientBuilder::new(nodes)
                     .use_protocol(ProtocolVersion::RESP3)
-                    .push_sender(push_handler(channels.clone()))
+                    .push_sender(push_handler(pushes.clone()))
                     .response_timeout(config.command_timeout)
                     .connection_timeout(config.connect_timeout);
                 #[cfg(feature = "tls-rustls")]
@@ -374,7 +374,7 @@ impl ClientBuilder {
                 let link = crate::sentinel::SentinelLink::connect(
                     spec,
                     &config,
-                    Arc::new(crate::pubsub::HubSink(channels.clone())),
+                    Arc::new(crate::pubsub::HubSink(pushes.clone())),
                 )
                 .await?;
                 (
@@ -409,6 +409,7 @@ impl ClientBuilder {
         crate::watchdog::start(&holds, conn.clone(), sync.clone(), &config);
         let vanish = Arc::new(crate::gone_keys::Vanish::default());
         crate::gone_keys::start(&vanish, &holds, conn.clone(), &config);
+        crate::loss_watch::start(&holds, pubsub.as_ref(), &pushes.invalidated, &config);
         let latches = LatchJanitor::start(conn.clone(), config.command_timeout);
         let background = Background::start();
         let id = uuid::Uuid::new_v4().to_string();
@@ -416,7 +417,7 @@ impl ClientBuilder {
         Ok(Client {
             inner: Arc::new(ClientInner {
                 id,
-                hub: Arc::new(Hub::new(channels, pubsub, mode)),
+                hub: Arc::new(Hub::new(pushes.channels.clone(), pubsub, mode)),
                 config,
                 conn,
                 holds,
@@ -425,6 +426,7 @@ impl ClientBuilder {
                 latches,
                 sync,
                 vanish,
+                invalidated: pushes.invalidated.clone(),
             }),
         })
     }
@@ -433,7 +435,7 @@ impl ClientBuilder {
 async fn manager_pair(
     client: &redis::Client,
     config: &Config,
-    channels: crate::pubsub::ChannelsHandle,
+    pushes: Pushes,
 ) -> Result<(Connection, Option<PubSubConn>)> {
     // The manager retries its first connection with backoff even when the password is wrong or
     // nothing listens; one plain attempt first makes those fail fast with the real error.
@@ -448,7 +450,7 @@ async fn manager_pair(
     let conn = client
         .get_connection_manager_with_config(config.manager_config())
         .await?;
-    let pubsub = match pubsub_manager(client, config, channels).await {
+    let pubsub = match pubsub_manager(client, config, pushes).await {
         Ok(p) => Some(p),
         Err(e) => {
             tracing::warn!(error = %e, "no RESP3 pub/sub connection (Redis < 6?): waiters will poll");
@@ -459,17 +461,13 @@ async fn manager_pair(
 }
 
 /// A RESP3 connection manager that delivers pushes to the hub and re-subscribes after reconnects.
-async fn pubsub_manager(
-    client: &redis::Client,
-    config: &Config,
-    channels: crate::pubsub::ChannelsHandle,
-) -> Result<PubSubConn> {
+async fn pubsub_manager(client: &redis::Client, config: &Config, pushes: Pushes) -> Result<PubSubConn> {
     let info = client.get_connection_info().clone();
     let settings = info.redis_settings().clone().set_protocol(ProtocolVersion::RESP3);
     let resp3 = redis::Client::open(info.set_redis_settings(settings))?;
     let cfg = config
         .manager_config()
-        .set_push_sender(push_handler(channels))
+        .set_push_sender(push_handler(pushes))
         .set_automatic_resubscription();
     Ok(PubSubConn::Manager(
         resp3.get_connection_manager_with_config(cfg).await?,

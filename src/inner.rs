@@ -25,4 +25,7 @@ pub(crate) struct ClientInner {
     pub sync: Arc<crate::replica_wait::ReplicaSyncer>,
     /// Keys that subscribed waiters wait on, checked in batches (src/gone_keys.rs).
     pub vanish: Arc<crate::gone_keys::Vanish>,
+    /// Held keys the loss watch is to read (src/loss_watch.rs); collects nothing when it does
+    /// not run.
+    pub invalidated: Arc<crate::pubsub::Invalidated>,
 }

@@ -27,7 +27,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 /// The crate's minimal command rules (README "Deployment checklist"), standalone / classic
 /// pub/sub. A cluster with sharded pub/sub adds `+spublish +ssubscribe +sunsubscribe
 /// +pubsub|shardnumsub` (not tested here: the tests run one standalone server).
-const CRATE_COMMANDS: &str = "-@all +evalsha +script|load +publish +subscribe +unsubscribe \
+const CRATE_COMMANDS: &str = "-@all +evalsha +script|load +publish +subscribe +unsubscribe +client|tracking \
      +hincrby +hexists +hget +hset +hdel +hlen +hgetall +hscan +type +pexpire +pttl +exists +del +get \
      +set +incr +rpush +lindex +lpop +lrange +lrem +zadd +zincrby +zrange +zrem +zscore";
 

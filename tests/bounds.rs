@@ -34,6 +34,7 @@ fn public_types_are_send_sync_static() {
         OwnerId,
         LostReason,
         LeaseState,
+        LossDetection,
         Ttl,
         Unlocked,
         BackOff,

@@ -13,12 +13,12 @@ use tokio::process::Command;
 const BIN: &str = env!("CARGO_BIN_EXE_redisson-lock");
 
 /// The crate's minimal command rules (README "Deployment checklist"; tests/acl.rs proves them).
-const CRATE_COMMANDS: &str = "-@all +evalsha +script|load +publish +subscribe +unsubscribe \
+const CRATE_COMMANDS: &str = "-@all +evalsha +script|load +publish +subscribe +unsubscribe +client|tracking \
      +hincrby +hexists +hget +hset +hdel +hlen +hgetall +hscan +type +pexpire +pttl +exists +del +get \
      +set +incr +rpush +lindex +lpop +lrange +lrem +zadd +zincrby +zrange +zrem +zscore";
 
 /// The checks, in output order.
-const CHECKS: [&str; 8] = [
+const CHECKS: [&str; 9] = [
     "version",
     "maxmemory-policy",
     "persistence",
@@ -26,6 +26,7 @@ const CHECKS: [&str; 8] = [
     "cluster",
     "round-trip",
     "clock",
+    "loss-detection",
     "acl",
 ];
 

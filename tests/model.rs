@@ -2,7 +2,8 @@
 //! force-unlock across several clients and owners, run against a real redis-server, with every
 //! reply, every guard's state and the Redis state checked against a small reference model of
 //! Redisson's lock semantics plus this crate's rules for holds (epochs: the holds of one owner
-//! field share one fate; a hold known to be lost never sends anything).
+//! field share one fate; a hold known to be lost never sends anything; a deleted key ends every
+//! client's holds on it, which each client learns from Redis within about one round trip).
 
 mod common;
 
@@ -89,6 +90,16 @@ impl Model {
         Model {
             redis: vec![BTreeMap::new(); LOCKS.len()],
             ..Model::default()
+        }
+    }
+
+    /// Lock `l`'s key is gone: every client's holds on it are lost (Redis tells each client that
+    /// tracks the key, and each reads its holds again).
+    fn vanished(&mut self, l: usize) {
+        for ((_, el, _), e) in self.epochs.iter_mut() {
+            if *el == l {
+                e.live = false;
+            }
         }
     }
 
@@ -182,6 +193,19 @@ async fn settle(clients: &[Client]) {
             let c = c.clone();
             async move { c.stats().queued_releases == 0 }
         })
+        .await;
+    }
+}
+
+/// Waits until every guard on lock `l` knows its hold is gone (the loss watch reports a
+/// deleted key within about one round trip).
+async fn learned(real: &Real, l: usize) {
+    for (g, _) in real.guards.iter().flatten().filter(|(_, m)| m.l == l) {
+        eventually(
+            Duration::from_secs(5),
+            "a guard on a deleted key knows it is lost",
+            || async { !g.is_held() },
+        )
         .await;
     }
 }
@@ -303,6 +327,8 @@ async fn run(s: &RedisServer, ops: Vec<Op>) {
             Op::Expire { l } => {
                 let _: i64 = raw.del(LOCKS[l]).await.unwrap();
                 model.redis[l].clear();
+                model.vanished(l);
+                learned(&real, l).await;
             }
             Op::ForceUnlock { c, l } => {
                 let got = real.clients[c]
@@ -314,11 +340,8 @@ async fn run(s: &RedisServer, ops: Vec<Op>) {
                 assert_eq!(got, !model.redis[l].is_empty(), "{step}");
                 model.redis[l].clear();
                 if got {
-                    for ((ec, el, _), e) in model.epochs.iter_mut() {
-                        if *ec == c && *el == l {
-                            e.live = false;
-                        }
-                    }
+                    model.vanished(l);
+                    learned(&real, l).await;
                 }
             }
         }

@@ -11,7 +11,7 @@ use std::time::Duration;
 use common::kinds::{self, KINDS};
 use common::{init_tracing, RedisServer};
 use redis::Value;
-use redisson_lock::Config;
+use redisson_lock::{Config, LossDetection};
 
 /// One expected word of a command: a literal, or a placeholder for what varies per run.
 #[derive(Clone, Copy, Debug)]
@@ -80,13 +80,17 @@ async fn log_every_command(raw: &mut redis::aio::MultiplexedConnection) {
 
 /// The `EVALSHA` commands Redis ran since the last call, oldest first, without the SHA.
 async fn evalshas(raw: &mut redis::aio::MultiplexedConnection) -> Vec<Vec<String>> {
-    let log: Value = redis::cmd("SLOWLOG")
+    // read and reset in one transaction: nothing run in between is lost
+    let (log, ()): (Value, ()) = redis::pipe()
+        .atomic()
+        .cmd("SLOWLOG")
         .arg("GET")
         .arg(-1)
+        .cmd("SLOWLOG")
+        .arg("RESET")
         .query_async(raw)
         .await
         .unwrap();
-    let _: () = redis::cmd("SLOWLOG").arg("RESET").query_async(raw).await.unwrap();
     let Value::Array(entries) = log else {
         panic!("SLOWLOG GET replied {log:?}")
     };
@@ -219,8 +223,13 @@ fn expected(kind: &str) -> [(&'static [W], &'static [W]); 3] {
 async fn every_kind_sends_its_scripts_keys_and_arguments_in_order() {
     init_tracing();
     let s = RedisServer::start();
+    // the lock operations' own commands (the loss watch's reads are pinned below)
     let c = s
-        .client(Config::default().lock_watchdog_timeout(Duration::from_secs(60)))
+        .client(
+            Config::default()
+                .lock_watchdog_timeout(Duration::from_secs(60))
+                .loss_detection(LossDetection::Renewal),
+        )
         .await;
     let mut raw = s.conn().await;
     log_every_command(&mut raw).await;
@@ -253,14 +262,50 @@ async fn every_kind_sends_its_scripts_keys_and_arguments_in_order() {
     c.shutdown().await.unwrap();
 }
 
+/// The loss watch reads every new hold on its tracking connection: KEYS the lock's key, ARGV
+/// the owner's field (the hash field Redisson's scripts use), one pair per hold.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_loss_watch_reads_each_hold_by_its_key_and_field() {
+    init_tracing();
+    let s = RedisServer::start();
+    let c = s
+        .client(Config::default().lock_watchdog_timeout(Duration::from_secs(60)))
+        .await;
+    let mut raw = s.conn().await;
+    log_every_command(&mut raw).await;
+    for kind in KINDS {
+        let key = format!("watched:{kind}");
+        let _ = evalshas(&mut raw).await;
+        let g = kinds::open(kind, &c, &key).lock().await.unwrap();
+        // the read follows the grant (asynchronously): wait for it
+        let is_read = |e: &Vec<String>| e.len() == 3 && e[0] == "1" && e[1] == key;
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        let read = loop {
+            if let Some(read) = evalshas(&mut raw).await.into_iter().find(is_read) {
+                break read;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{kind}: the loss watch did not read the new hold within 5 s"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        check(kind, "loss watch read", &key, &read, &[Key], &[Field]);
+        assert_eq!(read[2], g.field(), "{kind}: the field read is the guard's");
+        g.unlock().await.unwrap();
+    }
+    c.shutdown().await.unwrap();
+}
+
 /// A fair waiter that stops waiting leaves the queue with `give_up.lua`: KEYS queue and
 /// deadlines, ARGV its field and its wait budget.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fair_waiter_gives_up_with_its_field_and_budget() {
     init_tracing();
     let s = RedisServer::start();
-    let a = s.client(Config::default()).await;
-    let b = s.client(Config::default()).await;
+    let quiet = Config::default().loss_detection(LossDetection::Renewal);
+    let a = s.client(quiet.clone()).await;
+    let b = s.client(quiet).await;
     let mut raw = s.conn().await;
     log_every_command(&mut raw).await;
     for kind in KINDS.into_iter().filter(|k| kinds::queues(k)) {

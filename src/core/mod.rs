@@ -688,7 +688,11 @@ impl<K: AcquireKind> Lock<K> {
             count,
         };
         match self.client.holds.grant_passing(turn, g, abandoned) {
-            Recorded::Live(lease) => Ok((Guard::new(self.clone(), field, owner, lease, mode, grant), latch)),
+            Recorded::Live(lease) => {
+                // the loss watch reads the key, so that Redis tells it when the key changes
+                self.client.invalidated.key(&self.key);
+                Ok((Guard::new(self.clone(), field, owner, lease, mode, grant), latch))
+            }
             Recorded::Late(late) => {
                 self.client.latches.discard(latch);
                 let why = late.why;

@@ -230,7 +230,8 @@ pub(crate) enum Released {
     NotHeld,
 }
 
-/// A watchdog-mode epoch to renew.
+/// A live epoch of one field: what the watchdog renews (watchdog-mode ones) and the loss watch
+/// re-reads.
 pub(crate) struct RenewalItem {
     pub key: Arc<str>,
     pub field: Arc<str>,
@@ -625,6 +626,36 @@ impl Holds {
         }
         for (k, f) in lapsed {
             t.tidy(&k, &f);
+        }
+        items
+    }
+
+    /// The live epochs on `keys` (on every key: `None`), for the loss watch to re-read.
+    pub(crate) fn live_items(&self, keys: Option<&std::collections::HashSet<String>>) -> Vec<RenewalItem> {
+        let t = self.table.lock();
+        let mut items = Vec::new();
+        let mut add = |key: &Arc<str>, owners: &Owners| {
+            owners.for_each(|r| {
+                let mut s = r.lock();
+                if s.live() {
+                    items.push(RenewalItem {
+                        key: key.clone(),
+                        field: r.field().clone(),
+                        lease: r.clone(),
+                        renew: s.kind.renew(),
+                    });
+                }
+            });
+        };
+        match keys {
+            None => t.locks.iter().for_each(|(k, o)| add(k, o)),
+            Some(keys) => {
+                for k in keys {
+                    if let Some((key, owners)) = t.locks.get_key_value(k.as_str()) {
+                        add(key, owners);
+                    }
+                }
+            }
         }
         items
     }

@@ -8,9 +8,9 @@ use redis::aio::ConnectionManager;
 use redis::cluster_async::ClusterConnection;
 use redis::ProtocolVersion;
 
-use super::channel::{ChannelsHandle, Step};
+use super::channel::Step;
 use super::health::Failure;
-use super::push::push_handler;
+use super::push::{push_handler, Pushes};
 use super::Hub;
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -57,11 +57,11 @@ impl Mode {
 pub(crate) async fn cluster_conn(
     client: &redis::Client,
     config: &Config,
-    channels: ChannelsHandle,
+    pushes: Pushes,
 ) -> Result<PubSubConn> {
     let cc = redis::cluster::ClusterClientBuilder::new([client.get_connection_info().clone()])
         .use_protocol(ProtocolVersion::RESP3)
-        .push_sender(push_handler(channels))
+        .push_sender(push_handler(pushes))
         .response_timeout(config.command_timeout)
         .connection_timeout(config.connect_timeout)
         .build()
@@ -79,6 +79,17 @@ pub(crate) enum PubSubConn {
     /// A modelled server, for the model checks of the hub's channel state.
     #[cfg(all(test, redisson_lock_loom))]
     Model(Arc<super::loom_models::Server>),
+}
+
+impl PubSubConn {
+    /// The connection held keys are read on so that the server tracks them for it: a single
+    /// server's RESP3 connection. `None` for a cluster or a Sentinel master (not tracked).
+    pub(crate) fn tracking_conn(&self) -> Option<ConnectionManager> {
+        match self {
+            PubSubConn::Manager(c) => Some(c.clone()),
+            _ => None,
+        }
+    }
 }
 
 impl Hub {

@@ -52,6 +52,7 @@ mod channel;
 mod conn;
 mod driver;
 mod health;
+mod invalidated;
 #[cfg(all(test, redisson_lock_loom))]
 mod loom_models;
 mod push;
@@ -61,15 +62,14 @@ mod tests;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use foldhash::HashMap;
-
 use crate::error::{Error, Result};
 use crate::primitives::Mutex;
 
 pub(crate) use channel::{clock_ms, Channel, ChannelsHandle};
 pub(crate) use conn::{cluster_conn, Mode, PubSubConn};
 use health::{Failure, Health};
-pub(crate) use push::{push_handler, HubSink};
+pub(crate) use invalidated::{Invalidated, Pending};
+pub(crate) use push::{push_handler, HubSink, Pushes};
 
 pub(crate) struct Hub {
     channels: ChannelsHandle,
@@ -81,8 +81,9 @@ pub(crate) struct Hub {
 }
 
 impl Hub {
+    #[cfg(test)]
     pub(crate) fn new_channels() -> ChannelsHandle {
-        Arc::new(Mutex::new(HashMap::default()))
+        Arc::new(Mutex::new(foldhash::HashMap::default()))
     }
 
     pub(crate) fn new(channels: ChannelsHandle, conn: Option<PubSubConn>, mode: Mode) -> Hub {

@@ -1,23 +1,34 @@
 //! Pushes from the server: unlock messages wake a channel's waiters; a server-side SUNSUBSCRIBE
-//! or a dropped connection makes subscriptions stale and wakes everyone.
+//! or a dropped connection makes subscriptions stale and wakes everyone; tracking invalidations
+//! (and a dropped connection) go to the loss watch.
 
-use redis::{PushInfo, PushKind};
+use std::sync::Arc;
+
+use redis::{PushInfo, PushKind, Value};
 
 use super::channel::ChannelsHandle;
+use super::invalidated::Invalidated;
+
+/// Where the pub/sub connection's pushes go: the channels' waiters and the loss watch.
+#[derive(Clone, Default)]
+pub(crate) struct Pushes {
+    pub(crate) channels: ChannelsHandle,
+    pub(crate) invalidated: Arc<Invalidated>,
+}
 
 /// Handles every push from the server; must not block.
 pub(crate) fn push_handler(
-    channels: ChannelsHandle,
+    pushes: Pushes,
 ) -> impl Fn(PushInfo) -> std::result::Result<(), ()> + Send + Sync + 'static {
     move |push: PushInfo| {
-        deliver(&channels, push);
+        deliver(&pushes, push);
         Ok(())
     }
 }
 
 /// The hub's side of a Sentinel link: what the master's pub/sub connection pushes goes to the
 /// hub's channels, and a move of the master wakes every waiter.
-pub(crate) struct HubSink(pub(crate) ChannelsHandle);
+pub(crate) struct HubSink(pub(crate) Pushes);
 
 impl crate::sentinel::PushSink for HubSink {
     fn push(&self, push: PushInfo) {
@@ -25,16 +36,26 @@ impl crate::sentinel::PushSink for HubSink {
     }
 
     fn wake_all(&self) {
-        for ch in self.0.lock().values() {
+        self.0.invalidated.disconnected();
+        for ch in self.0.channels.lock().values() {
             ch.notify.notify_waiters();
             ch.notify.notify_one();
         }
     }
 }
 
-/// Delivers one push to the channels' waiters.
-fn deliver(channels: &ChannelsHandle, push: PushInfo) {
+/// Delivers one push to the channels' waiters or the loss watch.
+fn deliver(pushes: &Pushes, push: PushInfo) {
+    let channels = &pushes.channels;
     match push.kind {
+        // tracked keys changed: a list of keys, or none (the keyspace was flushed)
+        PushKind::Invalidate => match push.data.first() {
+            Some(Value::Array(keys)) => pushes.invalidated.keys(keys.iter().filter_map(|k| match k {
+                Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
+                _ => None,
+            })),
+            _ => pushes.invalidated.everything(),
+        },
         PushKind::Message | PushKind::SMessage => {
             if let Some(msg) = redis::Msg::from_push_info(push) {
                 let ch = channels.lock().get(msg.get_channel_name()).cloned();
@@ -78,6 +99,7 @@ fn deliver(channels: &ChannelsHandle, push: PushInfo) {
         // reconnect, however long they would otherwise sleep.
         PushKind::Disconnection => {
             tracing::debug!("pub/sub connection dropped: every waiter re-tries and re-subscribes");
+            pushes.invalidated.disconnected();
             for ch in channels.lock().values() {
                 // a lingering subscription too: a waiter joining it must not think it listens
                 ch.server_dropped(true);

@@ -30,7 +30,10 @@ async fn waiters(hub: &Arc<Hub>, n: usize) -> Vec<tokio::task::JoinHandle<()>> {
 async fn zero_wakes_one_one_wakes_all_others_are_ignored() {
     let channels = Hub::new_channels();
     let hub = Arc::new(Hub::new(channels.clone(), None, Mode::Classic));
-    let handler = push_handler(channels);
+    let handler = push_handler(Pushes {
+        channels,
+        ..Default::default()
+    });
     let ws = waiters(&hub, 3).await;
     assert_eq!(hub.waiter_count(), 3);
 
@@ -139,7 +142,10 @@ async fn a_sharded_message_wakes_the_same_channel() {
     // Mode::Both listens on the classic and the sharded channel of one name: either wakes
     let channels = Hub::new_channels();
     let hub = Arc::new(Hub::new(channels.clone(), None, Mode::Both));
-    let handler = push_handler(channels);
+    let handler = push_handler(Pushes {
+        channels,
+        ..Default::default()
+    });
     let ws = waiters(&hub, 2).await;
     let mut push = message("ch", "0");
     push.kind = PushKind::SMessage;
@@ -169,7 +175,10 @@ async fn joining_without_a_command_only_when_already_subscribed() {
 async fn a_server_side_sunsubscribe_makes_subscriptions_stale_and_wakes_waiters() {
     let channels = Hub::new_channels();
     let hub = Arc::new(Hub::new(channels.clone(), None, Mode::Sharded));
-    let handler = push_handler(channels);
+    let handler = push_handler(Pushes {
+        channels,
+        ..Default::default()
+    });
     let sub = hub.subscribe("ch", Duration::ZERO).await.unwrap();
     let ws = waiters(&hub, 2).await;
     let sunsubscribe = || PushInfo {
@@ -195,7 +204,10 @@ async fn a_server_side_sunsubscribe_makes_subscriptions_stale_and_wakes_waiters(
 async fn disconnection_wakes_everyone_and_makes_subscriptions_stale() {
     let channels = Hub::new_channels();
     let hub = Arc::new(Hub::new(channels.clone(), None, Mode::Classic));
-    let handler = push_handler(channels);
+    let handler = push_handler(Pushes {
+        channels,
+        ..Default::default()
+    });
     let sub = hub.subscribe("ch", Duration::ZERO).await.unwrap();
     sub.channel().state.lock().subscribed = true;
     let ws = waiters(&hub, 2).await;

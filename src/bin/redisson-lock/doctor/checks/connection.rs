@@ -1,9 +1,9 @@
-//! The checks measured over the connection: the round trip to Redis and this machine's clock
-//! against Redis' `TIME`.
+//! The checks measured over the connection: the round trip to Redis, this machine's clock
+//! against Redis' `TIME`, and whether the server tells clients when a held lock changes.
 
 use std::time::{Duration, Instant};
 
-use super::{reason, Doctor};
+use super::{is_noperm, reason, Doctor};
 use crate::doctor::{check, Check, Status};
 use crate::now_ms;
 use crate::render::fmt_ms;
@@ -37,6 +37,47 @@ impl Doctor {
         let max = samples[samples.len() - 1];
         let (status, message) = judge_round_trip(median, max);
         check(NAME, status, message)
+    }
+
+    /// How soon a client learns that a lock it holds is gone: within about one round trip where
+    /// the server allows `CLIENT TRACKING` (a single server, Redis 6+), else at the next renewal.
+    pub(in crate::doctor) async fn loss_detection(&mut self) -> Check {
+        const NAME: &str = "loss-detection";
+        const RENEWAL: &str =
+            "a lost lock is reported through lost() at the next renewal (within lock_watchdog_timeout / 3)";
+        if self.cluster_enabled() == Some(true) {
+            return check(NAME, Status::Ok, format!("renewal only in a cluster: {RENEWAL}"));
+        }
+        let on: redis::RedisResult<()> = redis::cmd("CLIENT")
+            .arg("TRACKING")
+            .arg("ON")
+            .query_async(&mut self.conn)
+            .await;
+        match on {
+            Ok(()) => {
+                let off: redis::RedisResult<()> = redis::cmd("CLIENT")
+                    .arg("TRACKING")
+                    .arg("OFF")
+                    .query_async(&mut self.conn)
+                    .await;
+                drop(off); // only this probe's connection was tracking
+                check(
+                    NAME,
+                    Status::Ok,
+                    "tracking: a deleted, flushed, expired or force-unlocked lock is reported through lost() within about one round trip",
+                )
+            }
+            Err(e) if is_noperm(&e) => check(
+                NAME,
+                Status::Warn,
+                format!("CLIENT TRACKING denied: {RENEWAL}; allow +client|tracking for a report within one round trip"),
+            ),
+            Err(e) => check(
+                NAME,
+                Status::Ok,
+                format!("renewal only (CLIENT TRACKING {}; Redis < 6?): {RENEWAL}", reason(&e)),
+            ),
+        }
     }
 
     pub(in crate::doctor) async fn clock(&mut self) -> Check {

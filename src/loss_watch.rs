@@ -1,0 +1,185 @@
+//! The loss watch: a hold that disappears from Redis is reported about one round trip after
+//! Redis applied the change, not at the next renewal.
+//!
+//! The client's RESP3 pub/sub connection turns on `CLIENT TRACKING` and reads every held key on
+//! that connection (`lua/common/held_fields.lua`), so the server remembers those keys for it
+//! and pushes an invalidation when one changes: a `DEL` or `UNLINK`, an expiry, a force-unlock
+//! (Redisson's or ours), another type written under the lock's name, or a write of our own (a
+//! renewal, a re-entry, a release: they go on the command connection, so they are pushed too);
+//! `FLUSHALL`/`FLUSHDB` push an invalidation of every key. A push is never trusted on its own
+//! word: the watch reads the fields of this client's live holds on the changed keys again (which
+//! also tracks them again) and ends, as lost, exactly the epochs whose field is gone. A
+//! renewal, a re-entry, another reader joining a read lock or a Redisson re-entry leave the
+//! field in place, so they are never reported.
+//!
+//! Tracking lives and dies with the connection: when it drops (a restart, a failover, a network
+//! cut), the watch turns tracking on again on the new connection and reads every hold in one
+//! batched call, so a hold the restart lost is reported within one reconnect.
+//!
+//! Only where the pub/sub connection is a single server's (standalone, or a connection of the
+//! caller's own) is this done; on a cluster or a Sentinel master, on servers without RESP3 and
+//! when `CLIENT TRACKING` is refused (ACL), renewal alone reports losses, as in Redisson.
+//! Nothing of this is visible to other clients: no key, field or message is added.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use crate::config::{Config, LossDetection};
+use crate::conn::Connection;
+use crate::error::Error;
+use crate::holds::{Holds, RenewalItem};
+use crate::pubsub::{Invalidated, Pending, PubSubConn};
+use crate::script;
+
+/// Holds read per call (a `HEXISTS` each: about 0.1 µs of server time per hold).
+const BATCH: usize = 1_000;
+/// While nothing changes, how often the watch checks that its client still exists.
+const IDLE_CHECK: Duration = Duration::from_secs(1);
+/// First pause after a failed call; doubles up to [`BACKOFF_MAX`].
+const BACKOFF_MIN: Duration = Duration::from_millis(50);
+const BACKOFF_MAX: Duration = Duration::from_secs(2);
+
+/// Starts the loss watch for a client whose pub/sub connection is `pubsub`, when `config` asks
+/// for tracking and the deployment allows it. Returns whether it runs.
+pub(crate) fn start(
+    holds: &Arc<Holds>,
+    pubsub: Option<&PubSubConn>,
+    invalidated: &Arc<Invalidated>,
+    config: &Config,
+) -> bool {
+    if config.loss_detection != LossDetection::Tracking {
+        return false;
+    }
+    let Some(conn) = pubsub.and_then(PubSubConn::tracking_conn) else {
+        tracing::info!(
+            "loss detection by renewal only: tracking needs a single server's RESP3 pub/sub connection"
+        );
+        return false;
+    };
+    invalidated.set_active(true);
+    // the first round turns tracking on
+    invalidated.disconnected();
+    let task = Task {
+        holds: holds.downgrade(),
+        conn: Connection::Manager(conn),
+        invalidated: invalidated.clone(),
+        command_timeout: config.command_timeout,
+    };
+    tokio::spawn(task.run());
+    true
+}
+
+struct Task {
+    holds: Weak<Holds>,
+    /// The pub/sub connection (tracking is per connection).
+    conn: Connection,
+    invalidated: Arc<Invalidated>,
+    command_timeout: Duration,
+}
+
+/// How one round ended.
+enum Round {
+    Done,
+    /// A call failed; what was not handled is put back.
+    Failed,
+    /// Tracking was refused: renewal alone reports losses from now on.
+    Refused,
+}
+
+impl Task {
+    async fn run(self) {
+        let mut backoff = BACKOFF_MIN;
+        loop {
+            let _ = tokio::time::timeout(IDLE_CHECK, self.invalidated.changed()).await;
+            let Some(holds) = self.holds.upgrade() else {
+                break;
+            };
+            if holds.is_closed() {
+                break;
+            }
+            let pending = self.invalidated.take();
+            if pending.is_empty() {
+                continue;
+            }
+            tracing::trace!(?pending, "loss detection: keys to read");
+            match self.round(&holds, pending).await {
+                Round::Done => backoff = BACKOFF_MIN,
+                Round::Failed => {
+                    drop(holds);
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(BACKOFF_MAX);
+                }
+                Round::Refused => break,
+            }
+        }
+        self.invalidated.set_active(false);
+    }
+
+    /// Turns tracking on when the connection is new, then reads the holds on the changed keys.
+    async fn round(&self, holds: &Holds, mut pending: Pending) -> Round {
+        if pending.reconnect {
+            let mut on = redis::cmd("CLIENT");
+            on.arg("TRACKING").arg("ON");
+            match script::cmd::<()>(&self.conn, self.command_timeout, "", &on).await {
+                Ok(()) => {
+                    pending.reconnect = false;
+                    pending.all = true;
+                    tracing::debug!("loss detection: tracking on; reading every hold");
+                }
+                Err(Error::Redis(e)) if e.code().is_some() => {
+                    tracing::warn!(error = %e, "CLIENT TRACKING refused: losses are reported by renewal only");
+                    return Round::Refused;
+                }
+                Err(e) => {
+                    tracing::debug!(error = %e, "loss detection: could not turn tracking on; retrying");
+                    self.invalidated.put_back(pending);
+                    return Round::Failed;
+                }
+            }
+        }
+        let items = holds.live_items(if pending.all { None } else { Some(&pending.keys) });
+        for (i, chunk) in items.chunks(BATCH).enumerate() {
+            if !self.read(holds, chunk).await {
+                // what this call and the later ones were to read is read again (and everything
+                // after a dropped connection: its push says so)
+                self.invalidated
+                    .keys(items[i * BATCH..].iter().map(|it| it.key.to_string()));
+                return Round::Failed;
+            }
+        }
+        Round::Done
+    }
+
+    /// Reads one batch of holds; ends the epochs whose field is gone. False when the call failed.
+    async fn read(&self, holds: &Holds, chunk: &[RenewalItem]) -> bool {
+        let mut inv = script::HELD_FIELDS.prepare_invoke();
+        for it in chunk {
+            inv.key(&*it.key).arg(&*it.field);
+        }
+        match script::run::<Vec<i64>>(&self.conn, self.command_timeout, &chunk[0].key, &inv).await {
+            Ok(flags) if flags.len() == chunk.len() => {
+                tracing::trace!(holds = chunk.len(), first = %chunk[0].key, "loss detection: holds read");
+                for (it, flag) in chunk.iter().zip(flags) {
+                    if flag == 0 {
+                        tracing::warn!(key = %it.key, field = %it.field,
+                            "lock lost: its owner's field is gone from Redis (noticed by tracking)");
+                        holds.owner_gone(it);
+                    }
+                }
+                true
+            }
+            Ok(flags) => {
+                tracing::warn!(
+                    expected = chunk.len(),
+                    got = flags.len(),
+                    "loss detection: a reply of the wrong length; reading again"
+                );
+                false
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, holds = chunk.len(), "loss detection: reading holds failed; retrying");
+                false
+            }
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! Keys the server says changed: the invalidation pushes of `CLIENT TRACKING` on the pub/sub
+//! connection, collected for the loss watch (`src/loss_watch.rs`), which re-reads the holds on
+//! them. Also what a dropped connection means for it: tracking is gone with the connection, so
+//! every hold is to be re-read (and tracking turned on again) once it is back.
+//!
+//! Collecting is cheap and never blocks the push handler: a set of keys (a key changed twice
+//! before the watch looked is read once) and two flags. Nothing is collected while the watch is
+//! not active, so a client without it keeps no state here.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::primitives::{Mutex, Notify};
+
+/// What the loss watch has to look at.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Pending {
+    /// Keys that changed (or that a new hold needs read, so that they are tracked).
+    pub keys: HashSet<String>,
+    /// Every key: the server flushed its keyspace (an invalidation without keys).
+    pub all: bool,
+    /// The connection dropped: tracking must be turned on again before anything is read.
+    pub reconnect: bool,
+}
+
+impl Pending {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.keys.is_empty() && !self.all && !self.reconnect
+    }
+}
+
+/// Keys the server says changed, and the wake-up of the loss watch.
+#[derive(Default)]
+pub(crate) struct Invalidated {
+    /// A loss watch runs: collect.
+    active: AtomicBool,
+    pending: Mutex<Pending>,
+    wake: Notify,
+}
+
+impl Invalidated {
+    /// The loss watch starts (or stops) collecting.
+    pub(crate) fn set_active(&self, active: bool) {
+        self.active.store(active, Ordering::SeqCst);
+        if !active {
+            *self.pending.lock() = Pending::default();
+        }
+    }
+
+    pub(crate) fn is_active(&self) -> bool {
+        self.active.load(Ordering::SeqCst)
+    }
+
+    fn add(&self, f: impl FnOnce(&mut Pending)) {
+        if !self.is_active() {
+            return;
+        }
+        f(&mut self.pending.lock());
+        self.wake.notify_one();
+    }
+
+    /// `keys` changed (or are to be read so that they are tracked).
+    pub(crate) fn keys<I: IntoIterator<Item = String>>(&self, keys: I) {
+        self.add(|p| p.keys.extend(keys));
+    }
+
+    /// `key` is to be read (a new hold on it: reading it makes the server track it).
+    pub(crate) fn key(&self, key: &str) {
+        if self.is_active() {
+            self.keys([key.to_owned()]);
+        }
+    }
+
+    /// Every key changed (`FLUSHALL`, `FLUSHDB`).
+    pub(crate) fn everything(&self) {
+        self.add(|p| p.all = true);
+    }
+
+    /// The connection dropped.
+    pub(crate) fn disconnected(&self) {
+        self.add(|p| {
+            p.all = true;
+            p.reconnect = true;
+        });
+    }
+
+    /// Takes what is pending.
+    pub(crate) fn take(&self) -> Pending {
+        std::mem::take(&mut *self.pending.lock())
+    }
+
+    /// Puts back what could not be handled (it is handled with what came meanwhile).
+    pub(crate) fn put_back(&self, p: Pending) {
+        let mut cur = self.pending.lock();
+        cur.keys.extend(p.keys);
+        cur.all |= p.all;
+        cur.reconnect |= p.reconnect;
+    }
+
+    /// Waits until something is pending (returns at once if it already is).
+    pub(crate) async fn changed(&self) {
+        loop {
+            let woken = self.wake.notified();
+            let mut woken = std::pin::pin!(woken);
+            woken.as_mut().enable();
+            if !self.pending.lock().is_empty() {
+                return;
+            }
+            woken.await;
+        }
+    }
+}
