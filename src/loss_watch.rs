@@ -1,5 +1,5 @@
-//! The loss watch: a hold that disappears from Redis is reported about one round trip after
-//! Redis applied the change, not at the next renewal.
+//! The loss watch: a hold that disappears from Redis is reported about one round trip (plus a
+//! 2 ms gathering window) after Redis applied the change, not at the next renewal.
 //!
 //! The client's RESP3 pub/sub connection turns on `CLIENT TRACKING` and reads every held key on
 //! that connection (`lua/common/held_fields.lua`), so the server remembers those keys for it
@@ -35,6 +35,10 @@ use crate::script;
 const BATCH: usize = 1_000;
 /// While nothing changes, how often the watch checks that its client still exists.
 const IDLE_CHECK: Duration = Duration::from_secs(1);
+/// How long the watch gathers changes before it reads: one call for a burst of them, and no
+/// read at all for a hold taken and released within it (the common short critical section,
+/// whose key is then never tracked, so its release is not pushed either).
+const GATHER: Duration = Duration::from_millis(2);
 /// First pause after a failed call; doubles up to [`BACKOFF_MAX`].
 const BACKOFF_MIN: Duration = Duration::from_millis(50);
 const BACKOFF_MAX: Duration = Duration::from_secs(2);
@@ -90,7 +94,12 @@ impl Task {
     async fn run(self) {
         let mut backoff = BACKOFF_MIN;
         loop {
-            let _ = tokio::time::timeout(IDLE_CHECK, self.invalidated.changed()).await;
+            if tokio::time::timeout(IDLE_CHECK, self.invalidated.changed())
+                .await
+                .is_ok()
+            {
+                tokio::time::sleep(GATHER).await;
+            }
             let Some(holds) = self.holds.upgrade() else {
                 break;
             };
