@@ -116,9 +116,9 @@ pub enum ReplicaSync {
 #[non_exhaustive]
 pub enum LossDetection {
     /// Redis tells the client when a held key changes, where it can: a single server (or a
-    /// connection of your own) of Redis 6 or later whose ACL allows `CLIENT TRACKING` on the
-    /// pub/sub connection. Elsewhere (a cluster, a Sentinel master, older servers, a refused
-    /// `CLIENT TRACKING`) the client falls back to [`Renewal`](Self::Renewal) and logs why;
+    /// connection of your own) or a Sentinel master, of Redis 6 or later, whose ACL allows
+    /// `CLIENT TRACKING` on the pub/sub connection. Elsewhere (a cluster, older servers, a
+    /// refused `CLIENT TRACKING`) the client falls back to [`Renewal`](Self::Renewal) and logs why;
     /// `redisson-lock doctor` says which one a deployment gets.
     #[default]
     Tracking,

@@ -16,9 +16,11 @@
 //! cut), the watch turns tracking on again on the new connection and reads every hold in one
 //! batched call, so a hold the restart lost is reported within one reconnect.
 //!
-//! Only where the pub/sub connection is a single server's (standalone, or a connection of the
-//! caller's own) is this done; on a cluster or a Sentinel master, on servers without RESP3 and
-//! when `CLIENT TRACKING` is refused (ACL), renewal alone reports losses, as in Redisson.
+//! This is done where the pub/sub connection is a single server's (standalone, a connection of
+//! the caller's own) or a Sentinel master's: when the master moves, tracking is turned on on
+//! the new one and every hold read there, so a hold the new master lacks (asynchronous
+//! replication) is reported at once. On a cluster, on servers without RESP3 and when `CLIENT
+//! TRACKING` is refused (ACL), renewal alone reports losses, as in Redisson.
 //! Nothing of this is visible to other clients: no key, field or message is added.
 
 use std::sync::{Arc, Weak};
@@ -54,9 +56,9 @@ pub(crate) fn start(
     if config.loss_detection != LossDetection::Tracking {
         return false;
     }
-    let Some(conn) = pubsub.and_then(PubSubConn::tracking_conn) else {
+    let Some(pubsub) = pubsub.filter(|p| p.tracking_conn().is_some()) else {
         tracing::info!(
-            "loss detection by renewal only: tracking needs a single server's RESP3 pub/sub connection"
+            "loss detection by renewal only: tracking needs a RESP3 pub/sub connection to a single server or a Sentinel master"
         );
         return false;
     };
@@ -65,7 +67,7 @@ pub(crate) fn start(
     invalidated.disconnected();
     let task = Task {
         holds: holds.downgrade(),
-        conn: Connection::Manager(conn),
+        pubsub: pubsub.clone(),
         invalidated: invalidated.clone(),
         command_timeout: config.command_timeout,
     };
@@ -75,8 +77,8 @@ pub(crate) fn start(
 
 struct Task {
     holds: Weak<Holds>,
-    /// The pub/sub connection (tracking is per connection).
-    conn: Connection,
+    /// The pub/sub connection (tracking is per connection; a Sentinel master's moves with it).
+    pubsub: PubSubConn,
     invalidated: Arc<Invalidated>,
     command_timeout: Duration,
 }
@@ -126,10 +128,15 @@ impl Task {
 
     /// Turns tracking on when the connection is new, then reads the holds on the changed keys.
     async fn round(&self, holds: &Holds, mut pending: Pending) -> Round {
+        let Some(conn) = self.pubsub.tracking_conn().map(Connection::Manager) else {
+            // a Sentinel link between masters
+            self.invalidated.put_back(pending);
+            return Round::Failed;
+        };
         if pending.reconnect {
             let mut on = redis::cmd("CLIENT");
             on.arg("TRACKING").arg("ON");
-            match script::cmd::<()>(&self.conn, self.command_timeout, "", &on).await {
+            match script::cmd::<()>(&conn, self.command_timeout, "", &on).await {
                 Ok(()) => {
                     pending.reconnect = false;
                     pending.all = true;
@@ -148,7 +155,7 @@ impl Task {
         }
         let items = holds.live_items(if pending.all { None } else { Some(&pending.keys) });
         for (i, chunk) in items.chunks(BATCH).enumerate() {
-            if !self.read(holds, chunk).await {
+            if !self.read(&conn, holds, chunk).await {
                 // what this call and the later ones were to read is read again (and everything
                 // after a dropped connection: its push says so)
                 self.invalidated
@@ -160,12 +167,12 @@ impl Task {
     }
 
     /// Reads one batch of holds; ends the epochs whose field is gone. False when the call failed.
-    async fn read(&self, holds: &Holds, chunk: &[RenewalItem]) -> bool {
+    async fn read(&self, conn: &Connection, holds: &Holds, chunk: &[RenewalItem]) -> bool {
         let mut inv = script::HELD_FIELDS.prepare_invoke();
         for it in chunk {
             inv.key(&*it.key).arg(&*it.field);
         }
-        match script::run::<Vec<i64>>(&self.conn, self.command_timeout, &chunk[0].key, &inv).await {
+        match script::run::<Vec<i64>>(conn, self.command_timeout, &chunk[0].key, &inv).await {
             Ok(flags) if flags.len() == chunk.len() => {
                 tracing::trace!(holds = chunk.len(), first = %chunk[0].key, "loss detection: holds read");
                 for (it, flag) in chunk.iter().zip(flags) {

@@ -128,6 +128,11 @@ impl SentinelLink {
         self.bound.lock().clone()
     }
 
+    /// The current master's pub/sub connection (it moves with the master).
+    pub(crate) fn pubsub_conn(&self) -> Option<ConnectionManager> {
+        self.current().pubsub
+    }
+
     /// The address of the master in use (for diagnostics and tests).
     pub(crate) fn master_addr(&self) -> String {
         self.bound.lock().addr.clone()

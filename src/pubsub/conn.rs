@@ -83,10 +83,12 @@ pub(crate) enum PubSubConn {
 
 impl PubSubConn {
     /// The connection held keys are read on so that the server tracks them for it: a single
-    /// server's RESP3 connection. `None` for a cluster or a Sentinel master (not tracked).
+    /// server's RESP3 connection, or the current Sentinel master's (it changes when the master
+    /// moves: ask again for each use). `None` for a cluster (not tracked).
     pub(crate) fn tracking_conn(&self) -> Option<ConnectionManager> {
         match self {
             PubSubConn::Manager(c) => Some(c.clone()),
+            PubSubConn::Sentinel(link) => link.pubsub_conn(),
             _ => None,
         }
     }

@@ -40,7 +40,8 @@ impl Doctor {
     }
 
     /// How soon a client learns that a lock it holds is gone: within about one round trip where
-    /// the server allows `CLIENT TRACKING` (a single server, Redis 6+), else at the next renewal.
+    /// the server allows `CLIENT TRACKING` (a single server or a Sentinel master, Redis 6+), else
+    /// at the next renewal.
     pub(in crate::doctor) async fn loss_detection(&mut self) -> Check {
         const NAME: &str = "loss-detection";
         const RENEWAL: &str =
