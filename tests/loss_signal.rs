@@ -4,14 +4,21 @@
 //! would take up to 10 s); a restart is noticed within one reconnect; and nothing that leaves
 //! the hold in place is ever reported (renewals, re-entries, partial releases, another reader
 //! joining, unrelated keys). With `LossDetection::Renewal` a deletion waits for the renewal.
+//! The same holds across the fence to Java (real Redisson in a JVM, compat-tests harness): its
+//! `forceUnlock()` is reported, its readers joining and leaving are not; and for the blocking
+//! facade's guards and for a multi-lock whose member is lost.
 
 mod common;
 
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::kinds::{self, KINDS};
-use common::{init_tracing, RedisServer};
-use redisson_lock::{AnyGuard, Config, LossDetection, LostReason};
+use common::kinds::{self, BlockingLock, KINDS};
+use common::{init_tracing, java, RedisServer};
+use redisson_lock::{AnyGuard, Config, LossDetection, LostReason, Member, RMultiLock};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 /// Far below one renewal period (10 s): only the loss watch can be this fast.
 const SIGNAL: Duration = Duration::from_secs(2);
@@ -235,5 +242,332 @@ async fn with_renewal_only_a_deletion_waits_for_the_renewal() {
         .await
         .expect("the renewal reports the deletion");
     assert_eq!(why, LostReason::OwnerGone);
+    c.shutdown().await.unwrap();
+}
+
+// ---------------------------------------------------------------------------------------------
+// A Java party: real Redisson (compat-tests harness, line protocol of compat-tests/README.md)
+
+/// The harness ([`java::locate`]), or `None` after a printed reason when Java tooling is
+/// missing outside CI; with `CI=true` missing tooling fails the test.
+fn java_harness(test: &str) -> Option<java::Harness> {
+    match java::locate() {
+        Ok(h) => Some(h),
+        Err(why) if java::ci() => panic!("{test}: {why} (CI=true: failing instead of skipping)"),
+        Err(why) => {
+            eprintln!("SKIPPED {test}: {why}; install a JDK 17+ and Maven (CI=true fails instead)");
+            None
+        }
+    }
+}
+
+/// A harness JVM (Redisson watchdog 30 s, as the Rust clients here), killed on drop.
+struct Java {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+    seq: u64,
+    /// The lock kinds the jar supports (`lock`, `readWrite`, `fair`, `spin`, ...).
+    kinds: Vec<String>,
+}
+
+impl Java {
+    async fn start(h: &java::Harness, url: &str) -> Java {
+        let mut child = Command::new(&h.java)
+            .arg("-jar")
+            .arg(&h.jar)
+            .args(["--url", url, "--watchdog-ms", "30000", "--exit-grace-ms", "2000"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start the harness JVM");
+        let stdin = child.stdin.take().expect("piped stdin");
+        let lines = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
+        let mut j = Java {
+            child,
+            stdin,
+            lines,
+            seq: 0,
+            kinds: Vec::new(),
+        };
+        let ready = j.line(Duration::from_secs(60)).await;
+        assert_eq!(ready["event"], "ready", "the harness did not start: {ready}");
+        j.kinds = ready["kinds"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|k| k.as_str().map(str::to_owned)).collect())
+            // a jar older than the field has the core kinds only
+            .unwrap_or_else(|| vec!["lock".into(), "readWrite".into()]);
+        eprintln!(
+            "java: Redisson {} from {}, kinds {:?}",
+            ready["version"], h.source, j.kinds
+        );
+        j
+    }
+
+    async fn line(&mut self, limit: Duration) -> Value {
+        let l = tokio::time::timeout(limit, self.lines.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("no line from the harness within {limit:?}"))
+            .expect("read the harness' stdout")
+            .expect("the harness closed its stdout");
+        serde_json::from_str(&l).unwrap_or_else(|e| panic!("bad harness line {l:?}: {e}"))
+    }
+
+    /// Runs `cmd` on Java thread `worker` and returns its result; panics on a Java exception.
+    /// One command at a time, so the next line with a `seq` is its answer.
+    async fn call(&mut self, worker: &str, cmd: &str) -> Value {
+        self.seq += 1;
+        let seq = self.seq;
+        self.stdin
+            .write_all(format!("{seq} {worker} {cmd}\n").as_bytes())
+            .await
+            .expect("write to the harness");
+        self.stdin.flush().await.expect("flush");
+        let v = self.line(Duration::from_secs(30)).await;
+        assert_eq!(v["seq"], seq, "answer out of turn to `{cmd}`: {v}");
+        assert_eq!(v["ok"], true, "java `{cmd}` failed: {v}");
+        v["result"].clone()
+    }
+
+    async fn exit(mut self) {
+        self.call("w0", "exit").await;
+        let _ = tokio::time::timeout(Duration::from_secs(20), self.child.wait()).await;
+    }
+}
+
+/// Redisson's `forceUnlock()` of the Java twin of `kind`: (the harness kind, the command).
+fn java_force_unlock(kind: &str) -> (&'static str, &'static str) {
+    match kind {
+        "lock" => ("lock", "forceUnlock"),
+        "fair" => ("fair", "fairForceUnlock"),
+        "fenced" => ("fenced", "fencedForceUnlock"),
+        "spin" => ("spin", "spinForceUnlock"),
+        "non_reentrant" => ("nonReentrant", "nonReentrantForceUnlock"),
+        "non_reentrant_fair" => ("nonReentrantFair", "nonReentrantFairForceUnlock"),
+        "read" => ("readWrite", "readForceUnlock"),
+        "write" => ("readWrite", "writeForceUnlock"),
+        other => panic!("no lock kind `{other}`"),
+    }
+}
+
+/// Java's `forceUnlock()` of a lock a Rust guard holds: the guard's `lost()` fires within
+/// [`SIGNAL`] of Java's answer (renewal, every 10 s here, could not be that fast).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redisson_force_unlock_is_signalled_within_a_round_trip() {
+    init_tracing();
+    let Some(h) = java_harness("a_redisson_force_unlock_is_signalled_within_a_round_trip") else {
+        return;
+    };
+    let s = RedisServer::start();
+    let c = s.client(config()).await;
+    let mut raw = s.conn().await;
+    let mut java = Java::start(&h, &s.url()).await;
+    let mut done = Vec::new();
+    for kind in KINDS {
+        let (java_kind, cmd) = java_force_unlock(kind);
+        if !java.kinds.iter().any(|k| k == java_kind) {
+            // the core kinds are in every harness jar
+            assert!(
+                !matches!(kind, "lock" | "read" | "write"),
+                "{kind}: the harness lacks `{java_kind}`"
+            );
+            eprintln!(
+                "{kind}: not in this Redisson (harness kinds {:?}), not tested",
+                java.kinds
+            );
+            continue;
+        }
+        let name = format!("jforce:{kind}");
+        let g = kinds::open(kind, &c, &name).lock().await.unwrap();
+        assert_eq!(g.key(), name, "{kind}: Java's lock of that name is this key");
+        // the watch has read (so tracks) the key: let its 2 ms gathering window pass
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let t0 = Instant::now();
+        let forced = java.call("w1", &format!("{cmd} {name}")).await;
+        let answered = t0.elapsed();
+        assert_eq!(forced, true, "{kind}: Java's `{cmd}` found the lock");
+        assert!(
+            !common::key_exists(&mut raw, &name).await,
+            "{kind}: Java deleted the key"
+        );
+        let (why, after) = signalled(&*g, SIGNAL)
+            .await
+            .unwrap_or_else(|| panic!("{kind}: lost() did not fire within {SIGNAL:?} of Java's `{cmd}`"));
+        assert_eq!(why, LostReason::OwnerGone, "{kind}");
+        assert!(!g.is_held(), "{kind}");
+        eprintln!("{kind}: Java `{cmd}` answered in {answered:?}, lost() {after:?} after the answer");
+        done.push(kind);
+        // the lock is free for Java now (nothing of the Rust hold is left behind)
+        if kind == "lock" {
+            assert_eq!(java.call("w1", &format!("tryLock {name}")).await, true);
+            java.call("w1", &format!("unlock {name}")).await;
+        }
+    }
+    eprintln!("Java forceUnlock reported for {} kinds: {done:?}", done.len());
+    java.exit().await;
+    c.shutdown().await.unwrap();
+}
+
+/// A Redisson reader joining a read lock Rust holds (re-entering on one Java thread, and a
+/// second Java thread) and leaving again changes the key several times, but Rust's hold stays:
+/// nothing is reported. A `DEL` afterwards still is (the watch was looking all along).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redisson_readers_joining_and_leaving_are_not_reported() {
+    init_tracing();
+    let Some(h) = java_harness("redisson_readers_joining_and_leaving_are_not_reported") else {
+        return;
+    };
+    let s = RedisServer::start();
+    let c = s.client(config()).await;
+    let mut raw = s.conn().await;
+    let mut java = Java::start(&h, &s.url()).await;
+    let name = "jcalm:read";
+    let g = kinds::open("read", &c, name).lock().await.unwrap();
+    let field = g.field().to_owned();
+    // the watch has read (so tracks) the key before Java writes it
+    tokio::time::sleep(Duration::from_millis(50)).await;
+
+    java.call("w1", &format!("readLock {name}")).await;
+    java.call("w1", &format!("readLock {name}")).await; // re-entry on one Java thread
+    assert_eq!(java.call("w1", &format!("readHoldCount {name}")).await, 2);
+    java.call("w2", &format!("readLock {name}")).await; // another Java thread
+    let fields: Vec<String> = redis::cmd("HKEYS").arg(name).query_async(&mut raw).await.unwrap();
+    assert_eq!(
+        fields.len(),
+        4,
+        "mode, Rust's reader and two Java readers: {fields:?}"
+    );
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(g.is_held(), "a Java reader joining was reported as a loss");
+    java.call("w1", &format!("readUnlock {name}")).await; // partial: count 1
+    java.call("w1", &format!("readUnlock {name}")).await;
+    java.call("w2", &format!("readUnlock {name}")).await;
+
+    // the hold is really still there (else a report would be right, and a wire-compat bug)
+    let still: bool = redis::cmd("HEXISTS")
+        .arg(name)
+        .arg(&field)
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert!(still, "Java's read unlocks removed Rust's read hold");
+    let pttl: i64 = redis::cmd("PTTL").arg(name).query_async(&mut raw).await.unwrap();
+    assert!(
+        pttl > 20_000,
+        "Java's last read unlock left Rust's TTL: {pttl} ms"
+    );
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), g.lost())
+            .await
+            .is_err(),
+        "lost() fired after Redisson's readers came and went, the Rust hold still in Redis"
+    );
+    assert!(g.is_held(), "the Rust read guard is no longer held");
+
+    // and the watch is really looking
+    let _: () = redis::cmd("DEL").arg(name).query_async(&mut raw).await.unwrap();
+    let (why, after) = signalled(&*g, SIGNAL)
+        .await
+        .expect("a DEL after Java's readers was not reported within SIGNAL");
+    assert_eq!(why, LostReason::OwnerGone);
+    eprintln!("DEL after Java's readers: lost() after {after:?}");
+    java.exit().await;
+    c.shutdown().await.unwrap();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The blocking facade and the multi-lock
+
+/// The blocking facade's guards (every kind, and a blocking multi-lock) are the async guards
+/// underneath: `wait_lost` reports a raw `DEL` as `OwnerGone` within [`SIGNAL`].
+#[test]
+fn the_blocking_facade_reports_a_deletion_within_a_round_trip() {
+    init_tracing();
+    let s = RedisServer::start();
+    let c = redisson_lock::blocking::Client::connect_with(&s.url(), config()).unwrap();
+    let mut raw = redis::Client::open(s.url()).unwrap().get_connection().unwrap();
+    let mut del = |key: &str| {
+        let n: i64 = redis::cmd("DEL").arg(key).query(&mut raw).unwrap();
+        assert_eq!(n, 1, "{key} existed");
+    };
+    for kind in KINDS {
+        let lock = BlockingLock::open(kind, &c, &format!("bloss:{kind}"));
+        let g = lock.lock().unwrap();
+        assert_eq!(g.wait_lost(Duration::ZERO), None, "{kind}: held");
+        del(&lock.key());
+        let t0 = Instant::now();
+        let why = g.wait_lost(SIGNAL);
+        let after = t0.elapsed();
+        assert_eq!(
+            why,
+            Some(LostReason::OwnerGone),
+            "{kind}: wait_lost({SIGNAL:?}) after a DEL"
+        );
+        assert!(after < SIGNAL && !g.is_held(), "{kind}");
+        eprintln!("blocking {kind}: wait_lost() returned {after:?} after the DEL");
+    }
+    let multi = c.multi_lock(&["bloss:m1", "bloss:m2", "bloss:m3"]).unwrap();
+    let g = multi.lock().unwrap();
+    assert_eq!(g.wait_lost(Duration::ZERO), None, "multi: held");
+    del("bloss:m2");
+    let t0 = Instant::now();
+    assert_eq!(
+        g.wait_lost(SIGNAL),
+        Some(LostReason::OwnerGone),
+        "blocking multi-lock"
+    );
+    assert!(!g.is_held());
+    eprintln!(
+        "blocking multi-lock: wait_lost() returned {:?} after the DEL",
+        t0.elapsed()
+    );
+    drop(g);
+    c.shutdown().unwrap();
+}
+
+/// A multi-lock of three members of different kinds: whichever member's key is deleted, the
+/// multi guard's `lost()` fires within [`SIGNAL`] and it is no longer held.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_multi_lock_reports_a_lost_member_within_a_round_trip() {
+    init_tracing();
+    let s = RedisServer::start();
+    let c = s.client(config()).await;
+    let mut raw = s.conn().await;
+    let members = ["lock", "fair", "write"];
+    for lost in 0..members.len() {
+        let names: Vec<String> = members.iter().map(|k| format!("mloss:{lost}:{k}")).collect();
+        let multi = RMultiLock::new(
+            members
+                .iter()
+                .zip(&names)
+                .map(|(k, n)| Member::from(kinds::open(k, &c, n))),
+        )
+        .unwrap();
+        let g = multi.lock().await.unwrap();
+        assert!(g.is_held());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let _: () = redis::cmd("DEL")
+            .arg(&names[lost])
+            .query_async(&mut raw)
+            .await
+            .unwrap();
+        let t0 = Instant::now();
+        let why = tokio::time::timeout(SIGNAL, g.lost()).await.unwrap_or_else(|_| {
+            panic!(
+                "member {} deleted: the multi guard's lost() did not fire within {SIGNAL:?}",
+                members[lost]
+            )
+        });
+        assert_eq!(why, LostReason::OwnerGone, "member {}", members[lost]);
+        assert!(!g.is_held(), "member {}", members[lost]);
+        eprintln!(
+            "multi-lock, {} member deleted: lost() after {:?}",
+            members[lost],
+            t0.elapsed()
+        );
+        g.unlock().await.ok(); // the lost member is NotHeld; the others are released
+    }
     c.shutdown().await.unwrap();
 }

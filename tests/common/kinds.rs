@@ -164,4 +164,13 @@ impl BlockingGuard {
     pub fn unlock(self) -> Result<Unlocked> {
         each!(BlockingGuard, self, g => g.unlock())
     }
+
+    /// The kind's blocking `wait_lost(timeout)`: the reason, or `None` while held.
+    pub fn wait_lost(&self, timeout: Duration) -> Option<redisson_lock::LostReason> {
+        each!(BlockingGuard, self, g => g.wait_lost(timeout))
+    }
+
+    pub fn is_held(&self) -> bool {
+        each!(BlockingGuard, self, g => g.is_held())
+    }
 }
