@@ -70,11 +70,10 @@ macro_rules! lua {
 }
 pub(crate) use lua;
 
-// the machinery's own scripts: settling an acquisition, the gone-key check, the loss watch's
-// read of held fields, the two batched renewals (a kind's layout names the renewal it uses)
+// the machinery's own scripts: settling an acquisition, the gone-key check, the two batched
+// renewals (a kind's layout names the renewal it uses)
 lua!(RESOLVE_ACQUIRE, "common/resolve_acquire");
 lua!(MISSING, "common/missing");
-lua!(HELD_FIELDS, "common/held_fields");
 lua!(LOCK_RENEW_BATCH, "lock/renew_batch");
 lua!(RW_READ_RENEW_BATCH, "rw/read_renew_batch");
 

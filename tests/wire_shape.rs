@@ -1,6 +1,7 @@
 //! Every script invocation of every kind, pinned: the `EVALSHA` Redis receives for an acquire, a
 //! release, a force-unlock and a fair waiter's give-up has exactly these KEYS and ARGV, in this
-//! order (Redisson's scripts on the same keys read them by position). Read
+//! order (Redisson's scripts on the same keys read them by position); the loss watch reads each
+//! hold with `HEXISTS <key> <field>`. Read
 //! back from Redis' own log of the commands it ran (`SLOWLOG` with a 0 µs threshold), so what
 //! is checked is what went over the wire.
 
@@ -80,6 +81,16 @@ async fn log_every_command(raw: &mut redis::aio::MultiplexedConnection) {
 
 /// The `EVALSHA` commands Redis ran since the last call, oldest first, without the SHA.
 async fn evalshas(raw: &mut redis::aio::MultiplexedConnection) -> Vec<Vec<String>> {
+    logged(raw, "evalsha")
+        .await
+        .into_iter()
+        .map(|words| words[1..].to_vec())
+        .collect()
+}
+
+/// The `command`s Redis ran since the last call (of any command), oldest first, without the
+/// command's name.
+async fn logged(raw: &mut redis::aio::MultiplexedConnection, command: &str) -> Vec<Vec<String>> {
     // read and reset in one transaction: nothing run in between is lost
     let (log, ()): (Value, ()) = redis::pipe()
         .atomic()
@@ -107,8 +118,8 @@ async fn evalshas(raw: &mut redis::aio::MultiplexedConnection) -> Vec<Vec<String
                 other => format!("{other:?}"),
             })
             .collect();
-        if words.first().is_some_and(|w| w.eq_ignore_ascii_case("evalsha")) {
-            out.push(words[2..].to_vec()); // numkeys, keys..., args...
+        if words.first().is_some_and(|w| w.eq_ignore_ascii_case(command)) {
+            out.push(words[1..].to_vec());
         }
     }
     out
@@ -262,8 +273,8 @@ async fn every_kind_sends_its_scripts_keys_and_arguments_in_order() {
     c.shutdown().await.unwrap();
 }
 
-/// The loss watch reads every new hold on its tracking connection: KEYS the lock's key, ARGV
-/// the owner's field (the hash field Redisson's scripts use), one pair per hold.
+/// The loss watch reads every new hold on its tracking connection with a plain
+/// `HEXISTS <lock key> <owner field>` (the hash field Redisson's scripts use).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_loss_watch_reads_each_hold_by_its_key_and_field() {
     init_tracing();
@@ -275,13 +286,16 @@ async fn the_loss_watch_reads_each_hold_by_its_key_and_field() {
     log_every_command(&mut raw).await;
     for kind in KINDS {
         let key = format!("watched:{kind}");
-        let _ = evalshas(&mut raw).await;
+        let _ = logged(&mut raw, "hexists").await;
         let g = kinds::open(kind, &c, &key).lock().await.unwrap();
         // the read follows the grant (asynchronously): wait for it
-        let is_read = |e: &Vec<String>| e.len() == 3 && e[0] == "1" && e[1] == key;
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
         let read = loop {
-            if let Some(read) = evalshas(&mut raw).await.into_iter().find(is_read) {
+            if let Some(read) = logged(&mut raw, "hexists")
+                .await
+                .into_iter()
+                .find(|e| e[0] == key)
+            {
                 break read;
             }
             assert!(
@@ -290,8 +304,11 @@ async fn the_loss_watch_reads_each_hold_by_its_key_and_field() {
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
         };
-        check(kind, "loss watch read", &key, &read, &[Key], &[Field]);
-        assert_eq!(read[2], g.field(), "{kind}: the field read is the guard's");
+        assert_eq!(
+            read,
+            [key.clone(), g.field().to_owned()],
+            "{kind}: HEXISTS key field"
+        );
         g.unlock().await.unwrap();
     }
     c.shutdown().await.unwrap();
