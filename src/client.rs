@@ -295,6 +295,7 @@ impl Client {
         let inner = &self.inner;
         inner.background.close();
         let remaining = inner.holds.close();
+        inner.invalidated.stop(); // the loss watch only reads: nothing of it to wait for
         tracing::info!(client_id = %inner.id, holds = remaining.len(), background = inner.background.pending(), "shutting down: releasing every hold");
         for r in remaining {
             let key = r.key.clone();

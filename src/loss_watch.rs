@@ -106,7 +106,7 @@ impl Task {
             let Some(holds) = self.holds.upgrade() else {
                 break;
             };
-            if holds.is_closed() {
+            if holds.is_closed() || !self.invalidated.is_active() {
                 break;
             }
             let pending = self.invalidated.take();

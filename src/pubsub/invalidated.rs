@@ -47,6 +47,12 @@ impl Invalidated {
         }
     }
 
+    /// The client shuts down: the loss watch stops (it is woken to see it).
+    pub(crate) fn stop(&self) {
+        self.set_active(false);
+        self.wake.notify_one();
+    }
+
     pub(crate) fn is_active(&self) -> bool {
         self.active.load(Ordering::SeqCst)
     }
@@ -97,13 +103,13 @@ impl Invalidated {
         cur.reconnect |= p.reconnect;
     }
 
-    /// Waits until something is pending (returns at once if it already is).
+    /// Waits until something is pending or the watch is stopped (returns at once if so).
     pub(crate) async fn changed(&self) {
         loop {
             let woken = self.wake.notified();
             let mut woken = std::pin::pin!(woken);
             woken.as_mut().enable();
-            if !self.pending.lock().is_empty() {
+            if !self.is_active() || !self.pending.lock().is_empty() {
                 return;
             }
             woken.await;
