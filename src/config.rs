@@ -115,10 +115,11 @@ pub enum ReplicaSync {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum LossDetection {
-    /// Redis tells the client when a held key changes, where it can: a single server (or a
-    /// connection of your own) or a Sentinel master, of Redis 6 or later, whose ACL allows
-    /// `CLIENT TRACKING` on the pub/sub connection. Elsewhere (a cluster, older servers, a
-    /// refused `CLIENT TRACKING`) the client falls back to [`Renewal`](Self::Renewal) and logs why;
+    /// Redis tells the client when a held key changes, where it can: Redis 6 or later (a single
+    /// server, a connection of your own, a Sentinel master, a cluster) whose ACL allows
+    /// `CLIENT TRACKING` on the pub/sub connection. Elsewhere (older servers, a refused
+    /// `CLIENT TRACKING`, no pub/sub connection) the client falls back to
+    /// [`Renewal`](Self::Renewal) and logs why;
     /// `redisson-lock doctor` says which one a deployment gets.
     #[default]
     Tracking,

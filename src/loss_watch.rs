@@ -16,22 +16,25 @@
 //! cut), the watch turns tracking on again on the new connection and reads every hold in one
 //! batched call, so a hold the restart lost is reported within one reconnect.
 //!
-//! This is done where the pub/sub connection is a single server's (standalone, a connection of
-//! the caller's own) or a Sentinel master's: when the master moves, tracking is turned on on
-//! the new one and every hold read there, so a hold the new master lacks (asynchronous
-//! replication) is reported at once. On a cluster, on servers without RESP3 and when `CLIENT
-//! TRACKING` is refused (ACL), renewal alone reports losses, as in Redisson.
+//! This is done on every topology with a RESP3 pub/sub connection: a single server (or a
+//! connection of the caller's own); a Sentinel master, where a move of the master turns
+//! tracking on on the new one and reads every hold there, so a hold the new master lacks
+//! (asynchronous replication) is reported at once; a cluster, where tracking is turned on on
+//! every master and each hold is read on its slot's master (a dropped node connection, as in a
+//! failover, turns it on again and reads every hold). On servers without RESP3 and when
+//! `CLIENT TRACKING` is refused (ACL), renewal alone reports losses, as in Redisson.
 //! Nothing of this is visible to other clients: no key, field or message is added.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use crate::config::{Config, LossDetection};
-use crate::conn::Connection;
+use crate::conn::{slot_groups, Connection};
 use crate::error::Error;
 use crate::holds::{Holds, RenewalItem};
 use crate::pubsub::{Invalidated, Pending, PubSubConn};
 use crate::script;
+use redis::cluster_routing::{MultipleNodeRoutingInfo, ResponsePolicy, RoutingInfo};
 use redis::Value;
 
 /// Holds read per pipeline (a `HEXISTS` each).
@@ -129,21 +132,19 @@ impl Task {
 
     /// Turns tracking on when the connection is new, then reads the holds on the changed keys.
     async fn round(&self, holds: &Holds, mut pending: Pending) -> Round {
-        let Some(conn) = self.pubsub.tracking_conn().map(Connection::Manager) else {
+        let Some(conn) = self.pubsub.tracking_conn() else {
             // a Sentinel link between masters
             self.invalidated.put_back(pending);
             return Round::Failed;
         };
         if pending.reconnect {
-            let mut on = redis::cmd("CLIENT");
-            on.arg("TRACKING").arg("ON");
-            match script::cmd::<()>(&conn, self.command_timeout, "", &on).await {
+            match self.tracking_on(&conn).await {
                 Ok(()) => {
                     pending.reconnect = false;
                     pending.all = true;
                     tracing::debug!("loss detection: tracking on; reading every hold");
                 }
-                Err(Error::Redis(e)) if e.code().is_some() => {
+                Err(Error::Redis(e)) if refused(&e) => {
                     tracing::warn!(error = %e, "CLIENT TRACKING refused: losses are reported by renewal only");
                     return Round::Refused;
                 }
@@ -155,16 +156,47 @@ impl Task {
             }
         }
         let items = holds.live_items(if pending.all { None } else { Some(&pending.keys) });
-        for (i, chunk) in items.chunks(BATCH).enumerate() {
-            if !self.read(&conn, holds, chunk).await {
-                // what this call and the later ones were to read is read again (and everything
-                // after a dropped connection: its push says so)
-                self.invalidated
-                    .keys(items[i * BATCH..].iter().map(|it| it.key.to_string()));
-                return Round::Failed;
+        // one slot per pipeline in a cluster (the pipeline goes to the slot's master)
+        let groups = slot_groups(items, conn.is_cluster(), |it| &it.key);
+        let reads = groups.iter().flat_map(|g| g.chunks(BATCH)).map(|chunk| {
+            let conn = &conn;
+            async move { (chunk, self.read(conn, holds, chunk).await) }
+        });
+        let mut failed = false;
+        for (chunk, ok) in futures::future::join_all(reads).await {
+            if !ok {
+                // read again (and everything after a dropped connection: its push says so)
+                self.invalidated.keys(chunk.iter().map(|it| it.key.to_string()));
+                failed = true;
             }
         }
-        Round::Done
+        if failed {
+            Round::Failed
+        } else {
+            Round::Done
+        }
+    }
+
+    /// `CLIENT TRACKING ON` on the tracking connection: on every master of a cluster (each has
+    /// its own connection; reads go to the slot's master).
+    async fn tracking_on(&self, conn: &Connection) -> crate::Result<()> {
+        let mut on = redis::cmd("CLIENT");
+        on.arg("TRACKING").arg("ON");
+        match conn {
+            Connection::Cluster(cc) => {
+                let mut c = cc.clone();
+                let all = RoutingInfo::MultiNode((
+                    MultipleNodeRoutingInfo::AllMasters,
+                    Some(ResponsePolicy::AllSucceeded),
+                ));
+                match tokio::time::timeout(self.command_timeout, c.route_command(on, all)).await {
+                    Ok(Ok(_)) => Ok(()),
+                    Ok(Err(e)) => Err(Error::Redis(e)),
+                    Err(_) => Err(Error::CommandTimeout(self.command_timeout)),
+                }
+            }
+            _ => script::cmd::<()>(conn, self.command_timeout, "", &on).await,
+        }
     }
 
     /// Reads one batch of holds (one `HEXISTS key field` each, pipelined: plain reads, which
@@ -222,5 +254,15 @@ impl Task {
             }
         }
         complete
+    }
+}
+
+/// The server will never turn tracking on for this client: the ACL denies `CLIENT TRACKING`, or
+/// the server does not know it. (Other errors, such as `LOADING` after a restart, pass.)
+fn refused(e: &redis::RedisError) -> bool {
+    match e.code() {
+        Some("NOPERM") => true,
+        Some("ERR") => e.to_string().to_ascii_lowercase().contains("unknown"),
+        _ => false,
     }
 }

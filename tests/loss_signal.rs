@@ -571,3 +571,57 @@ async fn a_multi_lock_reports_a_lost_member_within_a_round_trip() {
     }
     c.shutdown().await.unwrap();
 }
+
+/// A cluster: tracking is on on every master, each hold is read on its slot's master, so a
+/// deletion on any master is reported at once; after every node cut the client's connections
+/// (as a failover or a network cut does), tracking is turned on again and deletions are still
+/// reported at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_reports_deletions_on_every_master_also_after_its_connections_were_cut() {
+    init_tracing();
+    let cluster = common::cluster::Cluster::start(3, 0).await;
+    let c = redisson_lock::Client::builder()
+        .cluster(cluster.urls())
+        .config(config())
+        .build()
+        .await
+        .expect("a cluster client");
+    let mut raw = redis::cluster::ClusterClient::new(cluster.urls())
+        .unwrap()
+        .get_async_connection()
+        .await
+        .unwrap();
+    // names over the slots of all three masters
+    let names: Vec<String> = (0..12).map(|i| format!("cluster-loss:{i}")).collect();
+    for cut in [false, true] {
+        let mut guards = Vec::new();
+        for n in &names {
+            guards.push(c.lock(n).unwrap().lock().await.unwrap());
+        }
+        if cut {
+            for node in &cluster.nodes {
+                let mut admin = node.conn().await;
+                let _: i64 = redis::cmd("CLIENT")
+                    .arg("KILL")
+                    .arg("TYPE")
+                    .arg("normal")
+                    .query_async(&mut admin)
+                    .await
+                    .unwrap();
+            }
+        }
+        for (n, g) in names.iter().zip(&guards) {
+            let _: i64 = redis::cmd("DEL").arg(n).query_async(&mut raw).await.unwrap();
+            let t0 = Instant::now();
+            let why = tokio::time::timeout(SIGNAL, g.lost())
+                .await
+                .unwrap_or_else(|_| panic!("{n} (cut: {cut}): lost() did not fire within {SIGNAL:?}"));
+            assert_eq!(why, LostReason::OwnerGone, "{n}");
+            eprintln!(
+                "cluster, cut {cut}: {n} reported {:?} after its DEL",
+                t0.elapsed()
+            );
+        }
+    }
+    c.shutdown().await.unwrap();
+}

@@ -82,14 +82,17 @@ pub(crate) enum PubSubConn {
 }
 
 impl PubSubConn {
-    /// The connection held keys are read on so that the server tracks them for it: a single
-    /// server's RESP3 connection, or the current Sentinel master's (it changes when the master
-    /// moves: ask again for each use). `None` for a cluster (not tracked).
-    pub(crate) fn tracking_conn(&self) -> Option<ConnectionManager> {
+    /// The connection held keys are read on so that the server tracks them for it (its pushes
+    /// reach the hub): a single server's RESP3 connection, the current Sentinel master's (it
+    /// changes when the master moves: ask again for each use), or the RESP3 cluster connection
+    /// (one connection per node).
+    pub(crate) fn tracking_conn(&self) -> Option<crate::conn::Connection> {
         match self {
-            PubSubConn::Manager(c) => Some(c.clone()),
-            PubSubConn::Sentinel(link) => link.pubsub_conn(),
-            _ => None,
+            PubSubConn::Manager(c) => Some(crate::conn::Connection::Manager(c.clone())),
+            PubSubConn::Sentinel(link) => link.pubsub_conn().map(crate::conn::Connection::Manager),
+            PubSubConn::Cluster(c) => Some(crate::conn::Connection::Cluster(c.clone())),
+            #[cfg(all(test, redisson_lock_loom))]
+            PubSubConn::Model(_) => None,
         }
     }
 }

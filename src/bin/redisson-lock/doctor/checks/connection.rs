@@ -40,15 +40,11 @@ impl Doctor {
     }
 
     /// How soon a client learns that a lock it holds is gone: within about one round trip where
-    /// the server allows `CLIENT TRACKING` (a single server or a Sentinel master, Redis 6+), else
-    /// at the next renewal.
+    /// the server allows `CLIENT TRACKING` (Redis 6+), else at the next renewal.
     pub(in crate::doctor) async fn loss_detection(&mut self) -> Check {
         const NAME: &str = "loss-detection";
         const RENEWAL: &str =
             "a lost lock is reported through lost() at the next renewal (within lock_watchdog_timeout / 3)";
-        if self.cluster_enabled() == Some(true) {
-            return check(NAME, Status::Ok, format!("renewal only in a cluster: {RENEWAL}"));
-        }
         let on: redis::RedisResult<()> = redis::cmd("CLIENT")
             .arg("TRACKING")
             .arg("ON")
