@@ -61,8 +61,16 @@ impl Invalidated {
         if !self.is_active() {
             return;
         }
-        f(&mut self.pending.lock());
-        self.wake.notify_one();
+        let was_empty = {
+            let mut p = self.pending.lock();
+            let was_empty = p.is_empty();
+            f(&mut p);
+            was_empty
+        };
+        // the watch takes everything pending at once: only the first addition wakes it
+        if was_empty {
+            self.wake.notify_one();
+        }
     }
 
     /// `keys` changed (or are to be read so that they are tracked).
