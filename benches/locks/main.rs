@@ -24,7 +24,7 @@
 //! * `scale.rs`: the `full` and `quick` counts.
 //! * `sections/`: the measurements, one `impl Bench` per report section: `latency.rs` (1),
 //!   `throughput.rs` (2), `handoff.rs` (3), `watchdog.rs` (4), `many_waited.rs` (5),
-//!   `replica_sync.rs` (6); `mod.rs` holds `Bench`, the state they share.
+//!   `replica_sync.rs` (6), `loss_signal.rs` (7); `mod.rs` holds `Bench`, the state they share.
 //! * `systems.rs`: the systems under test behind one interface (`Sys`: floor, ours, rslock).
 //! * `raw.rs`: the floor, our Lua scripts as raw EVALSHA (acquire/release, a renewal round).
 //! * `jvm.rs`: the Redisson peer, the compat-tests harness jar driven over stdin/stdout.
@@ -169,6 +169,9 @@ async fn run(scale: Scale) {
     }
     if on("replica_sync") {
         b.replica_sync().await;
+    }
+    if on("loss_signal") {
+        b.loss_signal().await;
     }
     let jvm_version = b.jvm.as_ref().map(|j| j.lock().unwrap().version.clone());
     b.jvm = None; // stops the JVM

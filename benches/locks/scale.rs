@@ -28,6 +28,13 @@ pub(crate) struct Scale {
     /// Section 5: locks in each recovery scenario (a lost message; a dropped pub/sub
     /// connection; a holder that never releases).
     pub(crate) recovery_locks: usize,
+    /// Section 7: loss-to-`lost()` samples per cause with `LossDetection::Tracking`, and with
+    /// `Renewal` (each of those waits for a renewal round: up to `loss_renewal_timeout / 3`).
+    pub(crate) loss_samples: usize,
+    pub(crate) loss_renewal_samples: usize,
+    pub(crate) loss_renewal_timeout: Duration,
+    /// Section 7: locks held while the cost of each mode is measured.
+    pub(crate) loss_locks: usize,
 }
 
 impl Scale {
@@ -50,6 +57,10 @@ impl Scale {
             wait_warm: Duration::from_secs(30),
             wait_window: Duration::from_secs(30),
             recovery_locks: 1_000,
+            loss_samples: 100,
+            loss_renewal_samples: 10,
+            loss_renewal_timeout: Duration::from_secs(3),
+            loss_locks: 10_000,
         }
     }
 
@@ -89,6 +100,10 @@ impl Scale {
             wait_warm: Duration::from_secs(2),
             wait_window: Duration::from_secs(4),
             recovery_locks: 200,
+            loss_samples: 20,
+            loss_renewal_samples: 3,
+            loss_renewal_timeout: Duration::from_secs(3),
+            loss_locks: 2_000,
         }
     }
 }

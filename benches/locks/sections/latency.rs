@@ -108,7 +108,7 @@ impl Bench {
              like the client's. The two targets run as pairs: ours and the floor alternate per iteration (order alternating too), \
              so both see the same moments of the machine. Ratio = median over the repeats of p50 / floor p50 in the same repeat \
              (min–max of the per-repeat ratios); p50 and p99 pooled. \
-             Ours = `try_lock()` (and `unlock()`); rslock = `lock()` (`SET NX PX`) / `unlock()` (`EVAL`); \
+             Ours = `try_lock()` (and `unlock()`), default config (`LossDetection::Tracking`; section 7 compares it with `Renewal`); rslock = `lock()` (`SET NX PX`) / `unlock()` (`EVAL`); \
              Redisson = `tryLock()` / `unlock()` / `lock()` in the JVM after 2000 warm-up iterations.\n",
             s.lat_rounds, s.lat_iters
         );

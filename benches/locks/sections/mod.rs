@@ -12,6 +12,7 @@ use crate::scale::Scale;
 
 mod handoff;
 mod latency;
+mod loss_signal;
 mod many_waited;
 mod replica_sync;
 mod throughput;
