@@ -1,12 +1,14 @@
-//! The loss watch: a hold that disappears from Redis is reported about one round trip (plus a
-//! 2 ms gathering window) after Redis applied the change, not at the next renewal.
+//! The loss watch: a hold that disappears from Redis is reported about one round trip after
+//! Redis applied the change, not at the next renewal.
 //!
 //! The client's RESP3 pub/sub connection turns on `CLIENT TRACKING` and reads every held key on
 //! that connection (`HEXISTS key field`, pipelined), so the server remembers those keys for it
 //! and pushes an invalidation when one changes: a `DEL` or `UNLINK`, an expiry, a force-unlock
-//! (Redisson's or ours), another type written under the lock's name, or a write of our own (a
-//! renewal, a re-entry, a release: they go on the command connection, so they are pushed too);
-//! `FLUSHALL`/`FLUSHDB` push an invalidation of every key. A push is never trusted on its own
+//! (Redisson's or ours), another type written under the lock's name, or a re-entry or release
+//! of our own (they go on the command connection, so they are pushed too); `FLUSHALL`/`FLUSHDB`
+//! push an invalidation of every key. Renewals are not pushed: the watchdog sends them on this
+//! same connection, where tracking is on with `NOLOOP`, and the renewal script reads each key
+//! after writing it, so the key stays tracked without a read of ours per renewal. A push is never trusted on its own
 //! word: the watch reads the fields of this client's live holds on the changed keys again (which
 //! also tracks them again) and ends, as lost, exactly the epochs whose field is gone. A
 //! renewal, a re-entry, another reader joining a read lock or a Redisson re-entry leave the
@@ -41,30 +43,53 @@ use redis::Value;
 const BATCH: usize = 1_000;
 /// While nothing changes, how often the watch checks that its client still exists.
 const IDLE_CHECK: Duration = Duration::from_secs(1);
-/// How long the watch gathers changes before it reads: one call for a burst of them, and no
-/// read at all for a hold taken and released within it (the common short critical section,
-/// whose key is then never tracked, so its release is not pushed either).
+/// How long the watch gathers new holds before it reads them: one call for a burst of them,
+/// and no read at all for a hold taken and released within it (the common short critical
+/// section, whose key is then never tracked, so its release is not pushed either). A change the
+/// server reports is read at once (with the new holds gathered so far); changes that arrive
+/// while a read is in flight are read together by the next one.
 const GATHER: Duration = Duration::from_millis(2);
 /// First pause after a failed call; doubles up to [`BACKOFF_MAX`].
 const BACKOFF_MIN: Duration = Duration::from_millis(50);
 const BACKOFF_MAX: Duration = Duration::from_secs(2);
 
+/// The connection the loss watch keeps tracking on, for the watchdog to renew on while the
+/// watch runs: tracking is on with `NOLOOP` there, so a renewal sent on it is not pushed back,
+/// and the renewal script reads each key after writing it, which keeps it tracked. Holding a
+/// lock thus costs no read per renewal.
+#[derive(Clone)]
+pub(crate) struct TrackingConn {
+    pubsub: PubSubConn,
+    invalidated: Arc<Invalidated>,
+}
+
+impl TrackingConn {
+    /// The connection to renew on now; `None` once the watch has stopped (tracking refused,
+    /// shutdown) or while a Sentinel link is between masters.
+    pub(crate) fn current(&self) -> Option<Connection> {
+        if !self.invalidated.is_active() {
+            return None;
+        }
+        self.pubsub.tracking_conn()
+    }
+}
+
 /// Starts the loss watch for a client whose pub/sub connection is `pubsub`, when `config` asks
-/// for tracking and the deployment allows it. Returns whether it runs.
+/// for tracking and the deployment allows it. Returns its connection when it runs.
 pub(crate) fn start(
     holds: &Arc<Holds>,
     pubsub: Option<&PubSubConn>,
     invalidated: &Arc<Invalidated>,
     config: &Config,
-) -> bool {
+) -> Option<TrackingConn> {
     if config.loss_detection != LossDetection::Tracking {
-        return false;
+        return None;
     }
     let Some(pubsub) = pubsub.filter(|p| p.tracking_conn().is_some()) else {
         tracing::info!(
             "loss detection by renewal only: tracking needs a RESP3 pub/sub connection to a single server or a Sentinel master"
         );
-        return false;
+        return None;
     };
     invalidated.set_active(true);
     // the first round turns tracking on
@@ -76,7 +101,10 @@ pub(crate) fn start(
         command_timeout: config.command_timeout,
     };
     tokio::spawn(task.run());
-    true
+    Some(TrackingConn {
+        pubsub: pubsub.clone(),
+        invalidated: invalidated.clone(),
+    })
 }
 
 struct Task {
@@ -104,7 +132,8 @@ impl Task {
                 .await
                 .is_ok()
             {
-                tokio::time::sleep(GATHER).await;
+                // new holds only: gather more, unless a change is reported meanwhile
+                let _ = tokio::time::timeout(GATHER, self.invalidated.urgent()).await;
             }
             let Some(holds) = self.holds.upgrade() else {
                 break;
@@ -166,7 +195,7 @@ impl Task {
         for (chunk, ok) in futures::future::join_all(reads).await {
             if !ok {
                 // read again (and everything after a dropped connection: its push says so)
-                self.invalidated.keys(chunk.iter().map(|it| it.key.to_string()));
+                self.invalidated.keys(chunk.iter().map(|it| it.key.clone()));
                 failed = true;
             }
         }
@@ -177,11 +206,12 @@ impl Task {
         }
     }
 
-    /// `CLIENT TRACKING ON` on the tracking connection: on every master of a cluster (each has
-    /// its own connection; reads go to the slot's master).
+    /// `CLIENT TRACKING ON NOLOOP` on the tracking connection: on every master of a cluster
+    /// (each has its own connection; reads go to the slot's master). `NOLOOP`: the connection's
+    /// own writes (the watchdog's renewals) are not pushed to it.
     async fn tracking_on(&self, conn: &Connection) -> crate::Result<()> {
         let mut on = redis::cmd("CLIENT");
-        on.arg("TRACKING").arg("ON");
+        on.arg("TRACKING").arg("ON").arg("NOLOOP");
         match conn {
             Connection::Cluster(cc) => {
                 let mut c = cc.clone();

@@ -14,15 +14,11 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::java::{self, ci};
+use common::java;
 use common::{eventually, RedisServer};
 use redisson_lock::{Client, Config, Error};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 /// The crate's minimal command rules (README "Deployment checklist"), standalone / classic
 /// pub/sub. A cluster with sharded pub/sub adds `+spublish +ssubscribe +sunsubscribe
@@ -446,104 +442,10 @@ async fn every_rule_is_needed() {
 // ---------------------------------------------------------------------------------------------
 // Java Redisson as the same user
 
-/// The JVM harness (line protocol of compat-tests/README.md), killed on drop.
-struct Java {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Lines<BufReader<ChildStdout>>,
-    seq: u64,
-    early: std::collections::BTreeMap<u64, serde_json::Value>,
-}
-
-impl Java {
-    async fn start(java: &str, jar: &Path, url: &str) -> Java {
-        let mut child = Command::new(java)
-            .arg("-jar")
-            .arg(jar)
-            .args(["--url", url, "--watchdog-ms", &WATCHDOG.as_millis().to_string()])
-            .args(["--exit-grace-ms", "2000"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("start the harness JVM");
-        let stdin = child.stdin.take().expect("piped stdin");
-        let lines = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
-        let mut j = Java {
-            child,
-            stdin,
-            lines,
-            seq: 0,
-            early: Default::default(),
-        };
-        let ready = j.line(Duration::from_secs(60)).await;
-        assert_eq!(
-            ready["event"], "ready",
-            "the harness did not start as {USER}: {ready}"
-        );
-        j
-    }
-
-    async fn line(&mut self, limit: Duration) -> serde_json::Value {
-        let l = tokio::time::timeout(limit, self.lines.next_line())
-            .await
-            .unwrap_or_else(|_| panic!("no line from the harness within {limit:?}"))
-            .expect("read the harness' stdout")
-            .expect("the harness closed its stdout");
-        serde_json::from_str(&l).unwrap_or_else(|e| panic!("bad harness line {l:?}: {e}"))
-    }
-
-    async fn send(&mut self, worker: &str, cmd: &str) -> u64 {
-        self.seq += 1;
-        let line = format!("{} {worker} {cmd}\n", self.seq);
-        self.stdin
-            .write_all(line.as_bytes())
-            .await
-            .expect("write to the harness");
-        self.stdin.flush().await.expect("flush");
-        self.seq
-    }
-
-    /// The result of `seq`; panics on a Java exception.
-    async fn result(&mut self, seq: u64, limit: Duration) -> serde_json::Value {
-        let deadline = Instant::now() + limit;
-        let v = loop {
-            if let Some(v) = self.early.remove(&seq) {
-                break v;
-            }
-            let v = self
-                .line(deadline.saturating_duration_since(Instant::now()))
-                .await;
-            match v["seq"].as_u64() {
-                Some(s) if s == seq => break v,
-                Some(s) => {
-                    self.early.insert(s, v);
-                }
-                None => panic!("harness line without seq: {v}"),
-            }
-        };
-        assert_eq!(v["ok"], true, "java command {seq} failed as {USER}: {v}");
-        v["result"].clone()
-    }
-
-    async fn call(&mut self, worker: &str, cmd: &str) -> serde_json::Value {
-        let seq = self.send(worker, cmd).await;
-        self.result(seq, Duration::from_secs(30)).await
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redisson_works_as_the_same_user() {
-    let (java, jar) = match java::locate() {
-        Ok(h) => (h.java, h.jar),
-        Err(why) if ci() => {
-            panic!("CI=true: the Java part (real Redisson as an ACL user) is required: {why}")
-        }
-        Err(why) => {
-            eprintln!("SKIPPED redisson_works_as_the_same_user: {why} (CI=true fails instead)");
-            return;
-        }
+    let Some(h) = java::locate_or_skip("redisson_works_as_the_same_user") else {
+        return;
     };
     let (s, mut admin) = start().await;
     // the narrowed keys and channels: Redisson's keys for `acl:*` locks are the same ones
@@ -554,23 +456,34 @@ async fn redisson_works_as_the_same_user() {
     .await;
     acl_log(&mut admin).await;
     // Redisson reads user and password from the URL (no harness option needed)
-    let mut j = Java::start(&java, &jar, &user_url(&s)).await;
+    let url = user_url(&s);
+    let watchdog_ms = WATCHDOG.as_millis().to_string();
+    let (mut j, _) = h
+        .start(&[
+            "--url",
+            &url,
+            "--watchdog-ms",
+            &watchdog_ms,
+            "--exit-grace-ms",
+            "2000",
+        ])
+        .await;
     let rust = user_client(&s).await.unwrap();
     let name = "acl:java";
 
     // Java holds (renewed by Redisson's watchdog past its 1.5 s lease), a Rust waiter is woken by
     // Java's unlock message
-    j.call("w1", &format!("lock {name}")).await;
+    j.expect_call("w1", &format!("lock {name}")).await;
     let lock = rust.lock(name).unwrap();
     let mut waiter = tokio::spawn(async move { lock.lock().await });
     waiting(&rust, 1, "rust waiter", &mut waiter).await.unwrap();
     tokio::time::sleep(WATCHDOG * 2).await;
     assert_eq!(
-        j.call("w1", &format!("isHeldByThread {name}")).await,
+        j.expect_call("w1", &format!("isHeldByThread {name}")).await,
         true,
         "Redisson's watchdog renewed the lock as {USER}"
     );
-    j.call("w1", &format!("unlock {name}")).await;
+    j.expect_call("w1", &format!("unlock {name}")).await;
     let g = woken("rust waiter woken by Java's unlock", waiter, Instant::now())
         .await
         .unwrap();
@@ -584,7 +497,9 @@ async fn redisson_works_as_the_same_user() {
         .lock_with_lease(Duration::from_secs(60))
         .await
         .unwrap();
-    let seq = j.send("w2", &format!("tryLock {name} 30000")).await;
+    let seq = j
+        .send("w2", &format!("tryLock {name} 30000"))
+        .unwrap_or_else(|e| panic!("{e}"));
     let channel = format!("redisson_lock__channel:{{{name}}}");
     eventually(
         Duration::from_secs(20),
@@ -606,29 +521,33 @@ async fn redisson_works_as_the_same_user() {
     .await;
     let unlocked_at = Instant::now();
     g.unlock().await.unwrap();
-    let got = j.result(seq, Duration::from_secs(30)).await;
+    let got = j
+        .response(seq, Duration::from_secs(30))
+        .await
+        .unwrap_or_else(|e| panic!("java tryLock as {USER}: {e}"));
     let took = unlocked_at.elapsed();
     assert_eq!(got, true, "Java's tryLock got the lock");
     assert!(
         took < WAKE_LIMIT,
         "Java woken {took:?} after the Rust unlock (lease 60 s)"
     );
-    j.call("w2", &format!("unlock {name}")).await;
+    j.expect_call("w2", &format!("unlock {name}")).await;
 
     // Java's other kinds as the user (fair lock: list/zset commands; read-write; fenced)
-    j.call("w1", "fairLock acl:jfair").await;
-    j.call("w1", "fairUnlock acl:jfair").await;
-    j.call("w1", "readLock acl:jrw").await;
-    j.call("w1", "readUnlock acl:jrw").await;
-    j.call("w1", "writeLock acl:jrw").await;
-    j.call("w1", "writeUnlock acl:jrw").await;
-    let token = j.call("w1", "fencedLockAndGetToken acl:jfenced").await;
+    j.expect_call("w1", "fairLock acl:jfair").await;
+    j.expect_call("w1", "fairUnlock acl:jfair").await;
+    j.expect_call("w1", "readLock acl:jrw").await;
+    j.expect_call("w1", "readUnlock acl:jrw").await;
+    j.expect_call("w1", "writeLock acl:jrw").await;
+    j.expect_call("w1", "writeUnlock acl:jrw").await;
+    let token = j.expect_call("w1", "fencedLockAndGetToken acl:jfenced").await;
     assert!(token.as_u64().is_some_and(|t| t > 0), "fencing token {token}");
-    j.call("w1", "fencedUnlock acl:jfenced").await;
+    j.expect_call("w1", "fencedUnlock acl:jfenced").await;
 
-    let seq = j.send("ctl", "exit").await;
-    let _ = j.result(seq, Duration::from_secs(20)).await;
-    let _ = tokio::time::timeout(Duration::from_secs(20), j.child.wait()).await;
+    j.call("ctl", "exit", Duration::from_secs(20))
+        .await
+        .unwrap_or_else(|e| panic!("java exit as {USER}: {e}"));
+    let _ = j.wait(Duration::from_secs(20)).await;
     rust.shutdown().await.unwrap();
     let log = acl_log(&mut admin).await;
     assert!(log.is_empty(), "Redisson was denied: {log:#?}");

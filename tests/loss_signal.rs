@@ -10,15 +10,12 @@
 
 mod common;
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use common::java::{self, Jvm};
 use common::kinds::{self, BlockingLock, KINDS};
-use common::{init_tracing, java, RedisServer};
+use common::{init_tracing, RedisServer};
 use redisson_lock::{AnyGuard, Config, LossDetection, LostReason, Member, RMultiLock};
-use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 /// Far below one renewal period (10 s): only the loss watch can be this fast.
 const SIGNAL: Duration = Duration::from_secs(2);
@@ -213,6 +210,103 @@ async fn nothing_that_leaves_the_hold_in_place_is_reported() {
     other.shutdown().await.unwrap();
 }
 
+/// `HEXISTS` and `PTTL` calls so far (INFO commandstats: top-level and inside scripts), and
+/// the keys in the server's tracking table, read by one command (one moment).
+async fn counts(raw: &mut redis::aio::MultiplexedConnection) -> (u64, u64, u64) {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .arg("stats")
+        .query_async(raw)
+        .await
+        .unwrap();
+    let calls = |cmd: &str| {
+        common::faults::info_field(&info, &format!("cmdstat_{cmd}"))
+            .and_then(|v| v.split(',').find_map(|p| p.strip_prefix("calls=")))
+            .map_or(0, |n| n.parse().unwrap())
+    };
+    let tracked = common::faults::info_field(&info, "tracking_total_keys").map_or(0, |n| n.parse().unwrap());
+    (calls("hexists"), calls("pttl"), tracked)
+}
+
+/// Waits (up to 20 s) until `cond` holds for the counts.
+async fn await_counts(
+    raw: &mut redis::aio::MultiplexedConnection,
+    what: &str,
+    cond: impl Fn((u64, u64, u64)) -> bool,
+) -> (u64, u64, u64) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let c = counts(raw).await;
+        if cond(c) {
+            return c;
+        }
+        assert!(Instant::now() < deadline, "{what}: still {c:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The watchdog renews on the tracking connection, where Redis does not push a connection's
+/// own writes back: holding locks costs no read per renewal, and the renewal's read after its
+/// write keeps every key tracked, so a deletion right after a renewal is still reported at
+/// once, long before the next renewal could notice. For both renewal scripts: the exclusive
+/// holds' and the read holds'.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn renewals_are_not_pushed_back_and_keep_every_key_tracked() {
+    init_tracing();
+    const N: u64 = 20;
+    for kind in ["lock", "read"] {
+        // a server per kind: the counts are the server's
+        let s = RedisServer::start();
+        // a renewal round every second
+        let c = s
+            .client(config().lock_watchdog_timeout(Duration::from_secs(3)))
+            .await;
+        let mut raw = s.conn().await;
+        let mut guards = Vec::new();
+        for i in 0..N {
+            guards.push(
+                kinds::open(kind, &c, &format!("quiet:{kind}:{i}"))
+                    .lock()
+                    .await
+                    .unwrap(),
+            );
+        }
+        // the watch read every new hold, so each key is tracked
+        let before = await_counts(&mut raw, "every held key tracked", |(_, _, t)| t == N).await;
+        // three renewal rounds: each runs one PTTL per held key (the exclusive holds' script
+        // also one HEXISTS per key; the read holds' script none)
+        let after = await_counts(&mut raw, "three renewal rounds", |(_, p, _)| {
+            p >= before.1 + 3 * N
+        })
+        .await;
+        let renewal_hexists = if kind == "read" { 0 } else { after.1 - before.1 };
+        let watch_reads = (after.0 - before.0) - renewal_hexists;
+        assert_eq!(
+            watch_reads, 0,
+            "{kind}: the loss watch read holds during renewals (their writes were pushed back)"
+        );
+        assert_eq!(after.2, N, "{kind}: a renewed key is no longer tracked");
+        // right after the next round, a deletion: reported long before the round after it
+        let mark = after.1;
+        await_counts(&mut raw, "the next renewal round", |(_, p, _)| p >= mark + N).await;
+        let victim = &guards[0];
+        let _: () = redis::cmd("DEL")
+            .arg(victim.key())
+            .query_async(&mut raw)
+            .await
+            .unwrap();
+        // the next renewal is about a second away; the watch answers in milliseconds
+        assert!(
+            signalled(&**victim, Duration::from_millis(500)).await.is_some(),
+            "{kind}: a deletion right after a renewal was not reported before the next renewal"
+        );
+        for g in guards.drain(1..) {
+            g.unlock().await.unwrap();
+        }
+        c.shutdown().await.unwrap();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_renewal_only_a_deletion_waits_for_the_renewal() {
     init_tracing();
@@ -248,93 +342,28 @@ async fn with_renewal_only_a_deletion_waits_for_the_renewal() {
 // ---------------------------------------------------------------------------------------------
 // A Java party: real Redisson (compat-tests harness, line protocol of compat-tests/README.md)
 
-/// The harness ([`java::locate`]), or `None` after a printed reason when Java tooling is
-/// missing outside CI; with `CI=true` missing tooling fails the test.
-fn java_harness(test: &str) -> Option<java::Harness> {
-    match java::locate() {
-        Ok(h) => Some(h),
-        Err(why) if java::ci() => panic!("{test}: {why} (CI=true: failing instead of skipping)"),
-        Err(why) => {
-            eprintln!("SKIPPED {test}: {why}; install a JDK 17+ and Maven (CI=true fails instead)");
-            None
-        }
-    }
+/// A harness JVM (Redisson watchdog 30 s, as the Rust clients here), and the lock kinds its jar
+/// supports (`lock`, `readWrite`, `fair`, `spin`, ...).
+async fn start_java(h: &java::Harness, url: &str) -> (Jvm, Vec<String>) {
+    let (j, ready) = h
+        .start(&["--url", url, "--watchdog-ms", "30000", "--exit-grace-ms", "2000"])
+        .await;
+    let kinds = ready["kinds"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|k| k.as_str().map(str::to_owned)).collect())
+        // a jar older than the field has the core kinds only
+        .unwrap_or_else(|| vec!["lock".into(), "readWrite".into()]);
+    eprintln!(
+        "java: Redisson {} from {}, kinds {kinds:?}",
+        ready["version"], h.source
+    );
+    (j, kinds)
 }
 
-/// A harness JVM (Redisson watchdog 30 s, as the Rust clients here), killed on drop.
-struct Java {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Lines<BufReader<ChildStdout>>,
-    seq: u64,
-    /// The lock kinds the jar supports (`lock`, `readWrite`, `fair`, `spin`, ...).
-    kinds: Vec<String>,
-}
-
-impl Java {
-    async fn start(h: &java::Harness, url: &str) -> Java {
-        let mut child = Command::new(&h.java)
-            .arg("-jar")
-            .arg(&h.jar)
-            .args(["--url", url, "--watchdog-ms", "30000", "--exit-grace-ms", "2000"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("start the harness JVM");
-        let stdin = child.stdin.take().expect("piped stdin");
-        let lines = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
-        let mut j = Java {
-            child,
-            stdin,
-            lines,
-            seq: 0,
-            kinds: Vec::new(),
-        };
-        let ready = j.line(Duration::from_secs(60)).await;
-        assert_eq!(ready["event"], "ready", "the harness did not start: {ready}");
-        j.kinds = ready["kinds"]
-            .as_array()
-            .map(|a| a.iter().filter_map(|k| k.as_str().map(str::to_owned)).collect())
-            // a jar older than the field has the core kinds only
-            .unwrap_or_else(|| vec!["lock".into(), "readWrite".into()]);
-        eprintln!(
-            "java: Redisson {} from {}, kinds {:?}",
-            ready["version"], h.source, j.kinds
-        );
-        j
-    }
-
-    async fn line(&mut self, limit: Duration) -> Value {
-        let l = tokio::time::timeout(limit, self.lines.next_line())
-            .await
-            .unwrap_or_else(|_| panic!("no line from the harness within {limit:?}"))
-            .expect("read the harness' stdout")
-            .expect("the harness closed its stdout");
-        serde_json::from_str(&l).unwrap_or_else(|e| panic!("bad harness line {l:?}: {e}"))
-    }
-
-    /// Runs `cmd` on Java thread `worker` and returns its result; panics on a Java exception.
-    /// One command at a time, so the next line with a `seq` is its answer.
-    async fn call(&mut self, worker: &str, cmd: &str) -> Value {
-        self.seq += 1;
-        let seq = self.seq;
-        self.stdin
-            .write_all(format!("{seq} {worker} {cmd}\n").as_bytes())
-            .await
-            .expect("write to the harness");
-        self.stdin.flush().await.expect("flush");
-        let v = self.line(Duration::from_secs(30)).await;
-        assert_eq!(v["seq"], seq, "answer out of turn to `{cmd}`: {v}");
-        assert_eq!(v["ok"], true, "java `{cmd}` failed: {v}");
-        v["result"].clone()
-    }
-
-    async fn exit(mut self) {
-        self.call("w0", "exit").await;
-        let _ = tokio::time::timeout(Duration::from_secs(20), self.child.wait()).await;
-    }
+/// Ends the harness: `exit` must be answered; the process then has 20 s to end.
+async fn exit_java(mut j: Jvm) {
+    j.expect_call("w0", "exit").await;
+    let _ = j.wait(Duration::from_secs(20)).await;
 }
 
 /// Redisson's `forceUnlock()` of the Java twin of `kind`: (the harness kind, the command).
@@ -357,17 +386,17 @@ fn java_force_unlock(kind: &str) -> (&'static str, &'static str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_redisson_force_unlock_is_signalled_within_a_round_trip() {
     init_tracing();
-    let Some(h) = java_harness("a_redisson_force_unlock_is_signalled_within_a_round_trip") else {
+    let Some(h) = java::locate_or_skip("a_redisson_force_unlock_is_signalled_within_a_round_trip") else {
         return;
     };
     let s = RedisServer::start();
     let c = s.client(config()).await;
     let mut raw = s.conn().await;
-    let mut java = Java::start(&h, &s.url()).await;
+    let (mut java, java_kinds) = start_java(&h, &s.url()).await;
     let mut done = Vec::new();
     for kind in KINDS {
         let (java_kind, cmd) = java_force_unlock(kind);
-        if !java.kinds.iter().any(|k| k == java_kind) {
+        if !java_kinds.iter().any(|k| k == java_kind) {
             // the core kinds are in every harness jar
             assert!(
                 !matches!(kind, "lock" | "read" | "write"),
@@ -375,7 +404,7 @@ async fn a_redisson_force_unlock_is_signalled_within_a_round_trip() {
             );
             eprintln!(
                 "{kind}: not in this Redisson (harness kinds {:?}), not tested",
-                java.kinds
+                java_kinds
             );
             continue;
         }
@@ -385,7 +414,7 @@ async fn a_redisson_force_unlock_is_signalled_within_a_round_trip() {
         // the watch has read (so tracks) the key: let its 2 ms gathering window pass
         tokio::time::sleep(Duration::from_millis(20)).await;
         let t0 = Instant::now();
-        let forced = java.call("w1", &format!("{cmd} {name}")).await;
+        let forced = java.expect_call("w1", &format!("{cmd} {name}")).await;
         let answered = t0.elapsed();
         assert_eq!(forced, true, "{kind}: Java's `{cmd}` found the lock");
         assert!(
@@ -401,12 +430,12 @@ async fn a_redisson_force_unlock_is_signalled_within_a_round_trip() {
         done.push(kind);
         // the lock is free for Java now (nothing of the Rust hold is left behind)
         if kind == "lock" {
-            assert_eq!(java.call("w1", &format!("tryLock {name}")).await, true);
-            java.call("w1", &format!("unlock {name}")).await;
+            assert_eq!(java.expect_call("w1", &format!("tryLock {name}")).await, true);
+            java.expect_call("w1", &format!("unlock {name}")).await;
         }
     }
     eprintln!("Java forceUnlock reported for {} kinds: {done:?}", done.len());
-    java.exit().await;
+    exit_java(java).await;
     c.shutdown().await.unwrap();
 }
 
@@ -416,23 +445,23 @@ async fn a_redisson_force_unlock_is_signalled_within_a_round_trip() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redisson_readers_joining_and_leaving_are_not_reported() {
     init_tracing();
-    let Some(h) = java_harness("redisson_readers_joining_and_leaving_are_not_reported") else {
+    let Some(h) = java::locate_or_skip("redisson_readers_joining_and_leaving_are_not_reported") else {
         return;
     };
     let s = RedisServer::start();
     let c = s.client(config()).await;
     let mut raw = s.conn().await;
-    let mut java = Java::start(&h, &s.url()).await;
+    let (mut java, _) = start_java(&h, &s.url()).await;
     let name = "jcalm:read";
     let g = kinds::open("read", &c, name).lock().await.unwrap();
     let field = g.field().to_owned();
     // the watch has read (so tracks) the key before Java writes it
     tokio::time::sleep(Duration::from_millis(50)).await;
 
-    java.call("w1", &format!("readLock {name}")).await;
-    java.call("w1", &format!("readLock {name}")).await; // re-entry on one Java thread
-    assert_eq!(java.call("w1", &format!("readHoldCount {name}")).await, 2);
-    java.call("w2", &format!("readLock {name}")).await; // another Java thread
+    java.expect_call("w1", &format!("readLock {name}")).await;
+    java.expect_call("w1", &format!("readLock {name}")).await; // re-entry on one Java thread
+    assert_eq!(java.expect_call("w1", &format!("readHoldCount {name}")).await, 2);
+    java.expect_call("w2", &format!("readLock {name}")).await; // another Java thread
     let fields: Vec<String> = redis::cmd("HKEYS").arg(name).query_async(&mut raw).await.unwrap();
     assert_eq!(
         fields.len(),
@@ -441,9 +470,9 @@ async fn redisson_readers_joining_and_leaving_are_not_reported() {
     );
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(g.is_held(), "a Java reader joining was reported as a loss");
-    java.call("w1", &format!("readUnlock {name}")).await; // partial: count 1
-    java.call("w1", &format!("readUnlock {name}")).await;
-    java.call("w2", &format!("readUnlock {name}")).await;
+    java.expect_call("w1", &format!("readUnlock {name}")).await; // partial: count 1
+    java.expect_call("w1", &format!("readUnlock {name}")).await;
+    java.expect_call("w2", &format!("readUnlock {name}")).await;
 
     // the hold is really still there (else a report would be right, and a wire-compat bug)
     let still: bool = redis::cmd("HEXISTS")
@@ -473,7 +502,7 @@ async fn redisson_readers_joining_and_leaving_are_not_reported() {
         .expect("a DEL after Java's readers was not reported within SIGNAL");
     assert_eq!(why, LostReason::OwnerGone);
     eprintln!("DEL after Java's readers: lost() after {after:?}");
-    java.exit().await;
+    exit_java(java).await;
     c.shutdown().await.unwrap();
 }
 

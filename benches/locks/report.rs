@@ -279,14 +279,11 @@ fn loss_reading(s: &mut String, l: &Value) {
     let _ = writeln!(
         s,
         "  Holding {} locks (watchdog {}, renewal every {}): the client sends {:.0} commands/s with tracking against \
-         {:.0} with renewal only: the same {:.0} renewal calls/s plus {:.0} hold reads/s (`HEXISTS`, pipelined 1,000 \
-         per call), because Redis reports each renewal as a change of the key and the watch reads every renewed hold \
-         again (the read also tracks the key again): one read per held lock per renewal period, so with the \
-         default 30 s watchdog one per lock every 10 s. Server output {:.0} vs {:.0} KB/s (one invalidation push per \
-         renewed key), server CPU {:.1} vs {:.1} ms and client CPU {:.1} vs {:.1} ms per renewal period, client heap \
-         {:.0} vs {:.0} B per lock, server memory {:.0} vs {:.0} B per lock; the server's tracking table holds {:.0} \
-         keys ({:.0} items, {:.0} prefixes) against {:.0} without tracking, dipping to {:.0} while a renewal round's \
-         keys wait for their re-read.",
+         {:.0} with renewal only: {:.0} renewal calls/s plus {:.0} hold reads/s (`HEXISTS`, pipelined 1,000 per \
+         call){} Server output {:.0} vs {:.0} KB/s, server CPU {:.1} vs {:.1} ms and client CPU {:.1} vs {:.1} ms per \
+         renewal period, client heap {:.0} vs {:.0} B per lock, server memory {:.0} vs {:.0} B per lock (the \
+         tracking table's entries); the server's tracking table holds {:.0} keys ({:.0} items, {:.0} prefixes) \
+         against {:.0} without tracking, {}.",
         c["locks"],
         fmt_s(f(&c["watchdog_s"])),
         fmt_s(per),
@@ -294,6 +291,18 @@ fn loss_reading(s: &mut String, l: &Value) {
         f(&cr["client_cmds_per_s"]),
         f(&ct["evalsha_per_s"]),
         f(&ct["holds_read_per_s"]),
+        if f(&ct["holds_read_per_s"]) * per < 0.01 * f(&c["locks"]) {
+            ": renewals are not pushed back, as the watchdog sends them on the tracking connection (`CLIENT \
+             TRACKING ON NOLOOP`), and the renewal script's read after its write keeps every key tracked, so \
+             holding a lock costs no read per renewal."
+                .to_owned()
+        } else {
+            format!(
+                ": {:.2} reads per held lock per renewal period, so Redis pushed renewals back as changes of \
+                 their keys and the watch read those holds again.",
+                f(&ct["holds_read_per_s"]) * per / f(&c["locks"])
+            )
+        },
         f(&ct["server_output_bytes_per_s"]) / 1e3,
         f(&cr["server_output_bytes_per_s"]) / 1e3,
         f(&ct["server_cpu_s_per_period"]) * 1e3,
@@ -308,7 +317,14 @@ fn loss_reading(s: &mut String, l: &Value) {
         f(&ct["tracking_items_max"]),
         f(&ct["tracking_prefixes"]),
         f(&cr["tracking_keys_max"]),
-        f(&ct["tracking_keys_min"]),
+        if f(&ct["tracking_keys_min"]) < f(&ct["tracking_keys_max"]) {
+            format!(
+                "dipping to {:.0} while keys pushed as changed waited for their re-read",
+                f(&ct["tracking_keys_min"])
+            )
+        } else {
+            "never fewer in any sample".to_owned()
+        },
     );
     for (mode, x) in [("tracking", ct), ("renewal only", cr)] {
         let held = f(&x["held_after"]);
@@ -339,9 +355,9 @@ fn loss_reading(s: &mut String, l: &Value) {
         f(&o["ratio_renewal_acq_rel_vs_floor"]),
         f(&o["tracking_holds_read_per_op"]),
         if f(&o["tracking_holds_read_per_op"]) < 0.01 {
-            ", so the difference is not on the wire but the client's own work per acquisition with tracking on \
-             (src/core: each grant hands its key to the loss watch, an allocation and a set insert under a lock, \
-             and wakes it once per gathering window), on 2 cores shared with redis-server."
+            ", so any difference is not on the wire but the client's own work per acquisition with tracking on \
+             (src/core: each grant hands its key, a shared string, to the loss watch: a set insert under a lock, \
+             and a wake-up once per gathering window), on 2 cores shared with redis-server."
         } else {
             "; those reads, and the pushes of the tracked keys' releases, run on the pub/sub connection beside the \
              caller's requests, on 2 cores shared with redis-server."

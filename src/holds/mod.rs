@@ -631,7 +631,7 @@ impl Holds {
     }
 
     /// The live epochs on `keys` (on every key: `None`), for the loss watch to re-read.
-    pub(crate) fn live_items(&self, keys: Option<&std::collections::HashSet<String>>) -> Vec<RenewalItem> {
+    pub(crate) fn live_items(&self, keys: Option<&std::collections::HashSet<Arc<str>>>) -> Vec<RenewalItem> {
         let t = self.table.lock();
         let mut items = Vec::new();
         let mut add = |key: &Arc<str>, owners: &Owners| {
@@ -651,7 +651,7 @@ impl Holds {
             None => t.locks.iter().for_each(|(k, o)| add(k, o)),
             Some(keys) => {
                 for k in keys {
-                    if let Some((key, owners)) = t.locks.get_key_value(k.as_str()) {
+                    if let Some((key, owners)) = t.locks.get_key_value(&**k) {
                         add(key, owners);
                     }
                 }

@@ -9,6 +9,7 @@
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use crate::primitives::{Mutex, Notify};
 
@@ -16,11 +17,13 @@ use crate::primitives::{Mutex, Notify};
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct Pending {
     /// Keys that changed (or that a new hold needs read, so that they are tracked).
-    pub keys: HashSet<String>,
+    pub keys: HashSet<Arc<str>>,
     /// Every key: the server flushed its keyspace (an invalidation without keys).
     pub all: bool,
     /// The connection dropped: tracking must be turned on again before anything is read.
     pub reconnect: bool,
+    /// Something is reported changed (not only new holds to track): read at once.
+    pub urgent: bool,
 }
 
 impl Pending {
@@ -57,42 +60,47 @@ impl Invalidated {
         self.active.load(Ordering::SeqCst)
     }
 
-    fn add(&self, f: impl FnOnce(&mut Pending)) {
+    fn add(&self, urgent: bool, f: impl FnOnce(&mut Pending)) {
         if !self.is_active() {
             return;
         }
-        let was_empty = {
+        let wake = {
             let mut p = self.pending.lock();
-            let was_empty = p.is_empty();
+            // the watch takes everything pending at once: it is woken by the first addition,
+            // and again by the first urgent one (it may be gathering new holds meanwhile)
+            let wake = p.is_empty() || (urgent && !p.urgent);
             f(&mut p);
-            was_empty
+            p.urgent |= urgent;
+            wake
         };
-        // the watch takes everything pending at once: only the first addition wakes it
-        if was_empty {
+        if wake {
             self.wake.notify_one();
         }
     }
 
-    /// `keys` changed (or are to be read so that they are tracked).
-    pub(crate) fn keys<I: IntoIterator<Item = String>>(&self, keys: I) {
-        self.add(|p| p.keys.extend(keys));
+    /// The server says `keys` changed.
+    pub(crate) fn keys<I: IntoIterator<Item = Arc<str>>>(&self, keys: I) {
+        self.add(true, |p| p.keys.extend(keys));
     }
 
-    /// `key` is to be read (a new hold on it: reading it makes the server track it).
-    pub(crate) fn key(&self, key: &str) {
+    /// `key` is to be read: a new hold on it (reading it makes the server track it). Not urgent:
+    /// the watch gathers these for a moment, and a hold released meanwhile is never read.
+    pub(crate) fn key(&self, key: &Arc<str>) {
         if self.is_active() {
-            self.keys([key.to_owned()]);
+            self.add(false, |p| {
+                p.keys.insert(key.clone());
+            });
         }
     }
 
     /// Every key changed (`FLUSHALL`, `FLUSHDB`).
     pub(crate) fn everything(&self) {
-        self.add(|p| p.all = true);
+        self.add(true, |p| p.all = true);
     }
 
     /// The connection dropped.
     pub(crate) fn disconnected(&self) {
-        self.add(|p| {
+        self.add(true, |p| {
             p.all = true;
             p.reconnect = true;
         });
@@ -109,15 +117,25 @@ impl Invalidated {
         cur.keys.extend(p.keys);
         cur.all |= p.all;
         cur.reconnect |= p.reconnect;
+        cur.urgent |= p.urgent;
     }
 
     /// Waits until something is pending or the watch is stopped (returns at once if so).
     pub(crate) async fn changed(&self) {
+        self.wait_for(|p| !p.is_empty()).await
+    }
+
+    /// Waits until something urgent is pending or the watch is stopped.
+    pub(crate) async fn urgent(&self) {
+        self.wait_for(|p| p.urgent).await
+    }
+
+    async fn wait_for(&self, ready: impl Fn(&Pending) -> bool) {
         loop {
             let woken = self.wake.notified();
             let mut woken = std::pin::pin!(woken);
             woken.as_mut().enable();
-            if !self.is_active() || !self.pending.lock().is_empty() {
+            if !self.is_active() || ready(&self.pending.lock()) {
                 return;
             }
             woken.await;

@@ -51,7 +51,7 @@ fn deliver(pushes: &Pushes, push: PushInfo) {
         // tracked keys changed: a list of keys, or none (the keyspace was flushed)
         PushKind::Invalidate => match push.data.first() {
             Some(Value::Array(keys)) => pushes.invalidated.keys(keys.iter().filter_map(|k| match k {
-                Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
+                Value::BulkString(b) => Some(std::sync::Arc::from(String::from_utf8_lossy(b))),
                 _ => None,
             })),
             _ => pushes.invalidated.everything(),

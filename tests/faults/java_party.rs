@@ -18,14 +18,9 @@ pub(super) const JAVA_STOP_LIMIT: Duration = Duration::from_secs(30);
 pub(super) const JAVA_MIN_SECTIONS: usize = 100;
 pub(super) const JAVA_MIN_HANDOFFS: usize = 10;
 
-/// Whether the Java party takes part, and with which jar.
+/// Whether the Java party takes part, and with which JDK and jar.
 pub(super) enum JavaPlan {
-    Run {
-        java: String,
-        jar: PathBuf,
-        /// Where the jar came from, for the report.
-        source: String,
-    },
+    Run(java::Harness),
     /// Why not (`no JDK ...` first).
     Skip(String),
 }
@@ -33,176 +28,26 @@ pub(super) enum JavaPlan {
 /// A JDK and the harness jar ([`java::locate`]), or why the Java party cannot play.
 pub(super) fn plan_java() -> JavaPlan {
     match java::locate() {
-        Ok(java::Harness { java, jar, source }) => JavaPlan::Run { java, jar, source },
+        Ok(h) => JavaPlan::Run(h),
         Err(why) => JavaPlan::Skip(why),
     }
 }
 
-/// The JVM harness (`java -jar harness.jar`, line protocol of `compat-tests/README.md`), killed
-/// on drop if it is still running: also when the test fails or panics.
-pub(super) struct JavaHarness {
-    pub(super) child: Child,
-    pub(super) stdin: Option<ChildStdin>,
-    /// stdout lines, with the time each was read
-    pub(super) lines: tokio::sync::mpsc::UnboundedReceiver<(Instant, String)>,
-    /// Responses read while waiting for another one, by seq.
-    pub(super) early: BTreeMap<u64, serde_json::Value>,
-    pub(super) next_seq: u64,
-}
-
-impl Drop for JavaHarness {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-impl JavaHarness {
-    /// Starts the JVM with the workers' watchdog timeout; its stderr goes to `java.stderr`.
-    pub(super) fn spawn(java: &str, jar: &Path, port: u16, run_dir: &Path) -> Result<JavaHarness, String> {
-        let stderr = std::fs::File::create(run_dir.join("java.stderr")).map_err(|e| e.to_string())?;
-        let mut child = Command::new(java)
-            .arg("-jar")
-            .arg(jar)
-            .args([
-                "--url",
-                &format!("redis://127.0.0.1:{port}"),
-                "--watchdog-ms",
-                &WATCHDOG.as_millis().to_string(),
-                "--exit-grace-ms",
-                "3000",
-            ])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(stderr))
-            .spawn()
-            .map_err(|e| format!("cannot run `{java} -jar {}`: {e}", jar.display()))?;
-        let stdout = child.stdout.take().expect("piped stdout");
-        let stdin = child.stdin.take();
-        let (tx, lines) = tokio::sync::mpsc::unbounded_channel();
-        std::thread::spawn(move || {
-            // a `contend` result is one long line (megabytes in the full run)
-            for line in std::io::BufReader::with_capacity(1 << 20, stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send((Instant::now(), line)).is_err() {
-                    break;
-                }
-            }
-        });
-        Ok(JavaHarness {
-            child,
-            stdin,
-            lines,
-            early: BTreeMap::new(),
-            next_seq: 1,
-        })
-    }
-
-    pub(super) async fn next_line(
-        &mut self,
-        deadline: tokio::time::Instant,
-    ) -> Result<(Instant, String), String> {
-        match tokio::time::timeout_at(deadline, self.lines.recv()).await {
-            Ok(Some(l)) => Ok(l),
-            Ok(None) => Err(format!(
-                "the harness closed its stdout (exit status {:?})",
-                self.child.try_wait().ok().flatten()
-            )),
-            Err(_) => Err("timed out".into()),
-        }
-    }
-
-    /// The `ready` line, and when it came.
-    pub(super) async fn ready(&mut self, limit: Duration) -> Result<(Instant, serde_json::Value), String> {
-        let (at, line) = self
-            .next_line(tokio::time::Instant::now() + limit)
-            .await
-            .map_err(|e| format!("no ready line within {limit:?}: {e}"))?;
-        let v: serde_json::Value =
-            serde_json::from_str(&line).map_err(|e| format!("bad first line ({e}): {line}"))?;
-        if v["event"] != "ready" {
-            return Err(format!("the harness did not start: {line}"));
-        }
-        Ok((at, v))
-    }
-
-    /// Sends `SEQ WORKER CMD ARGS`; returns SEQ.
-    pub(super) fn send(&mut self, worker: &str, cmd: &str, args: &[String]) -> Result<u64, String> {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        let mut line = format!("{seq} {worker} {cmd}");
-        for a in args {
-            line.push(' ');
-            line.push_str(a);
-        }
-        let pipe = self.stdin.as_mut().ok_or("the harness' stdin is closed")?;
-        writeln!(pipe, "{line}")
-            .and_then(|()| pipe.flush())
-            .map_err(|e| format!("cannot send `{line}`: {e}"))?;
-        Ok(seq)
-    }
-
-    /// The `result` of the response to `seq`, or the Java exception as an error.
-    pub(super) async fn response(&mut self, seq: u64, limit: Duration) -> Result<serde_json::Value, String> {
-        let deadline = tokio::time::Instant::now() + limit;
-        let v = loop {
-            if let Some(v) = self.early.remove(&seq) {
-                break v;
-            }
-            let (_, line) = self
-                .next_line(deadline)
-                .await
-                .map_err(|e| format!("no response to seq {seq} within {limit:?}: {e}"))?;
-            let v: serde_json::Value =
-                serde_json::from_str(&line).map_err(|e| format!("bad response line ({e}): {line:.300}"))?;
-            match v["seq"].as_u64() {
-                Some(s) if s == seq => break v,
-                Some(s) => {
-                    self.early.insert(s, v);
-                }
-                None => return Err(format!("response without seq: {line:.300}")),
-            }
-        };
-        if v["ok"] == true {
-            Ok(v["result"].clone())
-        } else {
-            Err(format!(
-                "java `{}` threw {}: {}",
-                v["cmd"].as_str().unwrap_or("?"),
-                v["errorClass"].as_str().unwrap_or("?"),
-                v["error"].as_str().unwrap_or("")
-            ))
-        }
-    }
-
-    pub(super) async fn call(
-        &mut self,
-        worker: &str,
-        cmd: &str,
-        args: &[String],
-        limit: Duration,
-    ) -> Result<serde_json::Value, String> {
-        let seq = self.send(worker, cmd, args)?;
-        self.response(seq, limit).await
-    }
-
-    /// `exit`, then waits for the process (it is killed on drop if it does not end).
-    pub(super) async fn exit(&mut self, limit: Duration) -> Result<(), String> {
-        let sent = self.call("ctl", "exit", &[], limit).await.map(drop);
-        self.stdin = None;
-        let deadline = Instant::now() + limit;
-        loop {
-            match self.child.try_wait() {
-                Ok(Some(st)) if st.success() => return sent,
-                Ok(Some(st)) => return Err(format!("the harness exited with {st}")),
-                Ok(None) if Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(20)).await,
-                Ok(None) => return Err(format!("the harness did not exit within {limit:?}")),
-                Err(e) => return Err(e.to_string()),
-            }
-        }
-    }
+/// Starts the harness JVM ([`Jvm`], killed on drop if it is still running: also when the test
+/// fails or panics) with the workers' watchdog timeout; its stderr goes to `java.stderr`.
+pub(super) fn spawn_java(h: &java::Harness, port: u16, run_dir: &Path) -> Result<Jvm, String> {
+    let stderr = std::fs::File::create(run_dir.join("java.stderr")).map_err(|e| e.to_string())?;
+    let url = format!("redis://127.0.0.1:{port}");
+    let watchdog_ms = WATCHDOG.as_millis().to_string();
+    let args = [
+        "--url",
+        &url,
+        "--watchdog-ms",
+        &watchdog_ms,
+        "--exit-grace-ms",
+        "3000",
+    ];
+    h.spawn(&args, Stdio::from(stderr))
 }
 
 /// One Java worker's `contend` summary.
@@ -282,18 +127,14 @@ impl JavaFigures {
 
 /// Waits for the harness' ready line and checks that Java's `System.nanoTime()` is this
 /// process' `CLOCK_MONOTONIC` (five calls of `clock`, each bracketed by two readings).
-pub(super) async fn java_start(
-    j: &mut JavaHarness,
-    jf: &mut JavaFigures,
-    spawned: Instant,
-) -> Result<(), String> {
+pub(super) async fn java_start(j: &mut Jvm, jf: &mut JavaFigures, spawned: Instant) -> Result<(), String> {
     let (at, ready) = j.ready(JAVA_READY_LIMIT).await?;
     jf.ready = at - spawned;
     jf.version = ready["version"].as_str().unwrap_or("?").to_owned();
     jf.client_id = ready["clientId"].as_str().unwrap_or("?").to_owned();
     for _ in 0..5 {
         let before = now_ns();
-        let r = j.call("ctl", "clock", &[], Duration::from_secs(10)).await?;
+        let r = j.call("ctl", "clock", Duration::from_secs(10)).await?;
         let after = now_ns();
         let java = r["nanoTime"]
             .as_u64()
@@ -312,13 +153,13 @@ pub(super) async fn java_start(
 /// Ends the `contend` loops (`stopContend`), collects their rounds as sections of the history
 /// (party `java`, process `process`), and exits the JVM.
 pub(super) async fn java_finish(
-    j: &mut JavaHarness,
+    j: &mut Jvm,
     seqs: &[(String, u64)],
     jf: &mut JavaFigures,
     process: u32,
 ) -> Result<Vec<Section>, String> {
     let asked = Instant::now();
-    let stop = j.send("ctl", "stopContend", &[])?;
+    let stop = j.send("ctl", "stopContend")?;
     let mut sections = Vec::new();
     let deadline = asked + JAVA_STOP_LIMIT;
     let mut first_err = None;
@@ -473,15 +314,13 @@ pub(super) async fn java_joins(run: &mut Run) {
     if let Some(j) = run.java.as_mut() {
         run.java_figures.joined = now_ns().saturating_sub(run.t0);
         let budget_ms = run.a_end.saturating_sub(now_ns()) / 1_000_000 + JAVA_STOP_LIMIT.as_millis() as u64;
-        let args = [
-            hot_names().join(","),
-            "0".to_owned(),
-            JAVA_MAX_HOLD_MS.to_string(),
-            budget_ms.to_string(),
-        ];
+        let contend = format!(
+            "contend {} 0 {JAVA_MAX_HOLD_MS} {budget_ms}",
+            hot_names().join(",")
+        );
         for i in 0..JAVA_WORKERS {
             let name = format!("j{i}");
-            match j.send(&name, "contend", &args) {
+            match j.send(&name, &contend) {
                 Ok(seq) => run.java_seqs.push((name, seq)),
                 Err(e) => run.failures.push(format!("Java party: {e}")),
             }

@@ -52,7 +52,7 @@ use common::history::{
     Attempt, AttemptResult, Handoffs, History, HistoryWriter, Loss, Party, Phase, Record, Rules, Section,
     UnlockResult,
 };
-use common::java::{self, ci};
+use common::java::{self, ci, Jvm};
 use common::{init_tracing, RedisServer};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -326,7 +326,7 @@ struct Run {
     /// The workers' stdout lines and ends.
     worker_events: tokio::sync::mpsc::UnboundedReceiver<WorkerEvent>,
     /// The Java party from its spawn until it leaves at the end of phase A; `None` without one.
-    java: Option<JavaHarness>,
+    java: Option<Jvm>,
     /// When the JVM was spawned, for its start-up time.
     java_spawned: Instant,
     /// Thread name and command sequence number of each Java `contend` loop.
@@ -423,11 +423,11 @@ async fn start_run() -> Run {
     // the JVM starts meanwhile
     let mut jf = JavaFigures::default();
     let java_spawned = Instant::now();
-    let java: Option<JavaHarness> = match &java_plan {
-        JavaPlan::Run { java, jar, source } => {
-            jf.jar = repo_path(jar);
-            jf.source = source.clone();
-            match JavaHarness::spawn(java, jar, target.port, &run_dir) {
+    let java: Option<Jvm> = match &java_plan {
+        JavaPlan::Run(h) => {
+            jf.jar = repo_path(&h.jar);
+            jf.source = h.source.clone();
+            match spawn_java(h, target.port, &run_dir) {
                 Ok(j) => Some(j),
                 Err(e) => {
                     jf.status = format!("failed ({e})");

@@ -444,7 +444,7 @@ impl Bench {
              invalidation pushes are there); heap = live heap bytes after − before acquiring, per lock, as in section 4; \
              server memory = INFO `used_memory`, same; tracking table = INFO `tracking_total_keys` / `_items` / \
              `_prefixes`, the largest of samples every 50 ms over the period after the window (Redis drops a key \
-             from it when it pushes the key's invalidation; the watch's re-read adds it back); connections with \
+             from it when it pushes the key's invalidation; a read adds it back); connections with \
              tracking on = INFO `tracking_clients` while holding − before the client started.\n",
             s.loss_locks,
             fmt_s(s.wd_timeout.as_secs_f64()),

@@ -30,9 +30,8 @@ impl Bench {
             md,
             "N locks held in watchdog mode by one client with `lock_watchdog_timeout` = {:?} (renewal period {:?}), \
              measured over {} periods while nothing else runs. The client has the default config, \
-             `LossDetection::Tracking`: its CPU and heap include the loss watch, which re-reads the holds after \
-             each renewal round (Redis reports the renewal as a change of the key); section 7 sets it against \
-             `Renewal`. Baseline = one raw renewal round: the same \
+             `LossDetection::Tracking`: its CPU and heap include the loss watch (the renewals go on its tracking \
+             connection); section 7 sets it against `Renewal`. Baseline = one raw renewal round: the same \
              `renew_batch.lua` calls (100 keys each) for the same locks, sent concurrently on a raw connection. \
              Memory = live heap bytes (counting global allocator) and RSS, after − before acquiring, per lock, once the heap \
              has settled (the janitor's queue of latch keys to delete drained) \
