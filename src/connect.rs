@@ -406,10 +406,10 @@ impl ClientBuilder {
             conn.is_cluster(),
         ));
         let holds = Arc::new(Holds::new(&config));
-        let tracking = crate::loss_watch::start(&holds, pubsub.as_ref(), &pushes.invalidated, &config);
-        crate::watchdog::start(&holds, conn.clone(), tracking, sync.clone(), &config);
+        crate::watchdog::start(&holds, conn.clone(), sync.clone(), &config);
         let vanish = Arc::new(crate::gone_keys::Vanish::default());
         crate::gone_keys::start(&vanish, &holds, conn.clone(), &config);
+        crate::loss_watch::start(&holds, pubsub.as_ref(), &pushes.invalidated, &config);
         let latches = LatchJanitor::start(conn.clone(), config.command_timeout);
         let background = Background::start();
         let id = uuid::Uuid::new_v4().to_string();

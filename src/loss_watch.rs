@@ -4,11 +4,12 @@
 //! The client's RESP3 pub/sub connection turns on `CLIENT TRACKING` and reads every held key on
 //! that connection (`HEXISTS key field`, pipelined), so the server remembers those keys for it
 //! and pushes an invalidation when one changes: a `DEL` or `UNLINK`, an expiry, a force-unlock
-//! (Redisson's or ours), another type written under the lock's name, or a re-entry or release
-//! of our own (they go on the command connection, so they are pushed too); `FLUSHALL`/`FLUSHDB`
-//! push an invalidation of every key. Renewals are not pushed: the watchdog sends them on this
-//! same connection, where tracking is on with `NOLOOP`, and the renewal script reads each key
-//! after writing it, so the key stays tracked without a read of ours per renewal. A push is never trusted on its own
+//! (Redisson's or ours), another type written under the lock's name, or a write of our own (a
+//! renewal, a re-entry, a release: they go on the command connection, so they are pushed too);
+//! `FLUSHALL`/`FLUSHDB` push an invalidation of every key. (Renewals stay off this connection:
+//! Redis up to 7.0 makes every read inside a script track all the keys the script declares, so
+//! a batched renewal sent here would cost the server a tracking-table insert per key per read,
+//! quadratic in the batch.) A push is never trusted on its own
 //! word: the watch reads the fields of this client's live holds on the changed keys again (which
 //! also tracks them again) and ends, as lost, exactly the epochs whose field is gone. A
 //! renewal, a re-entry, another reader joining a read lock or a Redisson re-entry leave the
@@ -27,8 +28,9 @@
 //! `CLIENT TRACKING` is refused (ACL), renewal alone reports losses, as in Redisson.
 //! Nothing of this is visible to other clients: no key, field or message is added.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::config::{Config, LossDetection};
 use crate::conn::{slot_groups, Connection};
@@ -46,69 +48,52 @@ const IDLE_CHECK: Duration = Duration::from_secs(1);
 /// How long the watch gathers new holds before it reads them: one call for a burst of them,
 /// and no read at all for a hold taken and released within it (the common short critical
 /// section, whose key is then never tracked, so its release is not pushed either). A change the
-/// server reports is read at once (with the new holds gathered so far); changes that arrive
-/// while a read is in flight are read together by the next one.
+/// server reports after a quiet spell is read at once (with the new holds gathered so far); in a
+/// burst of changes (the watchdog's renewals are pushed too) reads come at most once per
+/// `GATHER`, each taking everything reported since the last.
 const GATHER: Duration = Duration::from_millis(2);
 /// First pause after a failed call; doubles up to [`BACKOFF_MAX`].
 const BACKOFF_MIN: Duration = Duration::from_millis(50);
 const BACKOFF_MAX: Duration = Duration::from_secs(2);
 
-/// The connection the loss watch keeps tracking on, for the watchdog to renew on while the
-/// watch runs: tracking is on with `NOLOOP` there, so a renewal sent on it is not pushed back,
-/// and the renewal script reads each key after writing it, which keeps it tracked. Holding a
-/// lock thus costs no read per renewal.
-#[derive(Clone)]
-pub(crate) struct TrackingConn {
-    pubsub: PubSubConn,
-    invalidated: Arc<Invalidated>,
-}
-
-impl TrackingConn {
-    /// The connection to renew on now; `None` once the watch has stopped (tracking refused,
-    /// shutdown) or while a Sentinel link is between masters.
-    pub(crate) fn current(&self) -> Option<Connection> {
-        if !self.invalidated.is_active() {
-            return None;
-        }
-        self.pubsub.tracking_conn()
-    }
-}
-
 /// Starts the loss watch for a client whose pub/sub connection is `pubsub`, when `config` asks
-/// for tracking and the deployment allows it. Returns its connection when it runs.
+/// for tracking and the deployment allows it. Returns whether it runs.
 pub(crate) fn start(
     holds: &Arc<Holds>,
     pubsub: Option<&PubSubConn>,
     invalidated: &Arc<Invalidated>,
     config: &Config,
-) -> Option<TrackingConn> {
+) -> bool {
     if config.loss_detection != LossDetection::Tracking {
-        return None;
+        return false;
     }
     let Some(pubsub) = pubsub.filter(|p| p.tracking_conn().is_some()) else {
         tracing::info!(
             "loss detection by renewal only: tracking needs a RESP3 pub/sub connection to a single server or a Sentinel master"
         );
-        return None;
+        return false;
     };
     invalidated.set_active(true);
     // the first round turns tracking on
     invalidated.disconnected();
     let task = Task {
         holds: holds.downgrade(),
+        short_ttl: config.lock_watchdog_timeout - config.lock_watchdog_timeout / 3,
         pubsub: pubsub.clone(),
         invalidated: invalidated.clone(),
         command_timeout: config.command_timeout,
     };
     tokio::spawn(task.run());
-    Some(TrackingConn {
-        pubsub: pubsub.clone(),
-        invalidated: invalidated.clone(),
-    })
+    true
 }
 
 struct Task {
     holds: Weak<Holds>,
+    /// A hold read after a reported change whose key has a TTL below this (shorter than any our
+    /// renewals leave: the watchdog timeout less one renewal period) is read again when that TTL
+    /// runs out: someone cut it short, and Redis reports an expiry only when it gets round to
+    /// deleting the key.
+    short_ttl: Duration,
     /// The pub/sub connection (tracking is per connection; a Sentinel master's moves with it).
     pubsub: PubSubConn,
     invalidated: Arc<Invalidated>,
@@ -127,13 +112,28 @@ enum Round {
 impl Task {
     async fn run(self) {
         let mut backoff = BACKOFF_MIN;
+        // keys to read again when their TTL runs out
+        let mut expiries: BTreeMap<Instant, Vec<Arc<str>>> = BTreeMap::new();
+        let mut last_read = Instant::now();
         loop {
-            if tokio::time::timeout(IDLE_CHECK, self.invalidated.changed())
+            let wake = expiries.keys().next().map_or(Instant::now() + IDLE_CHECK, |due| {
+                (*due).min(Instant::now() + IDLE_CHECK)
+            });
+            if tokio::time::timeout_at(wake.into(), self.invalidated.changed())
                 .await
                 .is_ok()
             {
                 // new holds only: gather more, unless a change is reported meanwhile
                 let _ = tokio::time::timeout(GATHER, self.invalidated.urgent()).await;
+                // within a burst, one read per GATHER
+                tokio::time::sleep_until((last_read + GATHER).into()).await;
+            }
+            let now = Instant::now();
+            while let Some(entry) = expiries.first_entry() {
+                if *entry.key() > now {
+                    break;
+                }
+                self.invalidated.keys(entry.remove());
             }
             let Some(holds) = self.holds.upgrade() else {
                 break;
@@ -146,7 +146,8 @@ impl Task {
                 continue;
             }
             tracing::trace!(?pending, "loss detection: keys to read");
-            match self.round(&holds, pending).await {
+            last_read = Instant::now();
+            match self.round(&holds, pending, &mut expiries).await {
                 Round::Done => backoff = BACKOFF_MIN,
                 Round::Failed => {
                     drop(holds);
@@ -160,7 +161,12 @@ impl Task {
     }
 
     /// Turns tracking on when the connection is new, then reads the holds on the changed keys.
-    async fn round(&self, holds: &Holds, mut pending: Pending) -> Round {
+    async fn round(
+        &self,
+        holds: &Holds,
+        mut pending: Pending,
+        expiries: &mut BTreeMap<Instant, Vec<Arc<str>>>,
+    ) -> Round {
         let Some(conn) = self.pubsub.tracking_conn() else {
             // a Sentinel link between masters
             self.invalidated.put_back(pending);
@@ -187,12 +193,21 @@ impl Task {
         let items = holds.live_items(if pending.all { None } else { Some(&pending.keys) });
         // one slot per pipeline in a cluster (the pipeline goes to the slot's master)
         let groups = slot_groups(items, conn.is_cluster(), |it| &it.key);
+        // after a reported change, also the key's TTL: one cut short is read again at its end
+        let ttls = pending.urgent;
         let reads = groups.iter().flat_map(|g| g.chunks(BATCH)).map(|chunk| {
             let conn = &conn;
-            async move { (chunk, self.read(conn, holds, chunk).await) }
+            async move { (chunk, self.read(conn, holds, chunk, ttls).await) }
         });
         let mut failed = false;
-        for (chunk, ok) in futures::future::join_all(reads).await {
+        for (chunk, (ok, short)) in futures::future::join_all(reads).await {
+            for (key, ttl) in short {
+                tracing::debug!(key = %key, ?ttl, "loss detection: a held key's TTL was cut short; reading it again when it runs out");
+                expiries
+                    .entry(Instant::now() + ttl + Duration::from_millis(1))
+                    .or_default()
+                    .push(key);
+            }
             if !ok {
                 // read again (and everything after a dropped connection: its push says so)
                 self.invalidated.keys(chunk.iter().map(|it| it.key.clone()));
@@ -206,12 +221,11 @@ impl Task {
         }
     }
 
-    /// `CLIENT TRACKING ON NOLOOP` on the tracking connection: on every master of a cluster
-    /// (each has its own connection; reads go to the slot's master). `NOLOOP`: the connection's
-    /// own writes (the watchdog's renewals) are not pushed to it.
+    /// `CLIENT TRACKING ON` on the tracking connection: on every master of a cluster (each has
+    /// its own connection; reads go to the slot's master).
     async fn tracking_on(&self, conn: &Connection) -> crate::Result<()> {
         let mut on = redis::cmd("CLIENT");
-        on.arg("TRACKING").arg("ON").arg("NOLOOP");
+        on.arg("TRACKING").arg("ON");
         match conn {
             Connection::Cluster(cc) => {
                 let mut c = cc.clone();
@@ -233,39 +247,61 @@ impl Task {
     /// Redis serves during `CLIENT PAUSE WRITE`, out of memory and on replicas, where a script
     /// might be refused) and ends the epochs whose field is gone. False when the batch is to be
     /// read again (the call failed, or a reply was neither an answer nor "another type").
-    async fn read(&self, conn: &Connection, holds: &Holds, chunk: &[RenewalItem]) -> bool {
+    async fn read(
+        &self,
+        conn: &Connection,
+        holds: &Holds,
+        chunk: &[RenewalItem],
+        ttls: bool,
+    ) -> (bool, Vec<(Arc<str>, Duration)>) {
         let mut pipe = redis::pipe();
         pipe.ignore_errors();
         for it in chunk {
             pipe.cmd("HEXISTS").arg(&*it.key).arg(&*it.field);
         }
+        // (a key with two holds of this client is asked once)
+        let mut keys: Vec<&Arc<str>> = Vec::new();
+        if ttls {
+            keys = chunk.iter().map(|it| &it.key).collect();
+            keys.sort();
+            keys.dedup();
+            for k in &keys {
+                pipe.cmd("PTTL").arg(&***k);
+            }
+        }
+        let expected = chunk.len() + keys.len();
         let mut c = conn.clone();
-        let replies = match tokio::time::timeout(self.command_timeout, pipe.query_async::<Vec<Value>>(&mut c))
-            .await
+        let mut replies = match tokio::time::timeout(
+            self.command_timeout,
+            pipe.query_async::<Vec<Value>>(&mut c),
+        )
+        .await
         {
-            Ok(Ok(replies)) if replies.len() == chunk.len() => replies,
+            Ok(Ok(replies)) if replies.len() == expected => replies,
             Ok(Ok(replies)) => {
                 tracing::warn!(
                     expected = chunk.len(),
                     got = replies.len(),
                     "loss detection: a reply of the wrong length; reading again"
                 );
-                return false;
+                return (false, Vec::new());
             }
             Ok(Err(e)) => {
                 tracing::debug!(error = %e, holds = chunk.len(), "loss detection: reading holds failed; retrying");
-                return false;
+                return (false, Vec::new());
             }
             Err(_) => {
                 tracing::debug!(
                     holds = chunk.len(),
                     "loss detection: reading holds timed out; retrying"
                 );
-                return false;
+                return (false, Vec::new());
             }
         };
         tracing::trace!(holds = chunk.len(), first = %chunk[0].key, "loss detection: holds read");
+        let pttls = replies.split_off(chunk.len());
         let mut complete = true;
+        let mut present: std::collections::HashSet<&Arc<str>> = std::collections::HashSet::new();
         for (it, reply) in chunk.iter().zip(replies) {
             let gone = match reply {
                 Value::Int(1) => false,
@@ -281,9 +317,22 @@ impl Task {
                 tracing::warn!(key = %it.key, field = %it.field,
                     "lock lost: its owner's field is gone from Redis (noticed by tracking)");
                 holds.owner_gone(it);
+            } else {
+                present.insert(&it.key);
             }
         }
-        complete
+        let short = keys
+            .into_iter()
+            .zip(pttls)
+            .filter_map(|(k, ttl)| match ttl {
+                Value::Int(ms) if ms >= 0 && present.contains(k) => {
+                    Some((k.clone(), Duration::from_millis(ms as u64)))
+                }
+                _ => None,
+            })
+            .filter(|(_, ttl)| *ttl < self.short_ttl)
+            .collect();
+        (complete, short)
     }
 }
 

@@ -10,10 +10,6 @@
 //! is gone: the epoch ends and its guards learn the lock is lost. Errors are logged and renewal
 //! goes on; an epoch that has not been renewed by its deadline (`lease - margin` after the last
 //! success) is reported lost.
-//!
-//! While the loss watch runs, renewals are sent on its tracking connection, whose own writes
-//! Redis does not push back to it (see [`crate::loss_watch`]); a call that fails there is sent
-//! again on the command connection.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
@@ -23,7 +19,6 @@ use crate::config::Config;
 use crate::conn::{slot_groups, Connection};
 use crate::holds::{Holds, RenewalItem};
 use crate::kind::RenewKind;
-use crate::loss_watch::TrackingConn;
 use crate::script;
 
 /// Starts the watchdog task on the current runtime. It ends when the hold table is dropped or
@@ -31,14 +26,12 @@ use crate::script;
 pub(crate) fn start(
     holds: &Arc<Holds>,
     conn: Connection,
-    tracking: Option<TrackingConn>,
     sync: Arc<crate::replica_wait::ReplicaSyncer>,
     config: &Config,
 ) {
     let task = Task {
         holds: holds.downgrade(),
         conn,
-        tracking,
         sync,
         period: config.lock_watchdog_timeout / 3,
         batch: config.watchdog_batch_size,
@@ -50,11 +43,7 @@ pub(crate) fn start(
 
 struct Task {
     holds: Weak<Holds>,
-    /// The command connection: renewals go here when there is no tracking connection, and a
-    /// renewal that failed there is sent again here.
     conn: Connection,
-    /// The loss watch's tracking connection (see [`TrackingConn`]): renewals go here first.
-    tracking: Option<TrackingConn>,
     /// `WAIT` after renewals (logged when unconfirmed; the renewal is kept).
     sync: Arc<crate::replica_wait::ReplicaSyncer>,
     period: Duration,
@@ -132,8 +121,8 @@ impl Task {
                 let mut refs = Vec::new();
                 for lock in locks {
                     inv.key(&*lock[0].key)
-                        .arg(crate::name::rw_key_prefix(&lock[0].key))
-                        .arg(lock.len());
+                        .key(crate::name::rw_key_prefix(&lock[0].key));
+                    inv.arg(lock.len());
                     for it in lock {
                         inv.arg(&*it.field);
                         refs.push(it);
@@ -192,23 +181,10 @@ impl Task {
         inv: &redis::ScriptInvocation<'_>,
         refs: Vec<&'a RenewalItem>,
     ) -> (Vec<&'a RenewalItem>, Instant, crate::Result<Vec<i64>>) {
-        let key = &refs[0].key;
-        if let Some(conn) = self.tracking.as_ref().and_then(TrackingConn::current) {
-            let sent_at = Instant::now();
-            match self.sync.run(&conn, self.command_timeout, key, inv).await {
-                Ok((v, _)) => return (refs, sent_at, Ok(v)),
-                // a renewal is idempotent: sending it again on the command connection is safe,
-                // and it keeps a hold alive while the tracking connection is down or behind
-                // (a Sentinel link still on the old master)
-                Err(e) => {
-                    tracing::debug!(error = %e, key = %key, "renewal on the tracking connection failed; sending it on the command connection")
-                }
-            }
-        }
         let sent_at = Instant::now();
         let res = self
             .sync
-            .run(&self.conn, self.command_timeout, key, inv)
+            .run(&self.conn, self.command_timeout, &refs[0].key, inv)
             .await
             .map(|(v, _)| v);
         (refs, sent_at, res)

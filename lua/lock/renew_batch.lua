@@ -4,7 +4,6 @@
 -- Each key is renewed on its own: a key that holds another type (WRONGTYPE) answers 2 for that
 -- key only, and the rest of the batch is still renewed. A TTL is never shortened (another hold
 -- of the same owner may have a longer lease), and a missing lock is never re-created.
--- Sent on a tracking connection the renewed keys stay tracked (see the read after each write).
 -- Reply: an array with, per key in order, 1 = renewed, 0 = the owner's field is gone,
 --        2 = the key holds another type.
 local ttl_ms = tonumber(ARGV[1])
@@ -14,9 +13,6 @@ for i, lock_key in ipairs(KEYS) do
   if held == 1 then
     if redis.call('pttl', lock_key) < ttl_ms then
       redis.call('pexpire', lock_key, ARGV[1])
-      -- a read after the write: a connection with client-side tracking keeps being told of
-      -- changes to a key only while its last access to it is a read
-      redis.call('exists', lock_key)
     end
     renewed[i] = 1
   elseif type(held) == 'table' then
