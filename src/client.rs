@@ -228,6 +228,28 @@ impl Client {
         crate::RMultiLock::new(members)
     }
 
+    /// A handle to the count-down latch `name` (Redisson's `getCountDownLatch(name)`). Nothing
+    /// is sent yet.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when `name` (after the name mapper) is empty, or, in a
+    /// cluster, when its channel would hash to another slot (a name with braces).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let latch = client.count_down_latch("latch:warmup")?;
+    /// latch.try_set_count(1).await?;
+    /// latch.count_down().await?;
+    /// latch.wait().await?; // at zero: returns at once
+    /// # Ok(()) }
+    /// ```
+    pub fn count_down_latch(&self, name: &str) -> Result<crate::CountDownLatch> {
+        crate::CountDownLatch::new(self.inner.clone(), self.key(name)?)
+    }
+
     fn key(&self, name: &str) -> Result<String> {
         crate::name::lock_key(&self.inner.config.name_mapper, name)
     }

@@ -190,7 +190,10 @@ mod tests {
     #[test]
     fn registrations_are_counted_per_key_and_channel() {
         let v = Arc::new(Vanish::default());
-        let (a, b) = (Arc::new(Channel::new()), Arc::new(Channel::new()));
+        let (a, b) = (
+            Arc::new(Channel::new(crate::pubsub::Messages::Unlock)),
+            Arc::new(Channel::new(crate::pubsub::Messages::Unlock)),
+        );
         let w1 = v.watch("k", a.clone());
         let w2 = v.watch("k", a.clone());
         let w3 = v.watch("k", b.clone());
@@ -209,7 +212,7 @@ mod tests {
     #[tokio::test]
     async fn a_gone_key_wakes_its_waiters() {
         let v = Arc::new(Vanish::default());
-        let ch = Arc::new(Channel::new());
+        let ch = Arc::new(Channel::new(crate::pubsub::Messages::Unlock));
         let _w = v.watch("k", ch.clone());
         let ch2 = ch.clone();
         let waiter = tokio::spawn(async move { ch2.notify.notified().await });
@@ -224,7 +227,7 @@ mod tests {
     #[tokio::test]
     async fn a_channel_with_a_fresh_message_is_being_handed_over_and_not_woken() {
         let v = Arc::new(Vanish::default());
-        let ch = Arc::new(Channel::new());
+        let ch = Arc::new(Channel::new(crate::pubsub::Messages::Unlock));
         let _w = v.watch("k", ch.clone());
         let since = crate::pubsub::clock_ms().saturating_sub(HANDOVER_MS);
         ch.note_message();

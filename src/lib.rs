@@ -102,6 +102,7 @@ mod config;
 mod conn;
 mod connect;
 mod core;
+mod count_down_latch;
 mod error;
 mod gone_keys;
 mod holds;
@@ -137,6 +138,7 @@ pub use crate::connect::ClientBuilder;
 pub use crate::core::handle::Ttl;
 pub use crate::core::Unlocked;
 pub use crate::core::{Guard, Lock};
+pub use crate::count_down_latch::CountDownLatch;
 pub use crate::error::{Error, Result};
 pub use crate::kinds::rw::RReadWriteLock;
 

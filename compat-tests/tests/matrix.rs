@@ -21,6 +21,7 @@
 //! | [`non_reentrant_fair`] | non-reentrant fair lock scenarios 31–34 (re-acquire refused, nothing queued; 27, 29, 30 on this kind) |
 //! | [`multi`] | multi-lock scenarios 35–37 (`RedissonMultiLock` vs `Client::multi_lock` over the same three names) |
 //! | [`cluster`] | scenarios 38–42 in a Redis Cluster (3 masters + 3 replicas): RLock, fair lock, `Auto` vs `Both` against classic/sharded Redisson |
+//! | [`latch`] | count-down latch scenarios 43–47 (`RCountDownLatch` vs `Client::count_down_latch`: count, wake-ups, delete, stress) |
 //! | [`counter`] | the mixed-language counter of scenarios 19, 23, 26, 30, 34 and 37 |
 //! | [`party`] | one side of a scenario: a Java worker or a Rust owner, every kind's operations |
 //! | [`env`] | the per-version environment (harnesses, clients, raw Redis) and party naming |
@@ -55,6 +56,8 @@ mod fair;
 mod fenced;
 #[path = "matrix/kinds.rs"]
 mod kinds;
+#[path = "matrix/latch.rs"]
+mod latch;
 #[path = "matrix/multi.rs"]
 mod multi;
 #[path = "matrix/non_reentrant.rs"]
@@ -77,9 +80,9 @@ mod spin;
 mod support;
 
 /// The old fixed run order, kept as a check of [`kinds::run_order`].
-const RUN_ORDER: [usize; 42] = [
+const RUN_ORDER: [usize; 47] = [
     1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29,
-    30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 9,
+    30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 9,
 ];
 
 fn self_check() -> Result<(), String> {

@@ -30,6 +30,7 @@
 //! # Ok::<_, redisson_lock::Error>(())
 //! ```
 
+mod count_down_latch;
 mod lock;
 mod multi;
 
@@ -39,6 +40,7 @@ use std::time::Duration;
 use crate::error::{Error, Result};
 use crate::Config;
 
+pub use count_down_latch::CountDownLatch;
 pub use lock::{
     FairGuard, FencedGuard, Guard, Lock, LockGuard, NonReentrantFairGuard, NonReentrantGuard, RFairLock,
     RFencedLock, RLock, RNonReentrantFairLock, RNonReentrantLock, RReadLock, RReadWriteLock, RSpinLock,

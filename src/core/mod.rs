@@ -353,7 +353,7 @@ impl<K: AcquireKind> Lock<K> {
                         let channel = self.channel_of(owner);
                         let fresh = tokio::select! {
                             _ = closing.as_mut() => return Err(Error::Shutdown),
-                            s = self.client.hub.subscribe(&channel, budget) => s,
+                            s = self.client.hub.subscribe(&channel, crate::pubsub::Messages::Unlock, budget) => s,
                         };
                         if let Err(e) = &fresh {
                             tracing::debug!(key = %self.key, channel = %channel, error = %e, "could not subscribe again; polling instead");
@@ -369,7 +369,7 @@ impl<K: AcquireKind> Lock<K> {
                         let channel = self.channel_of(owner);
                         let subscribed = tokio::select! {
                             _ = closing.as_mut() => return Err(Error::Shutdown),
-                            s = self.client.hub.subscribe(&channel, budget) => s,
+                            s = self.client.hub.subscribe(&channel, crate::pubsub::Messages::Unlock, budget) => s,
                         };
                         match subscribed {
                             Ok(s) => {

@@ -11,7 +11,20 @@ use crate::primitives::{Mutex, Notify};
 
 pub(crate) type ChannelsHandle = Arc<Mutex<HashMap<String, Arc<Channel>>>>;
 
+/// What a message on a channel means for its local waiters (fixed by whoever subscribes first;
+/// a channel name belongs to one kind of object, so every subscriber means the same).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Messages {
+    /// The locks' unlock messages: `0` wakes one waiter (or leaves a permit for the next), `1`
+    /// every waiter; anything else is ignored.
+    Unlock,
+    /// Any message wakes every waiter, who each read the state in Redis again (a latch's
+    /// `0`/`1`, a semaphore's count of permits).
+    WakeAll,
+}
+
 pub(crate) struct Channel {
+    pub(crate) messages: Messages,
     pub(crate) notify: Notify,
     /// When the last unlock message arrived (ms since [`clock_ms`]'s origin; 0: never).
     last_message_ms: std::sync::atomic::AtomicU64,
@@ -67,8 +80,9 @@ impl State {
 }
 
 impl Channel {
-    pub(crate) fn new() -> Channel {
+    pub(crate) fn new(messages: Messages) -> Channel {
         Channel {
+            messages,
             notify: Notify::new(),
             last_message_ms: std::sync::atomic::AtomicU64::new(0),
             state: Mutex::new(State::default()),

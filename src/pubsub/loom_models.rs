@@ -126,7 +126,10 @@ fn spawn_waiter(hub: &Arc<Hub>, server: &Arc<Server>) -> thread::JoinHandle<()> 
     let (hub, server) = (hub.clone(), server.clone());
     thread::spawn(move || {
         block_on(async {
-            if let Ok(sub) = hub.subscribe(CHANNEL, Duration::from_secs(1)).await {
+            if let Ok(sub) = hub
+                .subscribe(CHANNEL, super::Messages::Unlock, Duration::from_secs(1))
+                .await
+            {
                 assert!(
                     server.subscribed(),
                     "a waiter was told it is subscribed; the server disagrees"

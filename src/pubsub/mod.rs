@@ -1,8 +1,9 @@
 //! One pub/sub hub per client: shared, reference-counted subscriptions to unlock channels.
 //!
-//! Each channel has one `Notify`. Redisson's message semantics map onto it directly:
-//! `0` → `notify_one` (wake one local waiter, or store one permit for the next),
-//! `1` → `notify_waiters` (wake every registered waiter). A waiter registers (`enable`) before
+//! Each channel has one `Notify`. Redisson's unlock messages map onto it directly
+//! ([`Messages::Unlock`]): `0` → `notify_one` (wake one local waiter, or store one permit for the
+//! next), `1` → `notify_waiters` (wake every registered waiter). On a synchronizer's channel
+//! ([`Messages::WakeAll`]) every message wakes every registered waiter. A waiter registers (`enable`) before
 //! it re-tries the lock, so a message published between its attempt and its sleep is never lost.
 //! A dropped connection wakes every waiter and makes its subscription stale: each re-tries at
 //! once, joins again (the SUBSCRIBE completes when the connection is back) and re-tries after
@@ -65,7 +66,7 @@ use std::time::{Duration, Instant};
 use crate::error::{Error, Result};
 use crate::primitives::Mutex;
 
-pub(crate) use channel::{clock_ms, Channel, ChannelsHandle};
+pub(crate) use channel::{clock_ms, Channel, ChannelsHandle, Messages};
 pub(crate) use conn::{cluster_conn, Mode, PubSubConn};
 use health::{Failure, Health};
 pub(crate) use invalidated::{Invalidated, Pending};
@@ -131,7 +132,12 @@ impl Hub {
     ///
     /// Cancel safe: dropping the future (or an error) leaves the channel again; a SUBSCRIBE
     /// already sent is finished by the channel's driver and undone if nobody uses the channel.
-    pub(crate) async fn subscribe(self: &Arc<Self>, channel: &str, budget: Duration) -> Result<Subscription> {
+    pub(crate) async fn subscribe(
+        self: &Arc<Self>,
+        channel: &str,
+        messages: Messages,
+        budget: Duration,
+    ) -> Result<Subscription> {
         let (sub, seen_failures) = {
             let mut map = self.channels.lock();
             let existing = map.get(channel).cloned();
@@ -148,7 +154,7 @@ impl Hub {
                 self.health.lock().admit(Instant::now())?;
             }
             let ch = existing.unwrap_or_else(|| {
-                let ch = Arc::new(Channel::new());
+                let ch = Arc::new(Channel::new(messages));
                 map.insert(channel.to_owned(), ch.clone());
                 ch
             });

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use redis::{PushInfo, PushKind, Value};
 
-use super::channel::ChannelsHandle;
+use super::channel::{ChannelsHandle, Messages};
 use super::invalidated::Invalidated;
 
 /// Where the pub/sub connection's pushes go: the channels' waiters and the loss watch.
@@ -61,10 +61,12 @@ fn deliver(pushes: &Pushes, push: PushInfo) {
                 let ch = channels.lock().get(msg.get_channel_name()).cloned();
                 if let Some(ch) = ch {
                     ch.note_message();
-                    match msg.get_payload_bytes() {
-                        b"0" => ch.notify.notify_one(),
-                        b"1" => ch.notify.notify_waiters(),
-                        other => tracing::trace!(
+                    match (ch.messages, msg.get_payload_bytes()) {
+                        // (waiters register before they read Redis, so none is missed)
+                        (Messages::WakeAll, _) => ch.notify.notify_waiters(),
+                        (Messages::Unlock, b"0") => ch.notify.notify_one(),
+                        (Messages::Unlock, b"1") => ch.notify.notify_waiters(),
+                        (Messages::Unlock, other) => tracing::trace!(
                             channel = msg.get_channel_name(),
                             payload = ?String::from_utf8_lossy(other),
                             "ignoring unknown unlock message"

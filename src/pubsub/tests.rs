@@ -17,7 +17,10 @@ fn message(channel: &str, payload: &str) -> PushInfo {
 async fn waiters(hub: &Arc<Hub>, n: usize) -> Vec<tokio::task::JoinHandle<()>> {
     let mut v = Vec::new();
     for _ in 0..n {
-        let sub = hub.subscribe("ch", Duration::from_secs(1)).await.unwrap();
+        let sub = hub
+            .subscribe("ch", super::Messages::Unlock, Duration::from_secs(1))
+            .await
+            .unwrap();
         v.push(tokio::spawn(async move { sub.channel().notify.notified().await }));
     }
     for _ in 0..10 {
@@ -111,9 +114,18 @@ async fn channels_are_refcounted_and_removed_with_their_last_user() {
     let channels = Hub::new_channels();
     let hub = Arc::new(Hub::new(channels, None, Mode::Classic));
     assert!(hub.is_healthy());
-    let a1 = hub.subscribe("a", Duration::ZERO).await.unwrap();
-    let a2 = hub.subscribe("a", Duration::ZERO).await.unwrap();
-    let b = hub.subscribe("b", Duration::ZERO).await.unwrap();
+    let a1 = hub
+        .subscribe("a", super::Messages::Unlock, Duration::ZERO)
+        .await
+        .unwrap();
+    let a2 = hub
+        .subscribe("a", super::Messages::Unlock, Duration::ZERO)
+        .await
+        .unwrap();
+    let b = hub
+        .subscribe("b", super::Messages::Unlock, Duration::ZERO)
+        .await
+        .unwrap();
     assert!(Arc::ptr_eq(&a1.channel(), &a2.channel()));
     assert_eq!((hub.channel_count(), hub.waiter_count()), (2, 3));
     drop(a1);
@@ -179,7 +191,10 @@ async fn a_server_side_sunsubscribe_makes_subscriptions_stale_and_wakes_waiters(
         channels,
         ..Default::default()
     });
-    let sub = hub.subscribe("ch", Duration::ZERO).await.unwrap();
+    let sub = hub
+        .subscribe("ch", super::Messages::Unlock, Duration::ZERO)
+        .await
+        .unwrap();
     let ws = waiters(&hub, 2).await;
     let sunsubscribe = || PushInfo {
         kind: PushKind::SUnsubscribe,
@@ -196,7 +211,10 @@ async fn a_server_side_sunsubscribe_makes_subscriptions_stale_and_wakes_waiters(
             .unwrap()
             .unwrap();
     }
-    let again = hub.subscribe("ch", Duration::ZERO).await.unwrap();
+    let again = hub
+        .subscribe("ch", super::Messages::Unlock, Duration::ZERO)
+        .await
+        .unwrap();
     assert!(!again.is_stale(), "a new user joins after the drop");
 }
 
@@ -208,7 +226,10 @@ async fn disconnection_wakes_everyone_and_makes_subscriptions_stale() {
         channels,
         ..Default::default()
     });
-    let sub = hub.subscribe("ch", Duration::ZERO).await.unwrap();
+    let sub = hub
+        .subscribe("ch", super::Messages::Unlock, Duration::ZERO)
+        .await
+        .unwrap();
     sub.channel().state.lock().subscribed = true;
     let ws = waiters(&hub, 2).await;
     handler(PushInfo {

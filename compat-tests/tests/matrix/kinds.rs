@@ -2,18 +2,22 @@
 //!
 //! Every kind has a scenario module (`rlock.rs`: 1–9, `rwlock.rs`: 10–15, `fenced.rs`: 16–19,
 //! `spin.rs`: 20–23, `non_reentrant.rs`: 24–26, `fair.rs`: 27–30, `non_reentrant_fair.rs`: 31–34,
-//! `multi.rs`: 35–37, `cluster.rs`: 38–42)
+//! `multi.rs`: 35–37, `cluster.rs`: 38–42, `latch.rs`: 43–47)
 //! with a `SCENARIOS`
 //! table and a `run` function; [`Kind::ALL`] fixes the order of the run and of the report.
 //! [`Kind::Cluster`] is a topology rather than a lock kind: its scenarios (RLock and fair lock
 //! in a Redis Cluster) do not run in the per-version single-server environment but afterwards,
 //! on one 3-master + 3-replica cluster, for the versions of `cluster::CLUSTER_VERSIONS` in the run
 //! (`runner::run_cluster`; [`Kind::topology_cluster`]).
+//! [`Kind::Latch`] is not a lock at all (Redisson's `RCountDownLatch`): like [`Kind::Multi`] it
+//! needs only core harness commands (`latch<Op>`, every version), so its rows are never n/a, and
+//! its scenarios run in the per-version environment like a lock kind's; directions name who
+//! counts down (J→R: Java sets and counts down, Rust reads or waits).
 //! A kind whose Redisson version lacks it (the harness jar does not list it, see
 //! `kinds.properties`) gets "n/a" rows, which are neither passed nor failed.
 //!
 //! **Adding a kind's scenarios**:
-//! 1. `tests/matrix/<kind>.rs` with `pub const SCENARIOS: &[Scenario]` (numbers from 38 on) and
+//! 1. `tests/matrix/<kind>.rs` with `pub const SCENARIOS: &[Scenario]` (numbers from 48 on) and
 //!    `pub async fn run(env, no, dir) -> Result<Outcome>`; declare it in `tests/matrix.rs`;
 //! 2. return them from [`Kind::scenarios`] and dispatch in [`Kind::run`];
 //! 3. give the Rust side a handle in `party.rs` (`RustLock`, `Guard`); the Java side already has
@@ -34,7 +38,7 @@ use std::time::Duration;
 use redisson_lock_compat_tests::{JavaKind, Result};
 
 use crate::env::Env;
-use crate::{cluster, fair, fenced, multi, non_reentrant, non_reentrant_fair, rlock, rwlock, spin};
+use crate::{cluster, fair, fenced, latch, multi, non_reentrant, non_reentrant_fair, rlock, rwlock, spin};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dir {
@@ -115,11 +119,14 @@ pub enum Kind {
     Multi,
     /// The RLock (and fair lock) in a Redis Cluster: a topology, run by `runner::run_cluster`.
     Cluster,
+    /// `RCountDownLatch` / `Client::count_down_latch`: not a lock; core harness commands
+    /// (`latch<Op>`, every version).
+    Latch,
 }
 
 impl Kind {
     /// The order of the run and of the report.
-    pub const ALL: [Kind; 9] = [
+    pub const ALL: [Kind; 10] = [
         Kind::RLock,
         Kind::RwLock,
         Kind::Fenced,
@@ -129,6 +136,7 @@ impl Kind {
         Kind::NonReentrantFair,
         Kind::Multi,
         Kind::Cluster,
+        Kind::Latch,
     ];
 
     /// Whether the kind's scenarios need the cluster environment (not the single server).
@@ -152,6 +160,7 @@ impl Kind {
             Kind::Cluster => {
                 "Redis Cluster, 3 masters + 3 replicas (`useClusterServers()` / `ClientBuilder::cluster`)"
             }
+            Kind::Latch => "Count-down latch (`getCountDownLatch` / `Client::count_down_latch`)",
         }
     }
 
@@ -177,6 +186,9 @@ impl Kind {
             Kind::Cluster => Some(
                 "Cluster wake-up latency per version (ms; scenarios 39 and 41 in the version's mode, 42 with the crate in Auto where Java listens sharded; bound 500 ms)",
             ),
+            Kind::Latch => Some(
+                "Count-down latch wake-up per version (ms; 44: B's wait after A's last count-down, 46 J→R: a Rust waiter after Java's delete, 47: the slowest of 4 waiters after the last count-down reply; Rust re-polls every 30 s; bound 3000 ms)",
+            ),
         }
     }
 
@@ -192,6 +204,8 @@ impl Kind {
             Kind::NonReentrantFair => JavaKind::NonReentrantFair,
             Kind::Multi => JavaKind::Lock,
             Kind::Cluster => JavaKind::Lock,
+            // core commands: present in every jar, like the plain lock
+            Kind::Latch => JavaKind::Lock,
         }
     }
 
@@ -206,6 +220,7 @@ impl Kind {
             Kind::NonReentrantFair => non_reentrant_fair::SCENARIOS,
             Kind::Multi => multi::SCENARIOS,
             Kind::Cluster => cluster::SCENARIOS,
+            Kind::Latch => latch::SCENARIOS,
         }
     }
 
@@ -220,6 +235,7 @@ impl Kind {
             Kind::NonReentrantFair => non_reentrant_fair::run(env, no, dir).await,
             Kind::Multi => multi::run(env, no, dir).await,
             Kind::Cluster => cluster::run(env, no, dir).await,
+            Kind::Latch => latch::run(env, no, dir).await,
         }
     }
 }
@@ -233,7 +249,7 @@ pub fn scenario(no: usize) -> Option<(Kind, &'static Scenario)> {
 }
 
 /// Every scenario number in run order: each kind's in [`Kind::ALL`] order, the `last` ones at
-/// the end (1–8, 10–42, 9).
+/// the end (1–8, 10–47, 9).
 pub fn run_order() -> Vec<usize> {
     let all = || Kind::ALL.into_iter().flat_map(|k| k.scenarios().iter());
     all()

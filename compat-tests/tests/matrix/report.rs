@@ -10,6 +10,7 @@ use redisson_lock_compat_tests::Result;
 
 use crate::counter::{MIN_HANDOVERS, SPIN_MAX_SECS, SPIN_MIN_HANDOVERS};
 use crate::kinds::{Dir, Kind};
+use crate::latch::LATCH_WAKE_BOUND_MS;
 use crate::rwlock::RW_WAKE_BOUND_MS;
 use crate::spin::SPIN_WAKE_BOUND_MS;
 use crate::support::WAKE_BOUND_MS;
@@ -218,6 +219,10 @@ pub fn render(rows: &[Row], info: &RunInfo) -> String {
     let _ = writeln!(md, "(`Auto` = sharded where Redisson is sharded, `Both` for 3.17.7, which only knows classic pub/sub). 39 and 41 use the");
     let _ = writeln!(md, "10 s-poll Rust client (Java waits its 30 s TTL), bound {} ms. 42 runs the crate in `Auto` against every version: the mismatch", crate::cluster::CLUSTER_WAKE_BOUND_MS);
     let _ = writeln!(md, "of pub/sub kinds (3.17.7 waiters are never woken by an `Auto` unlock, and `Auto` waiters never by a 3.17.7 unlock) must reproduce there.");
+    let _ = writeln!(md, "43–47: count-down latch (`getCountDownLatch` / `Client::count_down_latch`, every version; not a lock): J→R = Java sets the count");
+    let _ = writeln!(md, "and counts down (or deletes), Rust reads or waits, R→J the other way round; the count is the string at N, the messages (`1` set or delete,");
+    let _ = writeln!(md, "`0` the count-down to exactly 0) are checked on `redisson_countdownlatch__channel__{{N}}`. Wake-ups: Rust waiters use the 10 s-poll client");
+    let _ = writeln!(md, "(30 s when subscribed), bound {LATCH_WAKE_BOUND_MS} ms. 46 R→J only reports the Java waiter: Redisson's waiters are not woken by a delete.");
     let _ = writeln!(md, "19, 23, 26, 30, 34, 37: J→R = the Java counter workers start first, R→J the Rust tasks; the lock must pass between the languages");
     let _ = writeln!(md, "at least {MIN_HANDOVERS} times each way (a kind whose unlock wakes no waiter of the other language manages 0–3);");
     let _ = writeln!(md, "the spin lock (23), whose waiters poll and are not fair, at least {SPIN_MIN_HANDOVERS} times each way within {SPIN_MAX_SECS} s.\n");

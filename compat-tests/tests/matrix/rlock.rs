@@ -48,7 +48,7 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         dirs: TOGETHER,
         last: true,
-        ..sc(9, "Afterwards (runs last, after 37): no channel subscribed, no lock keys left (incl. rwlock_timeout keys, redisson_rwlock channels, the fair locks' redisson_lock_queue / redisson_lock_timeout keys and per-waiter channels); only the fenced token counters (no TTL, never deleted) stay")
+        ..sc(9, "Afterwards (runs last, after 47): no channel subscribed, no lock or latch keys left (incl. rwlock_timeout keys, redisson_rwlock channels, the fair locks' redisson_lock_queue / redisson_lock_timeout keys and per-waiter channels, the latch channels); only the fenced token counters (no TTL, never deleted) stay")
     },
 ];
 

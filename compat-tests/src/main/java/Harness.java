@@ -25,6 +25,7 @@ import java.util.concurrent.locks.LockSupport;
 import org.redisson.Redisson;
 import org.redisson.RedissonMultiLock;
 import org.redisson.api.RBucket;
+import org.redisson.api.RCountDownLatch;
 import org.redisson.api.RList;
 import org.redisson.api.RLock;
 import org.redisson.api.RReadWriteLock;
@@ -51,7 +52,7 @@ import org.redisson.config.ReadMode;
  * See README.md in this directory for the full contract.
  *
  * This file only uses Redisson API that exists in 3.17.x .. 4.x ({@code getLock},
- * {@code getReadWriteLock}, {@code getFairLock}). The lock kinds that need a newer Redisson (spin,
+ * {@code getReadWriteLock}, {@code getFairLock}, {@code getCountDownLatch}). The lock kinds that need a newer Redisson (spin,
  * fenced, non-reentrant, non-reentrant fair: see {@code kinds.properties}) live in
  * {@code src/main/kinds/<kind>/<Kind>Commands.java}; build-harness.sh compiles them only for versions
  * that have them, and {@link #loadKinds()} finds them with {@code Class.forName}.
@@ -492,6 +493,15 @@ public final class Harness {
                             + " (a multi-lock has multiLock, multiTryLock, multiUnlock, multiCounter)");
             }
         }
+        // ---- count-down latch (every version): latch<Op> on getCountDownLatch(NAME); not a lock kind,
+        // so it is not listed in "kinds"
+        String latchOp = opOf(cmd, "latch");
+        if (latchOp != null) {
+            if (a.length < 1) {
+                throw new IllegalArgumentException(cmd + ": missing latch NAME");
+            }
+            return latchOp(cmd, latchOp, redisson.getCountDownLatch(a[0]), a);
+        }
         // ---- optional kinds: <kind><Op> (spinLock, fencedGetToken, nonReentrantTryLock, ...); the
         // longest kind id wins, so nonReentrantFairLock goes to nonReentrantFair, not nonReentrant
         String kind = null;
@@ -582,6 +592,35 @@ public final class Harness {
                 return lock.remainTimeToLive();
             default:
                 throw new IllegalArgumentException("unknown command: " + cmd);
+        }
+    }
+
+    /**
+     * The {@code RCountDownLatch} calls; {@code cmd} is the full command (for messages), {@code op}
+     * the operation without the {@code latch} prefix, {@code a[0]} the latch name. {@code await}
+     * blocks its worker until the count is 0 or the timeout ends; other workers go on meanwhile.
+     */
+    static Object latchOp(String cmd, String op, RCountDownLatch latch, String[] a) throws InterruptedException {
+        switch (op) {
+            case "trySetCount":
+                argc(cmd, a, 2, 2);
+                return latch.trySetCount(num(a[1]));
+            case "countDown":
+                argc(cmd, a, 1, 1);
+                latch.countDown();
+                return null;
+            case "getCount":
+                argc(cmd, a, 1, 1);
+                return latch.getCount();
+            case "await":
+                argc(cmd, a, 2, 2);
+                return latch.await(num(a[1]), TimeUnit.MILLISECONDS);
+            case "delete":
+                argc(cmd, a, 1, 1);
+                return latch.delete();
+            default:
+                throw new IllegalArgumentException("unknown command: " + cmd + " (a count-down latch has"
+                        + " latchTrySetCount, latchCountDown, latchGetCount, latchAwait, latchDelete)");
         }
     }
 
