@@ -43,6 +43,8 @@ use redis::Value;
 
 /// Holds read per pipeline (a `HEXISTS` each).
 const BATCH: usize = 1_000;
+/// Pipelines of one round in flight at once.
+const READS_IN_FLIGHT: usize = 4;
 /// While nothing changes, how often the watch checks that its client still exists.
 const IDLE_CHECK: Duration = Duration::from_secs(1);
 /// How long the watch gathers new holds before it reads them: one call for a burst of them,
@@ -195,12 +197,20 @@ impl Task {
         let groups = slot_groups(items, conn.is_cluster(), |it| &it.key);
         // after a reported change, also the key's TTL: one cut short is read again at its end
         let ttls = pending.urgent;
-        let reads = groups.iter().flat_map(|g| g.chunks(BATCH)).map(|chunk| {
-            let conn = &conn;
-            async move { (chunk, self.read(conn, holds, chunk, ttls).await) }
-        });
+        // a few pipelines at a time: reading 100,000 holds after a reconnect or a renewal round
+        // neither holds every request and reply in memory at once nor queues them all ahead of
+        // the connection's SUBSCRIBEs
+        let chunks: Vec<&[RenewalItem]> = groups.iter().flat_map(|g| g.chunks(BATCH)).collect();
+        let mut done = Vec::with_capacity(chunks.len());
+        for wave in chunks.chunks(READS_IN_FLIGHT) {
+            let reads = wave.iter().map(|chunk| {
+                let conn = &conn;
+                async move { (*chunk, self.read(conn, holds, chunk, ttls).await) }
+            });
+            done.extend(futures::future::join_all(reads).await);
+        }
         let mut failed = false;
-        for (chunk, (ok, short)) in futures::future::join_all(reads).await {
+        for (chunk, (ok, short)) in done {
             for (key, ttl) in short {
                 tracing::debug!(key = %key, ?ttl, "loss detection: a held key's TTL was cut short; reading it again when it runs out");
                 expiries

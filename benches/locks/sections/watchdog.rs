@@ -104,10 +104,11 @@ impl Bench {
             // every hold must have survived the window (a renewal round that stalls past the
             // lease deadline ends them as RenewalFailed, and they then count as renewing no more)
             let held = guards.iter().filter(|g| g.is_held()).count();
-            // the window's edges cut through renewal rounds; the keys per call (PTTL run by the
-            // script per held key, per EVALSHA) give the exact calls for one round over all held
-            // locks (not HEXISTS: the loss watch's reads after each round are HEXISTS too)
-            let keys_per_call = d.get("pttl").copied().unwrap_or(0) as f64
+            // the window's edges cut through renewal rounds; the keys per call (PEXPIRE run by the
+            // script per renewed key, per EVALSHA) give the exact calls for one round over all
+            // held locks (not HEXISTS or PTTL: the loss watch's reads after each round send those
+            // too)
+            let keys_per_call = d.get("pexpire").copied().unwrap_or(0) as f64
                 / d.get("evalsha").copied().unwrap_or(0).max(1) as f64;
             let per_round = (n as f64 / keys_per_call).ceil();
             // baseline: one raw renewal round for the same locks
