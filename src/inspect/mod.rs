@@ -1,7 +1,9 @@
-//! Read-only views of lock state in Redis: who holds a lock, how, and for how long.
+//! Read-only views of lock state in Redis: who holds a lock, how, and for how long; and the count
+//! of a count-down latch (or semaphore).
 //!
-//! These functions only read (`TYPE`, `HGETALL`, `PTTL`, `LRANGE`, `ZRANGE`, `GET`, `SCAN`); they
-//! never change a lock, so they are safe to point at locks held by Java services using Redisson.
+//! These functions only read (`TYPE`, `HGETALL`, `PTTL`, `LRANGE`, `ZRANGE`, `GET`, `SCAN`,
+//! `PUBSUB`); they never change a lock, so they are safe to point at locks held by Java services
+//! using Redisson.
 //! They work on the **Redis key** of a lock (the name after any [`NameMapper`](crate::NameMapper)),
 //! over any connection, e.g. [`Client::connection`](crate::Client::connection):
 //!
@@ -45,6 +47,29 @@
 //! The reads of one [`inspect`] are sent as one `MULTI`/`EXEC` block (all keys share the lock's
 //! hash slot), so holders, TTL, queue and token are a consistent snapshot; the read-lock timeout
 //! keys are read right after.
+//!
+//! # Counts: count-down latches and semaphores
+//!
+//! [`inspect_latch`] reads a count the way Redisson's `RCountDownLatch` keeps it (`docs/protocol.md`,
+//! "Count-down latch"): a decimal integer string at `N`, deleted at zero, and the subscribers of
+//! its channel `redisson_countdownlatch__channel__{N}`. Redisson's `RSemaphore` keeps its available
+//! permits exactly the same way (with the channel `redisson_sc:{N}`), so a plain integer at `N`
+//! is *a count*: a count-down latch or a semaphore. Only the subscribers of the two channels hint
+//! at which one has waiters ([`LatchInfo::listeners`]):
+//!
+//! ```no_run
+//! # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+//! use redisson_lock::inspect::{self, Listeners};
+//!
+//! let info = inspect::inspect_latch(&mut client.connection(), "latch:batch:7").await?;
+//! println!("count {} (exists: {})", info.count, info.exists);
+//! match info.listeners() {
+//!     Listeners::Latch => println!("latch waiters are listening"),
+//!     Listeners::Semaphore => println!("semaphore waiters are listening"),
+//!     _ => println!("a count-down latch or a semaphore: the key alone cannot tell"),
+//! }
+//! # Ok(()) }
+//! ```
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -55,10 +80,12 @@ use crate::error::{Error, Result};
 use crate::Ttl;
 
 mod field;
+mod latch;
 mod names;
 
 use field::{field_problem, hold_count, not_a_lock, owner_field, shown};
 pub use field::{parse_field, Field};
+pub use latch::*;
 pub use names::*;
 
 /// The most read-timeout keys probed per reader (a guard against a corrupted hold count).

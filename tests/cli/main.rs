@@ -10,6 +10,7 @@ mod force_unlock;
 mod hold;
 mod inspect;
 mod java;
+mod latch;
 mod watch;
 
 use std::process::Stdio;

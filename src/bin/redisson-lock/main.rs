@@ -8,6 +8,7 @@
 
 mod args;
 mod cluster;
+mod count;
 mod doctor;
 mod hold;
 mod render;
@@ -52,10 +53,15 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Show a lock's kind, holders, TTL, read-hold timeout keys, fair queue and fencing token
+    /// Show a lock's kind, holders, TTL, read-hold timeout keys, fair queue and fencing token;
+    /// for a name that holds an integer, the count (a count-down latch or a semaphore) and who
+    /// listens on its channels
     Inspect {
         /// The lock's name (its Redis key)
         name: String,
+        /// Show the name as a count (a count-down latch or a semaphore) even when it is absent
+        #[arg(long)]
+        latch: bool,
     },
     /// Find locks with SCAN (never KEYS) and show one line per lock; in a Redis Cluster, SCAN
     /// every master
@@ -74,10 +80,14 @@ enum Command {
         #[arg(long, short = 'y')]
         yes: bool,
     },
-    /// Print unlock messages live (classic and sharded channels) and holder/TTL changes
+    /// Print unlock messages live (classic and sharded channels) and holder/TTL changes; for a
+    /// count (a name that holds an integer), the count-down latch's messages and count changes
     Watch {
         /// The lock's name (its Redis key)
         name: String,
+        /// Watch the name as a count (a count-down latch or a semaphore) even when it is absent
+        #[arg(long)]
+        latch: bool,
         /// How often to sample holders and TTL (at least 10ms)
         #[arg(
             long,
@@ -377,10 +387,12 @@ async fn run(mut cli: Cli) -> Result<Outcome, Failure> {
     load_config_file(&mut cli)?;
     let out = render::Out::new(cli.json);
     match cli.command {
-        Command::Inspect { name } => {
+        Command::Inspect { name, latch } => {
             let client = connect(&cli.url).await?;
-            let info = inspect::inspect(&mut client.connection(), &name).await?;
-            out.inspect(&info);
+            match count::view(&mut client.connection(), &name, latch).await? {
+                count::View::Lock(info) => out.inspect(&info),
+                count::View::Count(info) => out.inspect_latch(&info),
+            }
             Ok(Outcome::Done)
         }
         Command::List { pattern } => {
@@ -403,9 +415,13 @@ async fn run(mut cli: Cli) -> Result<Outcome, Failure> {
             let client = connect(&cli.url).await?;
             force_unlock(&client, &out, &name, yes).await
         }
-        Command::Watch { name, interval } => {
+        Command::Watch {
+            name,
+            latch,
+            interval,
+        } => {
             let client = connect(&cli.url).await?;
-            watch::watch(&client, &cli.url, &out, &name, interval).await
+            watch::watch(&client, &cli.url, &out, &name, latch, interval).await
         }
         Command::Doctor { name, acl_user } => {
             doctor::doctor(&cli.url, &out, doctor::DoctorArgs { name, acl_user }).await

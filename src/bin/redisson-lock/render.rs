@@ -2,10 +2,11 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use redisson_lock::inspect::{Holder, LockInfo, Role};
+use redisson_lock::inspect::{ChannelSubscribers, Holder, LatchInfo, Listeners, LockInfo, Role};
 use redisson_lock::Ttl;
 use serde_json::{json, Value};
 
+use crate::count::COUNT_KIND;
 use crate::now_ms;
 
 /// What an error line reports (`kind` of the JSON error object).
@@ -119,6 +120,45 @@ pub(crate) fn info_json(info: &LockInfo) -> Value {
     })
 }
 
+fn subscribers_json(c: &ChannelSubscribers) -> Value {
+    json!({"channel": c.channel, "subscribers": c.classic, "sharded_subscribers": c.sharded})
+}
+
+/// A count (count-down latch or semaphore) as JSON: `kind` is `count`, never a lock kind.
+pub(crate) fn latch_json(info: &LatchInfo) -> Value {
+    json!({
+        "name": info.key,
+        "kind": "count",
+        "exists": info.exists,
+        "count": info.count,
+        "ttl_ms": ttl_ms(info.ttl),
+        "channels": {
+            "latch": subscribers_json(&info.latch_channel),
+            "semaphore": subscribers_json(&info.semaphore_channel),
+        },
+        "listeners": info.listeners().as_str(),
+    })
+}
+
+/// One line: name and count.
+pub(crate) fn count_summary(info: &LatchInfo) -> String {
+    if info.exists {
+        format!(
+            "{}: count {} (a count-down latch or a semaphore)",
+            info.key, info.count
+        )
+    } else {
+        format!("{}: count 0 (absent)", info.key)
+    }
+}
+
+fn subscribers_str(c: &ChannelSubscribers) -> String {
+    match c.sharded {
+        Some(n) => format!("subscribers {} (+{n} sharded)", c.classic),
+        None => format!("subscribers {}", c.classic),
+    }
+}
+
 fn holder_short(h: &Holder) -> String {
     let mut s = format!("{} x{}", h.field, h.hold_count);
     if h.role != Role::Exclusive {
@@ -230,6 +270,41 @@ impl Out {
         if let Some(t) = info.token {
             println!("token    {t}");
         }
+    }
+
+    pub(crate) fn inspect_latch(&self, info: &LatchInfo) {
+        if self.json {
+            println!("{}", latch_json(info));
+            return;
+        }
+        println!("name     {}", info.key);
+        println!("kind     {COUNT_KIND} (both keep a plain integer at the name)");
+        if info.exists {
+            println!("state    set");
+        } else {
+            println!("state    absent (a latch is deleted when it reaches zero)");
+        }
+        println!("count    {}", info.count);
+        println!("ttl      {}", fmt_ttl(info.ttl));
+        let width = info
+            .latch_channel
+            .channel
+            .chars()
+            .count()
+            .max(info.semaphore_channel.channel.chars().count());
+        for (what, c) in [
+            ("latch    ", &info.latch_channel),
+            ("semaphore", &info.semaphore_channel),
+        ] {
+            println!("channel  {:<width$}  {what}  {}", c.channel, subscribers_str(c));
+        }
+        let likely = match info.listeners() {
+            Listeners::Latch => "a count-down latch: its channel has subscribers (waiters)",
+            Listeners::Semaphore => "a semaphore: its channel has subscribers (waiters)",
+            Listeners::Both => "unclear: both channels have subscribers",
+            _ => "cannot tell: nobody listens on either channel",
+        };
+        println!("likely   {likely}");
     }
 
     pub(crate) fn list(&self, locks: &[LockInfo]) {
