@@ -45,6 +45,9 @@ use redis::Value;
 const BATCH: usize = 1_000;
 /// Pipelines of one round in flight at once.
 const READS_IN_FLIGHT: usize = 4;
+/// Changed keys read per round (the rest in the next rounds): what a round holds in memory
+/// stays small when a renewal round of 100,000 holds is pushed back.
+const KEYS_PER_ROUND: usize = READS_IN_FLIGHT * BATCH;
 /// While nothing changes, how often the watch checks that its client still exists.
 const IDLE_CHECK: Duration = Duration::from_secs(1);
 /// How long the watch gathers new holds before it reads them: one call for a burst of them,
@@ -143,7 +146,7 @@ impl Task {
             if holds.is_closed() || !self.invalidated.is_active() {
                 break;
             }
-            let pending = self.invalidated.take();
+            let pending = self.invalidated.take(KEYS_PER_ROUND);
             if pending.is_empty() {
                 continue;
             }

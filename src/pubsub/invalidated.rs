@@ -106,9 +106,23 @@ impl Invalidated {
         });
     }
 
-    /// Takes what is pending.
-    pub(crate) fn take(&self) -> Pending {
-        std::mem::take(&mut *self.pending.lock())
+    /// Takes what is pending: at most `max` keys (the rest stays pending, and urgent if it
+    /// was), or everything when every key is to be read anyway.
+    pub(crate) fn take(&self, max: usize) -> Pending {
+        let mut p = self.pending.lock();
+        if p.all || p.keys.len() <= max {
+            return std::mem::take(&mut *p);
+        }
+        let keys: HashSet<Arc<str>> = p.keys.iter().take(max).cloned().collect();
+        for k in &keys {
+            p.keys.remove(k);
+        }
+        Pending {
+            keys,
+            all: false,
+            reconnect: false,
+            urgent: p.urgent,
+        }
     }
 
     /// Puts back what could not be handled (it is handled with what came meanwhile).
@@ -140,5 +154,32 @@ impl Invalidated {
             }
             woken.await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_round_takes_a_slice_of_the_changed_keys_and_leaves_the_rest_urgent() {
+        let inv = Invalidated::default();
+        inv.set_active(true);
+        inv.keys((0..10).map(|i| Arc::from(format!("k{i}"))));
+        let first = inv.take(4);
+        assert_eq!(first.keys.len(), 4);
+        assert!(first.urgent);
+        let rest = inv.take(100);
+        assert_eq!(rest.keys.len(), 6);
+        assert!(rest.urgent, "what is left of a reported change stays urgent");
+        assert!(first.keys.is_disjoint(&rest.keys));
+        assert!(inv.take(100).is_empty());
+        // a flush (every key) is taken whole
+        inv.keys((0..10).map(|i| Arc::from(format!("k{i}"))));
+        inv.everything();
+        let all = inv.take(4);
+        assert!(all.all);
+        assert_eq!(all.keys.len(), 10);
+        assert!(inv.take(4).is_empty());
     }
 }
