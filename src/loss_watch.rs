@@ -51,12 +51,15 @@ const KEYS_PER_ROUND: usize = READS_IN_FLIGHT * BATCH;
 /// While nothing changes, how often the watch checks that its client still exists.
 const IDLE_CHECK: Duration = Duration::from_secs(1);
 /// How long the watch gathers new holds before it reads them: one call for a burst of them,
-/// and no read at all for a hold taken and released within it (the common short critical
-/// section, whose key is then never tracked, so its release is not pushed either). A change the
-/// server reports after a quiet spell is read at once (with the new holds gathered so far); in a
-/// burst of changes (the watchdog's renewals are pushed too) reads come at most once per
-/// `GATHER`, each taking everything reported since the last.
-const GATHER: Duration = Duration::from_millis(2);
+/// one wake-up of the watch per window however many locks are taken meanwhile, and no read at
+/// all for a hold taken and released within it (the common short critical section, whose key is
+/// then never tracked, so its release is not pushed either). A hold lost within its first
+/// window is found gone by that read.
+const NEW_HOLDS: Duration = Duration::from_millis(10);
+/// A change the server reports after a quiet spell is read at once (with the new holds gathered
+/// so far); in a burst of changes (the watchdog's renewals are pushed too) reads come at most
+/// once per `BURST`, each taking what was reported since the last.
+const BURST: Duration = Duration::from_millis(2);
 /// First pause after a failed call; doubles up to [`BACKOFF_MAX`].
 const BACKOFF_MIN: Duration = Duration::from_millis(50);
 const BACKOFF_MAX: Duration = Duration::from_secs(2);
@@ -129,9 +132,9 @@ impl Task {
                 .is_ok()
             {
                 // new holds only: gather more, unless a change is reported meanwhile
-                let _ = tokio::time::timeout(GATHER, self.invalidated.urgent()).await;
-                // within a burst, one read per GATHER
-                tokio::time::sleep_until((last_read + GATHER).into()).await;
+                let _ = tokio::time::timeout(NEW_HOLDS, self.invalidated.urgent()).await;
+                // within a burst, one read per BURST
+                tokio::time::sleep_until((last_read + BURST).into()).await;
             }
             let now = Instant::now();
             while let Some(entry) = expiries.first_entry() {

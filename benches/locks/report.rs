@@ -254,10 +254,11 @@ fn loss_reading(s: &mut String, l: &Value) {
         s,
         "* **Loss signal**: with tracking (the default) a lost lock is known {} after the command that ended it \
          (p50 over all {} samples; p99 {}, max {}, slowest cause {} with p99 {}): {verdict_text}. The path is the \
-         invalidation Redis pushes on the client's pub/sub connection, the loss watch's 2 ms gathering window (a \
-         tokio timer, which fires on the next 1 ms tick after it: 2–3 ms), and one pipelined `HEXISTS` read of the \
-         changed key's holds (one round trip, {} here), so about 1 RTT + 3 ms; an expiry is pushed as soon as Redis \
-         deletes the key (here the watch's own read after the `PEXPIRE` push finds it expired). With renewal only \
+         invalidation Redis pushes on the client's pub/sub connection, taken at once after a quiet spell (at most \
+         one read per 2 ms in a burst), and one pipelined `HEXISTS` + `PTTL` read of the changed key's holds (one \
+         round trip, {} here), so about 1 RTT; an expiry is pushed only when Redis deletes the key (its active \
+         expiry), so a key whose TTL was cut short (here to 1 ms by the `PEXPIRE`) is read again when that TTL runs \
+         out (a tokio timer, on the next 1 ms tick: 2–3 ms), which expires it. With renewal only \
          (watchdog cut to {}, {} samples) the loss waits for the next renewal round: p50 {}, max {}, {:.0}× slower at \
          the median; with the default 30 s watchdog that is up to 10 s.",
         us(f(&t["p50_us"])),
@@ -343,7 +344,7 @@ fn loss_reading(s: &mut String, l: &Value) {
         s,
         "  On the caller: acquire costs {ta:.2}× one raw EVALSHA with tracking ({}) and {:.2}× with renewal only \
          ({}); acquire + release {} vs {} p50 ({:.2}×; {:.2}× and {:.2}× two raw EVALSHAs). A hold released \
-         within the 2 ms window is never read: in this loop of short holds the watch read {:.4} holds per \
+         within the 10 ms window is never read: in this loop of short holds the watch read {:.4} holds per \
          operation{}",
         if ta <= 1.05 { "meets ≤ 1.05×" } else { "misses ≤ 1.05×" },
         f(&o["ratio_renewal_acq_vs_floor"]),

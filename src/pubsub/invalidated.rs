@@ -84,7 +84,7 @@ impl Invalidated {
     }
 
     /// `key` is to be read: a new hold on it (reading it makes the server track it). Not urgent:
-    /// the watch gathers these for a moment, and a hold released meanwhile is never read.
+    /// the watch gathers these for a few ms, and a hold released meanwhile is never read.
     pub(crate) fn key(&self, key: &Arc<str>) {
         if self.is_active() {
             self.add(false, |p| {
