@@ -10,13 +10,28 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{eventually, init_tracing, key_exists, RawSubscriber, RedisServer};
-use redisson_lock::{Config, Error};
+use redisson_lock::{Client, Config, CountDownLatch, Error};
 
 /// Far below the subscribed fallback poll (30 s by default): only a message wakes this fast.
 const WOKEN: Duration = Duration::from_secs(3);
 
 async fn get(raw: &mut redis::aio::MultiplexedConnection, key: &str) -> Option<String> {
     redis::cmd("GET").arg(key).query_async(raw).await.unwrap()
+}
+
+/// A task waiting (up to a minute) on `latch`.
+fn spawn_wait(latch: &CountDownLatch) -> tokio::task::JoinHandle<redisson_lock::Result<bool>> {
+    let l = latch.clone();
+    tokio::spawn(async move { l.wait_for(Duration::from_secs(60)).await })
+}
+
+/// Waits until `client` is subscribed to `channels` channels.
+async fn subscribed_to(client: &Client, channels: usize, what: &str) {
+    eventually(Duration::from_secs(5), what, || {
+        let c = client.clone();
+        async move { c.stats().channels == channels }
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -76,18 +91,9 @@ async fn every_waiter_is_woken_by_the_count_down_that_reaches_zero() {
     let other = s.client(Config::default()).await;
     let latch = c.count_down_latch("latch:wake").unwrap();
     assert!(latch.try_set_count(2).await.unwrap());
-    let waiters: Vec<_> = (0..3)
-        .map(|_| {
-            let l = latch.clone();
-            tokio::spawn(async move { l.wait_for(Duration::from_secs(60)).await })
-        })
-        .collect();
+    let waiters: Vec<_> = (0..3).map(|_| spawn_wait(&latch)).collect();
     // every waiter is listening before the count moves
-    eventually(Duration::from_secs(5), "three waiters subscribed", || {
-        let c = c.clone();
-        async move { c.stats().waiters >= 3 || c.stats().channels == 1 }
-    })
-    .await;
+    subscribed_to(&c, 1, "the waiters' channel subscribed").await;
     let by_other = other.count_down_latch("latch:wake").unwrap();
     by_other.count_down().await.unwrap();
     let t0 = Instant::now();
@@ -101,11 +107,7 @@ async fn every_waiter_is_woken_by_the_count_down_that_reaches_zero() {
         t0.elapsed()
     );
     // the waiters left the channel
-    eventually(Duration::from_secs(5), "the channel unsubscribed", || {
-        let c = c.clone();
-        async move { c.stats().channels == 0 }
-    })
-    .await;
+    subscribed_to(&c, 0, "the channel unsubscribed").await;
     c.shutdown().await.unwrap();
     other.shutdown().await.unwrap();
 }
@@ -124,13 +126,8 @@ async fn a_deletion_and_a_vanished_count_wake_waiters_too() {
     // a deletion publishes "1": Redisson's waiters ignore it, ours read the count (now 0)
     let latch = c.count_down_latch("latch:deleted").unwrap();
     assert!(latch.try_set_count(5).await.unwrap());
-    let l = latch.clone();
-    let waiter = tokio::spawn(async move { l.wait_for(Duration::from_secs(60)).await });
-    eventually(Duration::from_secs(5), "the waiter subscribed", || {
-        let c = c.clone();
-        async move { c.stats().channels == 1 }
-    })
-    .await;
+    let waiter = spawn_wait(&latch);
+    subscribed_to(&c, 1, "the waiter subscribed").await;
     let t0 = Instant::now();
     assert!(latch.delete().await.unwrap());
     assert!(waiter.await.unwrap().unwrap());
@@ -139,8 +136,7 @@ async fn a_deletion_and_a_vanished_count_wake_waiters_too() {
     // an operator's DEL publishes nothing: the fallback poll finds the count gone
     let latch = c.count_down_latch("latch:vanished").unwrap();
     assert!(latch.try_set_count(5).await.unwrap());
-    let l = latch.clone();
-    let waiter = tokio::spawn(async move { l.wait_for(Duration::from_secs(60)).await });
+    let waiter = spawn_wait(&latch);
     let _: () = redis::cmd("DEL")
         .arg("latch:vanished")
         .query_async(&mut raw)
@@ -163,11 +159,7 @@ async fn a_wait_that_times_out_says_so_and_leaves_nothing() {
     // a dropped wait leaves the channel too
     let dropped = tokio::time::timeout(Duration::from_millis(200), latch.wait()).await;
     assert!(dropped.is_err(), "the count is 1: wait() is still waiting");
-    eventually(Duration::from_secs(5), "the channel unsubscribed", || {
-        let c = c.clone();
-        async move { c.stats().channels == 0 }
-    })
-    .await;
+    subscribed_to(&c, 0, "the channel unsubscribed").await;
     // an empty latch: at once
     assert!(c
         .count_down_latch("latch:none")
@@ -241,13 +233,8 @@ async fn a_waiter_survives_its_pub_sub_connection_being_killed() {
     let mut raw = s.conn().await;
     let latch = c.count_down_latch("latch:killed").unwrap();
     assert!(latch.try_set_count(1).await.unwrap());
-    let l = latch.clone();
-    let waiter = tokio::spawn(async move { l.wait_for(Duration::from_secs(60)).await });
-    eventually(Duration::from_secs(5), "the waiter subscribed", || {
-        let c = c.clone();
-        async move { c.stats().channels == 1 }
-    })
-    .await;
+    let waiter = spawn_wait(&latch);
+    subscribed_to(&c, 1, "the waiter subscribed").await;
     let killed: i64 = redis::cmd("CLIENT")
         .arg("KILL")
         .arg("TYPE")
@@ -290,11 +277,7 @@ async fn shutdown_ends_a_wait() {
     assert!(latch.try_set_count(1).await.unwrap());
     let l = latch.clone();
     let waiter = tokio::spawn(async move { l.wait().await });
-    eventually(Duration::from_secs(5), "the waiter subscribed", || {
-        let c = c.clone();
-        async move { c.stats().channels == 1 }
-    })
-    .await;
+    subscribed_to(&c, 1, "the waiter subscribed").await;
     c.shutdown().await.unwrap();
     let ended = tokio::time::timeout(Duration::from_secs(5), waiter)
         .await
