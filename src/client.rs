@@ -250,6 +250,55 @@ impl Client {
         crate::CountDownLatch::new(self.inner.clone(), self.key(name)?)
     }
 
+    /// A handle to the semaphore `name` (Redisson's `getSemaphore(name)`): permits counted in
+    /// Redis, shared with Java services using Redisson's `RSemaphore` on the same name.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when `name` (after the name
+    /// mapper) is empty.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let sem = client.semaphore("sem:uploads")?;
+    /// sem.try_set_permits(8).await?;
+    /// sem.acquire(1).await?;
+    /// // ...
+    /// sem.release(1).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn semaphore(&self, name: &str) -> Result<crate::Semaphore> {
+        Ok(crate::Semaphore::new(self.inner.clone(), self.key(name)?))
+    }
+
+    /// A handle to the permit-expirable semaphore `name` (Redisson's
+    /// `getPermitExpirableSemaphore(name)`): permits taken under ids, with leases, shared with
+    /// Java services using Redisson's `RPermitExpirableSemaphore` on the same name.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when `name` (after the name
+    /// mapper) is empty.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let sem = client.permit_expirable_semaphore("sem:licenses")?;
+    /// sem.try_set_permits(5).await?;
+    /// let id = sem.acquire().await?;
+    /// sem.release(id).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn permit_expirable_semaphore(&self, name: &str) -> Result<crate::PermitExpirableSemaphore> {
+        Ok(crate::PermitExpirableSemaphore::new(
+            self.inner.clone(),
+            self.key(name)?,
+        ))
+    }
+
     fn key(&self, name: &str) -> Result<String> {
         crate::name::lock_key(&self.inner.config.name_mapper, name)
     }

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::inner::ClientInner;
-use crate::pubsub::Messages;
 use crate::script::{self, lua};
+use crate::synchronizer::wait::{Step, Waiter};
 
 lua!(LATCH_TRY_SET_COUNT, "latch/try_set_count", with "common/notify");
 lua!(LATCH_COUNT_DOWN, "latch/count_down", with "common/notify");
@@ -225,76 +225,21 @@ impl CountDownLatch {
     }
 
     async fn wait_until(&self, deadline: Option<Instant>) -> Result<bool> {
-        let client = &self.client;
-        let cfg = &client.config;
-        let mut sub: Option<crate::pubsub::Subscription> = None;
-        let mut failures: u32 = 0;
-        loop {
-            // listen before reading: a message sent after the read wakes the sleep below
-            let chan = sub.as_ref().map(|s| s.channel());
-            let notified = chan.as_ref().map(|c| c.notify.notified());
-            let mut notified = std::pin::pin!(notified);
-            if let Some(n) = notified.as_mut().as_pin_mut() {
-                n.enable();
-            }
-            match self.count().await {
-                Ok(0) => return Ok(true),
-                Ok(_) => failures = 0,
-                Err(e) if e.is_transient() && failures < cfg.retry_attempts => {
-                    failures += 1;
-                    tracing::debug!(key = %self.key, error = %e, "latch: reading the count failed; retrying");
-                }
-                Err(e) => return Err(e),
-            }
-            let remaining = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-            if remaining == Some(Duration::ZERO) {
-                return Ok(false);
-            }
-            let closing = client.holds.closing();
-            let mut closing = std::pin::pin!(closing);
-            if client.holds.is_closed() {
-                return Err(Error::Shutdown);
-            }
-            if (sub.is_none() || sub.as_ref().is_some_and(|s| s.is_stale())) && client.hub.has_connection() {
-                let budget = remaining.map_or(cfg.subscription_timeout, |r| r.min(cfg.subscription_timeout));
-                let subscribed = tokio::select! {
-                    _ = closing.as_mut() => return Err(Error::Shutdown),
-                    s = client.hub.subscribe(&self.channel, Messages::WakeAll, budget) => s,
-                };
-                match subscribed {
-                    Ok(s) => {
-                        sub = Some(s);
-                        continue; // subscribed: read again before sleeping
-                    }
-                    Err(e) => {
-                        tracing::debug!(key = %self.key, error = %e, "latch: could not subscribe; polling instead");
-                        sub = None;
-                    }
-                }
-            }
-            let listening = sub.as_ref().is_some_and(|s| !s.is_stale());
-            let mut nap = if failures > 0 {
-                cfg.retry_pause()
-            } else if listening {
-                cfg.subscribed_poll_interval
-            } else {
-                cfg.poll_interval
-            };
-            if let Some(r) = remaining {
-                nap = nap.min(r);
-            }
-            match notified.as_mut().as_pin_mut() {
-                Some(n) => tokio::select! {
-                    _ = closing.as_mut() => return Err(Error::Shutdown),
-                    _ = n => {}
-                    _ = tokio::time::sleep(nap) => {}
-                },
-                None => tokio::select! {
-                    _ = closing.as_mut() => return Err(Error::Shutdown),
-                    _ = tokio::time::sleep(nap) => {}
-                },
-            }
-        }
+        let waiter = Waiter {
+            client: &self.client,
+            key: &self.key,
+            channel: &self.channel,
+            kind: "latch",
+        };
+        let reached = waiter
+            .until(deadline, || async {
+                Ok(match self.count().await? {
+                    0 => Step::Done(()),
+                    _ => Step::Again(None),
+                })
+            })
+            .await?;
+        Ok(reached.is_some())
     }
 
     async fn run(&self, inv: &redis::ScriptInvocation<'_>) -> Result<i64> {

@@ -124,7 +124,9 @@ mod pubsub;
 mod redisson_config;
 mod replica_wait;
 mod script;
+mod semaphore;
 mod sentinel;
+mod synchronizer;
 #[cfg(feature = "tls-rustls")]
 mod tls;
 mod watchdog;
@@ -141,6 +143,9 @@ pub use crate::core::{Guard, Lock};
 pub use crate::count_down_latch::CountDownLatch;
 pub use crate::error::{Error, Result};
 pub use crate::kinds::rw::RReadWriteLock;
+pub use crate::semaphore::{
+    PermitExpirableSemaphore, PermitId, PermitLease, Semaphore, SemaphoreGuard, MAX_PERMITS,
+};
 
 /// Every lock kind's public names, in one list: the aliases below, the blocking facade's and
 /// its client's constructors are generated from it (`lock_kinds!(m)` calls `m!` with the list).

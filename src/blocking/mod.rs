@@ -33,6 +33,7 @@
 mod count_down_latch;
 mod lock;
 mod multi;
+mod semaphore;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -47,6 +48,7 @@ pub use lock::{
     RWriteLock, ReadGuard, SpinGuard, WriteGuard,
 };
 pub use multi::{Member, MultiGuard, RMultiLock};
+pub use semaphore::{PermitExpirableSemaphore, Semaphore, SemaphoreGuard};
 
 /// The runtime behind a blocking client, shared by its handles and guards. When the last of them
 /// goes, the client shuts down ([`crate::Client::shutdown`]: queued releases are sent, live holds

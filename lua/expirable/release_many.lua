@@ -1,0 +1,32 @@
+-- RPermitExpirableSemaphore.tryRelease(ids): give several permits back, all or none: when any
+-- id is missing or its lease has ended, nothing changes (Redisson 3.41+). Waiters are told how
+-- many came back (Redisson's message for this call: the number released, not the total).
+-- KEYS[1] semaphore counter, KEYS[2] channel "redisson_sc:{N}", KEYS[3] leases "{N}:timeout",
+-- KEYS[4] this request's latch
+-- ARGV[1] now (epoch ms), ARGV[2] publish mode (common/notify.lua), ARGV[3] latch TTL in ms,
+-- ARGV[4 ..] permit ids (raw bytes)
+-- Reply: the number released (0: none, nothing changed). A repeat replays the first reply.
+local sem, channel, leases, latch = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local now, mode, latch_ms = tonumber(ARGV[1]), ARGV[2], ARGV[3]
+
+local first = replayed(latch)
+if first ~= nil then
+  return first
+end
+for i = 4, #ARGV do
+  local score = redis.call('zscore', leases, ARGV[i])
+  if score == false or tonumber(score) <= now then
+    return remember(latch, latch_ms, 0)
+  end
+end
+counter(sem) -- refuses a value that is not a count before changing anything
+reclaim(sem, leases, channel, now, nil, mode)
+local released = 0
+for i = 4, #ARGV do
+  released = released + redis.call('zrem', leases, ARGV[i])
+end
+if released > 0 then
+  redis.call('incrby', sem, released)
+  notify(mode, channel, released)
+end
+return remember(latch, latch_ms, released)

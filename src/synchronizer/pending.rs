@@ -1,0 +1,132 @@
+//! An acquisition of permits whose reply may be lost. Its script records a grant in the attempt's
+//! latch (`redisson_unlock_latch:{N}:<attempt id>`), so instead of sending it again (which could
+//! take permits twice) the client asks Redis whether it was granted, making sure that it never
+//! will be if it was not (`lua/common/resolve_acquire.lua`). A grant nobody is left to use (the
+//! caller gave up or was dropped) is given back at once, in the background.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use redis::{ScriptInvocation, Value};
+
+use super::once::Once;
+use crate::error::{Error, Result};
+use crate::inner::ClientInner;
+use crate::script;
+
+/// How a synchronizer gives back what an abandoned acquisition took.
+pub(crate) trait GiveBack: Send + 'static {
+    /// What is given back, for logs (`"semaphore: release"`).
+    const WHAT: &'static str;
+
+    /// The write that gives it back, with its request latch and how long to keep its reply in
+    /// ms (a write applied once, see [`Once`]).
+    fn give_back(&self, latch: &str, keep_ms: u64) -> ScriptInvocation<'static>;
+}
+
+/// An acquisition attempt whose outcome is not known yet. Dropped armed, it is settled in the
+/// background; call [`Pending::land`] once the reply says what happened.
+pub(crate) struct Pending<G: GiveBack> {
+    client: Arc<ClientInner>,
+    key: Arc<str>,
+    latch: String,
+    sent_at: Instant,
+    give_back: Option<G>,
+}
+
+impl<G: GiveBack> Pending<G> {
+    /// The attempt writing `latch`, about to be sent; `give_back` undoes its grant.
+    pub(crate) fn new(client: &Arc<ClientInner>, key: &Arc<str>, latch: String, give_back: G) -> Pending<G> {
+        Pending {
+            client: client.clone(),
+            key: key.clone(),
+            latch,
+            sent_at: Instant::now(),
+            give_back: Some(give_back),
+        }
+    }
+
+    /// The reply arrived: nothing to settle. `granted`: its latch recorded a grant, which the
+    /// janitor deletes (a refusal wrote none).
+    pub(crate) fn land(mut self, granted: bool) {
+        self.give_back = None;
+        if granted {
+            self.client.latches.discard(std::mem::take(&mut self.latch));
+        }
+    }
+
+    /// Asks Redis whether the attempt was granted: `Ok(true)` it was (the caller keeps it);
+    /// `Ok(false)` it was not, and now never will be. On `Err` nothing is known yet (dropping
+    /// `self` then settles it in the background).
+    pub(crate) async fn settle(mut self) -> Result<bool> {
+        let granted = resolve(&self.client, &self.key, &self.latch).await?;
+        self.give_back = None;
+        if granted {
+            self.client.latches.discard(std::mem::take(&mut self.latch));
+        }
+        Ok(granted)
+    }
+}
+
+/// Whether the attempt that writes `latch` was granted, making sure it never will be if not.
+async fn resolve(client: &ClientInner, key: &str, latch: &str) -> Result<bool> {
+    let cfg = &client.config;
+    let mut inv = script::RESOLVE_ACQUIRE.prepare_invoke();
+    // a copy of the request still on its way finds the marker for as long as a grant's record
+    // would live
+    inv.key(latch).arg(cfg.settle_window_ms());
+    let v: Value = script::run(&client.conn, cfg.command_timeout, key, &inv).await?;
+    match v {
+        Value::Array(items) => match items.first() {
+            Some(Value::Int(1)) => Ok(true),
+            Some(Value::Int(0)) => Ok(false),
+            _ => Err(Error::Protocol(format!("unexpected settle reply {items:?}"))),
+        },
+        other => Err(Error::Protocol(format!("unexpected settle reply {other:?}"))),
+    }
+}
+
+impl<G: GiveBack> Drop for Pending<G> {
+    fn drop(&mut self) {
+        let Some(give_back) = self.give_back.take() else {
+            return;
+        };
+        let (client, key, latch, sent_at) = (
+            self.client.clone(),
+            self.key.clone(),
+            std::mem::take(&mut self.latch),
+            self.sent_at,
+        );
+        let background = client.background.clone();
+        let job: crate::background::Job = Box::new(move || {
+            Box::pin(async move {
+                let cfg = &client.config;
+                // asks until an answer comes while the attempt's record still exists: it lives
+                // a settle window from when the attempt runs, however late that is
+                loop {
+                    match resolve(&client, &key, &latch).await {
+                        Ok(true) => {
+                            client.latches.discard(latch);
+                            tracing::info!(key = %key, what = G::WHAT, "an acquisition abandoned in flight was granted: giving it back");
+                            let once =
+                                Once::new(&client, &key, G::WHAT, true, |l, ms| give_back.give_back(l, ms));
+                            return once.send::<Value>().await.map(|_| ());
+                        }
+                        Ok(false) => return Ok(()),
+                        Err(e) if sent_at.elapsed() < cfg.settling() => {
+                            tracing::debug!(key = %key, error = %e, "cannot settle an ambiguous acquisition yet; retrying");
+                            tokio::time::sleep(cfg.retry_pause()).await;
+                        }
+                        Err(e) => {
+                            tracing::warn!(key = %key, error = %e, what = G::WHAT, "could not learn whether an acquisition whose reply was lost took effect; if it did, what it took is not given back");
+                            return Err(e);
+                        }
+                    }
+                }
+            })
+        });
+        if !background.push(&self.key, job) {
+            tracing::warn!(key = %self.key, what = G::WHAT, "an acquisition whose outcome is unknown was abandoned after its client stopped");
+        }
+    }
+}
