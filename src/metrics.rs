@@ -17,7 +17,9 @@
 //! | `redisson_lock_subscriptions` | gauge | | channels this process is subscribed to |
 //!
 //! `kind` is the lock kind (`lock`, `read`, `write`, `fenced`, `spin`, `non-reentrant`, `fair`,
-//! `non-reentrant fair`). Lock names are unbounded, so they are **not** a label unless
+//! `non-reentrant fair`), or the synchronizer whose waits are counted as acquisitions and waiters:
+//! `latch` (a `wait` that returned: `acquired`, or `timeout`), `semaphore`, `expirable semaphore`.
+//! Lock names are unbounded, so they are **not** a label unless
 //! [`Config::metrics_lock_names`](crate::Config::metrics_lock_names) is set (then the per-lock
 //! metrics also carry `name`).
 

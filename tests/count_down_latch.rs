@@ -306,3 +306,37 @@ fn the_blocking_twin_waits_on_a_thread() {
     assert!(!latch.delete().unwrap());
     c.shutdown().unwrap();
 }
+
+/// A count-down whose reply is lost is an error for its caller and is never sent again: Redis
+/// (stopped, so the request waits in its socket and runs when it continues) counts it once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_count_down_whose_reply_is_lost_counts_at_most_once() {
+    init_tracing();
+    let s = RedisServer::start();
+    let cfg = Config::default()
+        .command_timeout(Duration::from_millis(200))
+        .retry_interval(Duration::from_millis(100));
+    let c = s.client(cfg).await;
+    let mut raw = s.conn().await;
+    let latch = c.count_down_latch("latch:lost").unwrap();
+    assert!(latch.try_set_count(5).await.unwrap());
+    assert_eq!(latch.count_down().await.unwrap(), 4); // the script is loaded
+    let pid = common::faults::pid(&s.url()).await.unwrap();
+    let stopped = common::faults::Stopped::new(pid).unwrap();
+    let r = latch.count_down().await;
+    assert!(matches!(&r, Err(e) if e.is_transient()), "a timeout: {r:?}");
+    tokio::time::sleep(Duration::from_millis(300)).await; // stopped past another command timeout
+    drop(stopped);
+    eventually(Duration::from_secs(5), "the stopped count-down ran", || {
+        let latch = latch.clone();
+        async move { latch.count().await.ok() == Some(3) }
+    })
+    .await;
+    // nothing sent it again meanwhile
+    c.shutdown().await.unwrap();
+    assert_eq!(
+        get(&mut raw, "latch:lost").await.as_deref(),
+        Some("3"),
+        "counted once"
+    );
+}
