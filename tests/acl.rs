@@ -552,3 +552,96 @@ async fn redisson_works_as_the_same_user() {
     let log = acl_log(&mut admin).await;
     assert!(log.is_empty(), "Redisson was denied: {log:#?}");
 }
+
+/// What the synchronizers (count-down latch, semaphores) need on top of `CRATE_COMMANDS`
+/// (README "Deployment checklist").
+const SYNCHRONIZER_COMMANDS: &str = "+decr +decrby +incrby +persist +zrangebyscore +zcard +zcount";
+
+/// Every synchronizer operation as the user: latch, semaphore (with its guard) and
+/// permit-expirable semaphore, with a waiter woken by a message of each.
+async fn exercise_synchronizers(s: &RedisServer) -> Result<(), String> {
+    let c = user_client(s).await?;
+    let latch = step("latch", c.count_down_latch("acl:latch"))?;
+    step("latch try_set_count", latch.try_set_count(1).await)?;
+    let w = {
+        let l = latch.clone();
+        tokio::spawn(async move { l.wait_for(Duration::from_secs(30)).await })
+    };
+    let released = Instant::now();
+    step("latch count_down", latch.count_down().await)?;
+    woken("latch wait", w, released).await?;
+    step("latch delete", latch.delete().await)?;
+
+    let sem = step("semaphore", c.semaphore("acl:sem"))?;
+    step("semaphore try_set_permits", sem.try_set_permits(1).await)?;
+    let g = step("semaphore acquire_guard", sem.acquire_guard(1).await)?;
+    let w = {
+        let s = sem.clone();
+        tokio::spawn(async move { s.try_acquire_for(1, Duration::from_secs(30)).await })
+    };
+    let released = Instant::now();
+    step("semaphore guard release", g.release().await)?;
+    woken("semaphore waiter", w, released).await?;
+    step("semaphore release_if_exists", sem.release_if_exists(1).await)?;
+    step("semaphore add_permits", sem.add_permits(1).await)?;
+    step("semaphore drain_permits", sem.drain_permits().await)?;
+    step("semaphore available_permits", sem.available_permits().await)?;
+
+    let pes = step("expirable semaphore", c.permit_expirable_semaphore("acl:pes"))?;
+    step("expirable try_set_permits", pes.try_set_permits(1).await)?;
+    let id = step(
+        "expirable acquire",
+        pes.acquire_with_lease(Duration::from_secs(30)).await,
+    )?;
+    step(
+        "expirable update_lease_time",
+        pes.update_lease_time(id, None).await,
+    )?;
+    step("expirable lease_time", pes.lease_time(id).await)?;
+    let w = {
+        let p = pes.clone();
+        tokio::spawn(async move { p.acquire().await })
+    };
+    let released = Instant::now();
+    step("expirable release", pes.release(id).await)?;
+    let id = woken("expirable waiter", w, released).await?;
+    step("expirable release_many", pes.release_many(&[id]).await)?;
+    step("expirable set_permits", pes.set_permits(3).await)?;
+    step("expirable add_permits", pes.add_permits(1).await)?;
+    step("expirable permits", pes.permits().await)?;
+    step("expirable acquired_permits", pes.acquired_permits().await)?;
+    step("shutdown", c.shutdown().await)?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn synchronizers_work_with_their_extra_rules_and_need_them() {
+    let (s, mut admin) = start().await;
+    set_user(
+        &mut admin,
+        &format!("~* &* {CRATE_COMMANDS} {SYNCHRONIZER_COMMANDS}"),
+    )
+    .await;
+    acl_log(&mut admin).await;
+    exercise_synchronizers(&s).await.unwrap();
+    let log = acl_log(&mut admin).await;
+    assert!(log.is_empty(), "denied while running the synchronizers: {log:#?}");
+
+    // each extra rule is needed by something
+    for rule in SYNCHRONIZER_COMMANDS.split_whitespace() {
+        let _: () = redis::cmd("FLUSHALL").query_async(&mut admin).await.unwrap();
+        let rules: Vec<&str> = SYNCHRONIZER_COMMANDS
+            .split_whitespace()
+            .filter(|r| *r != rule)
+            .collect();
+        let rules = rules.join(" ");
+        set_user(&mut admin, &format!("~* &* {CRATE_COMMANDS} {rules}")).await;
+        acl_log(&mut admin).await;
+        let r = tokio::time::timeout(Duration::from_secs(60), exercise_synchronizers(&s)).await;
+        let log = acl_log(&mut admin).await;
+        assert!(
+            !matches!(r, Ok(Ok(()))) || !log.is_empty(),
+            "without {rule} the synchronizers still ran undenied: the rule is not needed"
+        );
+    }
+}
