@@ -3,10 +3,11 @@
 
 use redis::aio::ConnectionLike;
 
+use super::semaphore::semaphore_channel;
+use super::subscribers::{subscribers, ChannelSubscribers};
 use super::{map_err, ttl_of};
 use crate::count_down_latch;
 use crate::error::{Error, Result};
-use crate::name;
 use crate::Ttl;
 
 /// The channel of a count-down latch (`RCountDownLatch`): `redisson_countdownlatch__channel__{N}`,
@@ -20,50 +21,6 @@ use crate::Ttl;
 /// ```
 pub fn count_down_latch_channel(key: &str) -> String {
     count_down_latch::channel(key)
-}
-
-/// The channel of a semaphore (`RSemaphore`): `redisson_sc:{N}` (`redisson_sc:N` when `N`
-/// contains `{`, the rule of the lock channels). Its waiters listen there for released permits.
-///
-/// ```
-/// use redisson_lock::inspect::semaphore_channel;
-/// assert_eq!(semaphore_channel("pool"), "redisson_sc:{pool}");
-/// assert_eq!(semaphore_channel("{t}pool"), "redisson_sc:{t}pool");
-/// ```
-pub fn semaphore_channel(key: &str) -> String {
-    name::prefix_name("redisson_sc", key)
-}
-
-/// How many connections subscribe to one channel.
-///
-/// A count of connections, not of waiters: Redisson and this crate share one subscription per
-/// channel among all the waiters of a client.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ChannelSubscribers {
-    /// The channel's name.
-    pub channel: String,
-    /// `PUBSUB NUMSUB`: classic subscribers (`SUBSCRIBE`). On a cluster connection, the sum over
-    /// every node.
-    pub classic: u64,
-    /// `PUBSUB SHARDNUMSUB`: sharded subscribers (`SSUBSCRIBE`, what Redisson and this crate use
-    /// in a Redis 7 cluster); `None` when the server refuses the command (before Redis 7, which
-    /// has no sharded pub/sub, or an ACL that does not allow it).
-    pub sharded: Option<u64>,
-}
-
-impl ChannelSubscribers {
-    /// Classic and sharded subscribers together.
-    ///
-    /// ```no_run
-    /// # async fn demo(mut conn: redisson_lock::Connection) -> redisson_lock::Result<()> {
-    /// let info = redisson_lock::inspect::inspect_latch(&mut conn, "batch").await?;
-    /// println!("{} listen on {}", info.latch_channel.total(), info.latch_channel.channel);
-    /// # Ok(()) }
-    /// ```
-    pub fn total(&self) -> u64 {
-        self.classic.saturating_add(self.sharded.unwrap_or(0))
-    }
 }
 
 /// Which of the two channels of a count has subscribers: the only hint Redis gives of whether
@@ -222,19 +179,8 @@ where
             ))
         })?,
     };
-    let latch = count_down_latch_channel(key);
-    let semaphore = semaphore_channel(key);
-    let classic = numsub(conn, "NUMSUB", &latch, &semaphore)
-        .await
-        .map_err(Error::Redis)?;
-    // refused before Redis 7 (no sharded pub/sub), or by an ACL: unknown, not zero
-    let sharded = match numsub(conn, "SHARDNUMSUB", &latch, &semaphore).await {
-        Ok(counts) => Some(counts),
-        Err(e) if e.is_io_error() || e.is_connection_dropped() || e.is_timeout() => {
-            return Err(Error::Redis(e))
-        }
-        Err(_) => None,
-    };
+    let [latch_channel, semaphore_channel] =
+        subscribers(conn, [count_down_latch_channel(key), semaphore_channel(key)]).await?;
     Ok(LatchInfo {
         key: key.to_owned(),
         exists: value.is_some(),
@@ -244,38 +190,7 @@ where
         } else {
             Ttl::NotLocked
         },
-        latch_channel: ChannelSubscribers {
-            channel: latch,
-            classic: classic.0,
-            sharded: sharded.map(|s| s.0),
-        },
-        semaphore_channel: ChannelSubscribers {
-            channel: semaphore,
-            classic: classic.1,
-            sharded: sharded.map(|s| s.1),
-        },
+        latch_channel,
+        semaphore_channel,
     })
-}
-
-/// `PUBSUB <sub> a b`: the subscriber counts of `a` and `b`.
-async fn numsub<C>(conn: &mut C, sub: &str, a: &str, b: &str) -> redis::RedisResult<(u64, u64)>
-where
-    C: ConnectionLike + Send,
-{
-    // a flat array `channel, count, ...` from one server; a map from a cluster connection,
-    // which sums the replies of every node
-    let pairs: Vec<(String, u64)> = redis::cmd("PUBSUB")
-        .arg(sub)
-        .arg(a)
-        .arg(b)
-        .query_async(conn)
-        .await?;
-    let of = |ch: &str| {
-        pairs
-            .iter()
-            .filter(|(c, _)| c == ch)
-            .map(|(_, n)| *n)
-            .sum::<u64>()
-    };
-    Ok((of(a), of(b)))
 }

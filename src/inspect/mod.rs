@@ -1,9 +1,10 @@
-//! Read-only views of lock state in Redis: who holds a lock, how, and for how long; and the count
-//! of a count-down latch (or semaphore).
+//! Read-only views of lock state in Redis: who holds a lock, how, and for how long; the count
+//! of a count-down latch; the permits of a semaphore.
 //!
-//! These functions only read (`TYPE`, `HGETALL`, `PTTL`, `LRANGE`, `ZRANGE`, `GET`, `SCAN`,
-//! `PUBSUB`); they never change a lock, so they are safe to point at locks held by Java services
-//! using Redisson.
+//! These functions only read (`TYPE`, `HGETALL`, `PTTL`, `LRANGE`, `ZRANGE`, `ZCARD`, `ZCOUNT`,
+//! `GET`, `TIME`, `SCAN`, `PUBSUB`); they never change a lock, count or semaphore (not even to
+//! give back a semaphore permit whose lease has ended), so they are safe to point at state
+//! Java services using Redisson rely on.
 //! They work on the **Redis key** of a lock (the name after any [`NameMapper`](crate::NameMapper)),
 //! over any connection, e.g. [`Client::connection`](crate::Client::connection):
 //!
@@ -70,6 +71,23 @@
 //! }
 //! # Ok(()) }
 //! ```
+//!
+//! [`inspect_semaphore`] reads a name as a semaphore: the available permits (the same integer)
+//! and, for Redisson's `RPermitExpirableSemaphore`, the permits held under ids in the sorted set
+//! [`semaphore_leases_key`] `{N}:timeout` (member: the 16-byte [`PermitId`](crate::PermitId),
+//! score: the lease's end in epoch ms, [`NO_LEASE_END`] for none). An integer at `N` beside such
+//! a set is a permit-expirable semaphore; an `RSemaphore` records no holders, so one with nothing
+//! held under an id looks like a plain count:
+//!
+//! ```no_run
+//! # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+//! let info = redisson_lock::inspect::inspect_semaphore(&mut client.connection(), "sem:gpu").await?;
+//! println!("{} available, {} held, capacity {}", info.available, info.held, info.capacity());
+//! for p in info.permits.iter().filter(|p| p.has_ended(info.redis_time_ms)) {
+//!     println!("{}: lease ended, comes back at the next acquisition", p.id);
+//! }
+//! # Ok(()) }
+//! ```
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -82,11 +100,15 @@ use crate::Ttl;
 mod field;
 mod latch;
 mod names;
+mod semaphore;
+mod subscribers;
 
 use field::{field_problem, hold_count, not_a_lock, owner_field, shown};
 pub use field::{parse_field, Field};
 pub use latch::*;
 pub use names::*;
+pub use semaphore::*;
+pub use subscribers::ChannelSubscribers;
 
 /// The most read-timeout keys probed per reader (a guard against a corrupted hold count).
 const MAX_TIMEOUT_KEYS: u64 = 1_000;

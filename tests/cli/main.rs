@@ -11,6 +11,7 @@ mod hold;
 mod inspect;
 mod java;
 mod latch;
+mod semaphore;
 mod watch;
 
 use std::process::Stdio;

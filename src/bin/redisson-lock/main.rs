@@ -1,5 +1,5 @@
-//! `redisson-lock`: inspect, list, hold, force-unlock and watch Redisson-compatible locks, and
-//! check a deployment (`doctor`).
+//! `redisson-lock`: inspect, list, hold, force-unlock and watch Redisson-compatible locks (and
+//! inspect and watch count-down latches and semaphores), and check a deployment (`doctor`).
 //!
 //! Exit codes: 0 success, 1 error (one line on stderr; with `--json` one JSON object, see
 //! [`render::error_line`]) or a failed `doctor` check, 2 `hold --wait` did not acquire in time,
@@ -12,6 +12,7 @@ mod count;
 mod doctor;
 mod hold;
 mod render;
+mod semaphore;
 mod watch;
 
 use std::io::{IsTerminal, Write};
@@ -24,27 +25,29 @@ use redisson_lock::inspect::{self, LockInfo, LockKind};
 use redisson_lock::{Client, Config, Error};
 
 /// Inspect, list, hold, force-unlock and watch distributed locks that are wire-compatible with
-/// Java's Redisson (RLock, RReadWriteLock, RFairLock, RFencedLock), and check that a deployment
-/// keeps them safe.
+/// Java's Redisson (RLock, RReadWriteLock, RFairLock, RFencedLock), inspect and watch its
+/// count-down latches and semaphores (RCountDownLatch, RSemaphore, RPermitExpirableSemaphore),
+/// and check that a deployment keeps them safe.
 #[derive(Parser, Debug)]
-#[command(name = "redisson-lock", version, about, long_about = None)]
+#[command(name = "redisson-lock", version, long_about = None)]
 struct Cli {
     /// Redis URL (redis://[user:pass@]host[:port][/db], rediss:// with the tls-rustls feature)
     #[arg(
         long,
         global = true,
         env = "REDIS_URL",
-        default_value = "redis://127.0.0.1:6379"
+        default_value = "redis://127.0.0.1:6379",
+        display_order = 100
     )]
     url: String,
 
     /// A Redisson YAML/JSON config file (the one a Java service loads with Config.fromYAML):
     /// servers, login and lock settings come from it; it wins over --url
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, global = true, value_name = "FILE", display_order = 101)]
     config: Option<std::path::PathBuf>,
 
     /// Print one JSON object per line instead of a table
-    #[arg(long, global = true)]
+    #[arg(long, global = true, display_order = 102)]
     json: bool,
 
     #[command(subcommand)]
@@ -53,18 +56,31 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Show a lock's kind, holders, TTL, read-hold timeout keys, fair queue and fencing token;
-    /// for a name that holds an integer, the count (a count-down latch or a semaphore) and who
-    /// listens on its channels
+    /// Show what a name holds: a lock, a count (count-down latch or semaphore) or a semaphore's
+    /// permits; only reads
+    ///
+    /// A lock: its kind, holders, TTL, read-hold timeout keys, fair queue and fencing token. A
+    /// count (an integer at the name): the count and who listens on the latch's and the
+    /// semaphore's channels. A semaphore: the available permits, TTL and waiters and, for a
+    /// permit-expirable one, each permit held under an id (id, lease end or "no lease", whether
+    /// the lease has ended but the permit was not given back yet) and the totals (available,
+    /// held, capacity). Nothing is written: an ended lease is shown, not reclaimed.
+    ///
+    /// Without a flag the keys decide: a lock hash is a lock; an integer beside a sorted set
+    /// {NAME}:timeout of 16-byte permit ids is a permit-expirable semaphore; an integer alone is
+    /// a count (a latch or an RSemaphore: Redis cannot tell them apart; say --latch or
+    /// --semaphore).
     Inspect {
-        /// The lock's name (its Redis key)
+        /// The name (its Redis key: the lock's, latch's or semaphore's)
         name: String,
-        /// Show the name as a count (a count-down latch or a semaphore) even when it is absent
-        #[arg(long)]
-        latch: bool,
+        #[command(flatten)]
+        as_kind: count::AsKind,
     },
     /// Find locks with SCAN (never KEYS) and show one line per lock; in a Redis Cluster, SCAN
     /// every master
+    ///
+    /// Counts and semaphores are not listed (an integer string is as likely an application's
+    /// counter): inspect them by name.
     List {
         /// Glob pattern over lock names
         #[arg(default_value = "*")]
@@ -80,15 +96,21 @@ enum Command {
         #[arg(long, short = 'y')]
         yes: bool,
     },
-    /// Print unlock messages live (classic and sharded channels) and holder/TTL changes; for a
-    /// count (a name that holds an integer), the count-down latch's messages and count changes
+    /// Print a name's messages live (classic and sharded channels) and the changes of its
+    /// state: a lock's holders and TTL, a count, a semaphore's permits
+    ///
+    /// A lock: unlock messages, holder changes and TTL renewals. A count (an integer at the
+    /// name): the count-down latch's and the semaphore's messages and the count's changes. A
+    /// semaphore: the messages on redisson_sc:{NAME} (a number of permits: waiters try again)
+    /// and changes of the available permits and, for a permit-expirable one, of each held
+    /// permit (acquired, lease updated, lease ended, released, reclaimed). The name is taken
+    /// for what it is as inspect does (--latch, --semaphore, --expirable-semaphore say it).
     Watch {
-        /// The lock's name (its Redis key)
+        /// The name (its Redis key: the lock's, latch's or semaphore's)
         name: String,
-        /// Watch the name as a count (a count-down latch or a semaphore) even when it is absent
-        #[arg(long)]
-        latch: bool,
-        /// How often to sample holders and TTL (at least 10ms)
+        #[command(flatten)]
+        as_kind: count::AsKind,
+        /// How often to sample the state: holders and TTL, count, permits (at least 10ms)
         #[arg(
             long,
             value_name = "DUR",
@@ -387,11 +409,12 @@ async fn run(mut cli: Cli) -> Result<Outcome, Failure> {
     load_config_file(&mut cli)?;
     let out = render::Out::new(cli.json);
     match cli.command {
-        Command::Inspect { name, latch } => {
+        Command::Inspect { name, as_kind } => {
             let client = connect(&cli.url).await?;
-            match count::view(&mut client.connection(), &name, latch).await? {
+            match count::view(&mut client.connection(), &name, as_kind).await? {
                 count::View::Lock(info) => out.inspect(&info),
                 count::View::Count(info) => out.inspect_latch(&info),
+                count::View::Semaphore(sem) => out.inspect_semaphore(&sem),
             }
             Ok(Outcome::Done)
         }
@@ -417,11 +440,11 @@ async fn run(mut cli: Cli) -> Result<Outcome, Failure> {
         }
         Command::Watch {
             name,
-            latch,
+            as_kind,
             interval,
         } => {
             let client = connect(&cli.url).await?;
-            watch::watch(&client, &cli.url, &out, &name, latch, interval).await
+            watch::watch(&client, &cli.url, &out, &name, as_kind, interval).await
         }
         Command::Doctor { name, acl_user } => {
             doctor::doctor(&cli.url, &out, doctor::DoctorArgs { name, acl_user }).await

@@ -120,7 +120,7 @@ pub(crate) fn info_json(info: &LockInfo) -> Value {
     })
 }
 
-fn subscribers_json(c: &ChannelSubscribers) -> Value {
+pub(crate) fn subscribers_json(c: &ChannelSubscribers) -> Value {
     json!({"channel": c.channel, "subscribers": c.classic, "sharded_subscribers": c.sharded})
 }
 
@@ -152,7 +152,7 @@ pub(crate) fn count_summary(info: &LatchInfo) -> String {
     }
 }
 
-fn subscribers_str(c: &ChannelSubscribers) -> String {
+pub(crate) fn subscribers_str(c: &ChannelSubscribers) -> String {
     match c.sharded {
         Some(n) => format!("subscribers {} (+{n} sharded)", c.classic),
         None => format!("subscribers {}", c.classic),
@@ -201,6 +201,11 @@ fn deadline_str(deadline_ms: i64, redis_now_ms: i64) -> String {
 impl Out {
     pub(crate) fn new(json: bool) -> Out {
         Out { json }
+    }
+
+    /// Whether `--json` was given.
+    pub(crate) fn is_json(&self) -> bool {
+        self.json
     }
 
     /// One JSON line (with `--json`) or one text line.
@@ -300,9 +305,11 @@ impl Out {
         }
         let likely = match info.listeners() {
             Listeners::Latch => "a count-down latch: its channel has subscribers (waiters)",
-            Listeners::Semaphore => "a semaphore: its channel has subscribers (waiters)",
+            Listeners::Semaphore => {
+                "a semaphore: its channel has subscribers (waiters); --semaphore shows it as one"
+            }
             Listeners::Both => "unclear: both channels have subscribers",
-            _ => "cannot tell: nobody listens on either channel",
+            _ => "cannot tell: nobody listens on either channel (--latch or --semaphore say which)",
         };
         println!("likely   {likely}");
     }

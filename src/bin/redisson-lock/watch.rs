@@ -1,63 +1,132 @@
-//! `watch`: live unlock messages plus holder / TTL changes; for a count (a count-down latch or a
-//! semaphore), the latch channel's messages plus count changes.
+//! `watch`: the live messages of a name's channels plus the changes of its state, sampled. One
+//! loop ([`follow`]) serves every kind of name; what differs ([`Follow`]) is the channels, what
+//! their messages mean and what a state change is: a lock (holders, TTL renewals), a count
+//! (count-down latch or semaphore: the count) or a semaphore (`crate::semaphore`).
 
 use std::time::{Duration, SystemTime};
 
 use redis::aio::MultiplexedConnection;
 use redis::{ProtocolVersion, PushInfo, PushKind};
 use redisson_lock::inspect::{self, LatchInfo, LockInfo};
-use redisson_lock::{Client, Ttl};
+use redisson_lock::{Client, Connection, Error, Ttl};
 use serde_json::json;
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use crate::count::{self, View, COUNT_KIND};
+use crate::count::{self, AsKind, View, COUNT_KIND};
 use crate::hold::Interrupts;
 use crate::render::{count_summary, fmt_ttl, info_json, latch_json, summary_line, ttl_ms, Out};
+use crate::semaphore::SemaphoreWatch;
 use crate::{now_ms, state_key, Failure, Outcome};
 
-fn clock() -> String {
+/// The wall-clock time of day, for text lines.
+pub(crate) fn clock() -> String {
     let s = humantime::format_rfc3339_millis(SystemTime::now()).to_string();
     s.get(11..23).unwrap_or(&s).to_owned()
 }
 
-/// Escapes glob metacharacters for PSUBSCRIBE.
-fn glob_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
+/// What one `watch` follows: its channels, what their messages mean, and its state.
+pub(crate) trait Follow {
+    /// `kind` of the `watching` line and its words; `None` for a lock (its kind changes as it is
+    /// taken).
+    fn kind(&self) -> Option<(&'static str, String)>;
+    /// The channels to listen on, classic and sharded.
+    fn channels(&self) -> Vec<String>;
+    /// Channel patterns to listen on (classic only).
+    fn patterns(&self) -> Vec<String> {
+        Vec::new()
     }
-    out
+    /// What `payload` on `channel` means.
+    fn meaning(&self, channel: &str, payload: &str) -> String;
+    /// Prints the state as first read.
+    fn print_state(&self, out: &Out);
+    /// Reads the state again and prints what changed.
+    async fn sample(&mut self, conn: &mut Connection, out: &Out) -> Result<(), Error>;
+    /// A failure of [`sample`](Follow::sample) that ends the watch, as one line.
+    fn failure(&self, e: Error) -> Failure {
+        e.into()
+    }
 }
 
-struct Channels {
-    lock: String,
-    rw: String,
+pub(crate) async fn watch(
+    client: &Client,
+    url: &str,
+    out: &Out,
+    name: &str,
+    as_kind: AsKind,
+    interval: Duration,
+) -> Result<Outcome, Failure> {
+    let mut conn = client.connection();
+    match count::view(&mut conn, name, as_kind).await? {
+        View::Lock(info) => follow(conn, url, out, name, LockWatch::new(name, info), interval).await,
+        View::Count(info) => follow(conn, url, out, name, CountWatch::new(name, info), interval).await,
+        View::Semaphore(sem) => follow(conn, url, out, name, SemaphoreWatch::new(sem), interval).await,
+    }
 }
 
-impl Channels {
-    fn meaning(&self, channel: &str, payload: &str) -> String {
-        if channel == self.lock {
-            match payload {
-                "0" => "unlock: wakes one waiter".to_owned(),
-                _ => "unknown message (Redisson ignores it)".to_owned(),
+/// Subscribes to what `f` listens on, says so, prints the state, then prints every message and
+/// every sampled change (every `interval`, and right after each message) until Ctrl-C.
+async fn follow<F: Follow>(
+    mut conn: Connection,
+    url: &str,
+    out: &Out,
+    name: &str,
+    mut f: F,
+    interval: Duration,
+) -> Result<Outcome, Failure> {
+    let (mut sub, mut rx) = subscriber(url).await?;
+    let channels = f.channels();
+    let patterns = f.patterns();
+    sub.subscribe(&channels).await?;
+    for p in &patterns {
+        sub.psubscribe(p).await?;
+    }
+    let sharded = ssubscribe(&mut sub, &channels).await?;
+    let mut listed = channels.clone();
+    if sharded {
+        listed.extend(channels.iter().map(|c| format!("{c} (sharded)")));
+    }
+    listed.extend(patterns.iter().map(|p| format!("{p} (pattern)")));
+    // listen before saying so: Ctrl-C right after "watching" must stop cleanly
+    let mut interrupts = Interrupts::new();
+    let kind = f.kind();
+    let mut v =
+        json!({"event": "watching", "name": name, "channels": listed, "sharded": sharded, "ts_ms": now_ms()});
+    if let Some((k, _)) = &kind {
+        v["kind"] = json!(k);
+    }
+    out.emit(v, || {
+        let kind = kind.as_ref().map(|(_, t)| format!(" ({t})")).unwrap_or_default();
+        format!("watching {name}{kind} on {} (Ctrl-C to stop)", listed.join(", "))
+    });
+    f.print_state(out);
+
+    let mut tick = tokio::time::interval(interval);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tick.tick().await;
+    loop {
+        tokio::select! {
+            _ = interrupts.recv() => break,
+            push = rx.recv() => {
+                if message(out, name, push, |c, p| f.meaning(c, p))? {
+                    // show what the message changed right away
+                    sample(&mut f, &mut conn, out).await?;
+                }
             }
-        } else if channel == self.rw {
-            match payload {
-                "0" => "read unlock: wakes one waiter".to_owned(),
-                "1" => "write unlock: wakes every waiter".to_owned(),
-                _ => "unknown message (Redisson ignores it)".to_owned(),
-            }
-        } else if let Some(field) = channel.strip_prefix(&format!("{}:", self.lock)) {
-            match payload {
-                "0" => format!("fair unlock: wakes the queue head {field}"),
-                _ => "unknown message (Redisson ignores it)".to_owned(),
-            }
-        } else {
-            "message on an unexpected channel".to_owned()
+            _ = tick.tick() => sample(&mut f, &mut conn, out).await?,
         }
+    }
+    Ok(Outcome::Done)
+}
+
+/// One sample; a transient failure (Redis briefly unreachable) is a warning, not the end.
+async fn sample<F: Follow>(f: &mut F, conn: &mut Connection, out: &Out) -> Result<(), Failure> {
+    match f.sample(conn, out).await {
+        Ok(()) => Ok(()),
+        Err(e) if e.is_transient() => {
+            eprintln!("redisson-lock: warning: {e} (still watching)");
+            Ok(())
+        }
+        Err(e) => Err(f.failure(e)),
     }
 }
 
@@ -77,7 +146,7 @@ async fn subscriber(url: &str) -> Result<(MultiplexedConnection, UnboundedReceiv
 
 /// `SSUBSCRIBE`s each channel (sharded pub/sub: Redis 7+, what Redisson uses in a cluster), one
 /// per command so that each reply is exactly one confirmation. Whether the server has it.
-async fn ssubscribe(sub: &mut MultiplexedConnection, channels: &[&String]) -> Result<bool, Failure> {
+async fn ssubscribe(sub: &mut MultiplexedConnection, channels: &[String]) -> Result<bool, Failure> {
     let mut sharded = true;
     for c in channels {
         let r: redis::RedisResult<redis::Value> = redis::cmd("SSUBSCRIBE").arg(c).query_async(sub).await;
@@ -135,190 +204,181 @@ fn message(
     }
 }
 
-pub(crate) async fn watch(
-    client: &Client,
-    url: &str,
-    out: &Out,
-    name: &str,
-    latch: bool,
-    interval: Duration,
-) -> Result<Outcome, Failure> {
-    let mut conn = client.connection();
-    let mut info = match count::view(&mut conn, name, latch).await? {
-        View::Lock(info) => info,
-        View::Count(info) => return watch_count(conn, url, out, name, info, interval).await,
-    };
-    let (mut sub, mut rx) = subscriber(url).await?;
-
-    let ch = Channels {
-        lock: inspect::lock_channel(name),
-        rw: inspect::rwlock_channel(name),
-    };
-    let fair_pattern = format!("{}:*", glob_escape(&ch.lock));
-    sub.subscribe(&[&ch.lock, &ch.rw]).await?;
-    sub.psubscribe(&fair_pattern).await?;
-    let sharded = ssubscribe(&mut sub, &[&ch.lock, &ch.rw]).await?;
-    let mut channels = vec![ch.lock.clone(), ch.rw.clone()];
-    if sharded {
-        channels.push(format!("{} (sharded)", ch.lock));
-        channels.push(format!("{} (sharded)", ch.rw));
+/// Escapes glob metacharacters for PSUBSCRIBE.
+fn glob_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
     }
-    channels.push(format!("{fair_pattern} (pattern)"));
-    // listen before saying so: Ctrl-C right after "watching" must stop cleanly
-    let mut interrupts = Interrupts::new();
-    out.emit(
-        json!({"event": "watching", "name": name, "channels": channels, "sharded": sharded, "ts_ms": now_ms()}),
-        || format!("watching {name} on {} (Ctrl-C to stop)", channels.join(", ")),
-    );
-    print_state(out, &info);
+    out
+}
 
-    let mut last_key = state_key(&info);
-    let mut tick = tokio::time::interval(interval);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    tick.tick().await;
-    loop {
-        tokio::select! {
-            _ = interrupts.recv() => break,
-            push = rx.recv() => {
-                if message(out, name, push, |c, p| ch.meaning(c, p))? {
-                    // Show who (if anyone) got the lock right away.
-                    sample(&mut conn, out, name, &mut info, &mut last_key).await?;
-                }
+const UNKNOWN: &str = "unknown message (Redisson ignores it)";
+const UNEXPECTED: &str = "message on an unexpected channel";
+
+/// What a message on a semaphore's channel `redisson_sc:{N}` means: a number of permits (the
+/// count now available, or for some calls the number given back); waiters try to acquire.
+pub(crate) fn semaphore_meaning(payload: &str) -> String {
+    match payload.parse::<i64>() {
+        Ok(n) => format!("{n} permit(s) available or given back: waiters try to acquire"),
+        Err(_) => "not a number of permits (Redisson's waiters cannot read it)".to_owned(),
+    }
+}
+
+/// A lock: its unlock channels (plain, read-write, fair waiters'), holders and TTL.
+struct LockWatch {
+    name: String,
+    lock: String,
+    rw: String,
+    info: LockInfo,
+    last_key: String,
+}
+
+impl LockWatch {
+    fn new(name: &str, info: LockInfo) -> LockWatch {
+        LockWatch {
+            name: name.to_owned(),
+            lock: inspect::lock_channel(name),
+            rw: inspect::rwlock_channel(name),
+            last_key: state_key(&info),
+            info,
+        }
+    }
+}
+
+impl Follow for LockWatch {
+    fn kind(&self) -> Option<(&'static str, String)> {
+        None
+    }
+
+    fn channels(&self) -> Vec<String> {
+        vec![self.lock.clone(), self.rw.clone()]
+    }
+
+    fn patterns(&self) -> Vec<String> {
+        vec![format!("{}:*", glob_escape(&self.lock))]
+    }
+
+    fn meaning(&self, channel: &str, payload: &str) -> String {
+        if channel == self.lock {
+            match payload {
+                "0" => "unlock: wakes one waiter".to_owned(),
+                _ => UNKNOWN.to_owned(),
             }
-            _ = tick.tick() => {
-                sample(&mut conn, out, name, &mut info, &mut last_key).await?;
+        } else if channel == self.rw {
+            match payload {
+                "0" => "read unlock: wakes one waiter".to_owned(),
+                "1" => "write unlock: wakes every waiter".to_owned(),
+                _ => UNKNOWN.to_owned(),
+            }
+        } else if let Some(field) = channel.strip_prefix(&format!("{}:", self.lock)) {
+            match payload {
+                "0" => format!("fair unlock: wakes the queue head {field}"),
+                _ => UNKNOWN.to_owned(),
+            }
+        } else {
+            UNEXPECTED.to_owned()
+        }
+    }
+
+    fn print_state(&self, out: &Out) {
+        let mut v = info_json(&self.info);
+        v["event"] = json!("state");
+        v["ts_ms"] = json!(now_ms());
+        out.emit(v, || format!("{}  state   {}", clock(), summary_line(&self.info)));
+    }
+
+    async fn sample(&mut self, conn: &mut Connection, out: &Out) -> Result<(), Error> {
+        let now = inspect::inspect(conn, &self.name).await?;
+        let key = state_key(&now);
+        let before = std::mem::replace(&mut self.info, now);
+        if key != self.last_key {
+            self.last_key = key;
+            self.print_state(out);
+        } else if let (Ttl::Expires(was), Ttl::Expires(is)) = (before.ttl, self.info.ttl) {
+            // The TTL only falls by itself; a rise is a renewal (watchdog) or a re-entry.
+            if is > was + Duration::from_millis(50) {
+                out.emit(
+                    json!({"event": "ttl", "name": self.name, "ttl_ms": ttl_ms(self.info.ttl), "renewed": true, "ts_ms": now_ms()}),
+                    || format!("{}  ttl     {} (renewed)", clock(), fmt_ttl(self.info.ttl)),
+                );
             }
         }
-    }
-    Ok(Outcome::Done)
-}
-
-fn print_state(out: &Out, info: &LockInfo) {
-    let mut v = info_json(info);
-    v["event"] = json!("state");
-    v["ts_ms"] = json!(now_ms());
-    out.emit(v, || format!("{}  state   {}", clock(), summary_line(info)));
-}
-
-async fn sample(
-    conn: &mut redisson_lock::Connection,
-    out: &Out,
-    name: &str,
-    info: &mut LockInfo,
-    last_key: &mut String,
-) -> Result<(), Failure> {
-    let now = match inspect::inspect(conn, name).await {
-        Ok(i) => i,
-        Err(e) if e.is_transient() => {
-            eprintln!("redisson-lock: warning: {e} (still watching)");
-            return Ok(());
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let key = state_key(&now);
-    if key != *last_key {
-        print_state(out, &now);
-        *last_key = key;
-    } else if let (Ttl::Expires(before), Ttl::Expires(after)) = (info.ttl, now.ttl) {
-        // The TTL only falls by itself; a rise is a renewal (watchdog) or a re-entry.
-        if after > before + Duration::from_millis(50) {
-            out.emit(
-                json!({"event": "ttl", "name": name, "ttl_ms": ttl_ms(now.ttl), "renewed": true, "ts_ms": now_ms()}),
-                || format!("{}  ttl     {} (renewed)", clock(), fmt_ttl(now.ttl)),
-            );
-        }
-    }
-    *info = now;
-    Ok(())
-}
-
-/// What a message on a count-down latch's channel means (`docs/protocol.md`, "Count-down latch").
-fn latch_meaning(channel: &str, latch_channel: &str, payload: &str) -> String {
-    if channel != latch_channel {
-        return "message on an unexpected channel".to_owned();
-    }
-    match payload {
-        "0" => "count reached zero: wakes every waiter".to_owned(),
-        "1" => "count set or latch deleted: waiters read the count again".to_owned(),
-        _ => "unknown message (Redisson ignores it)".to_owned(),
+        Ok(())
     }
 }
 
-/// `watch` of a count: the count-down latch channel's messages (classic and sharded) and the
-/// count's changes. A semaphore's count changes show too (by sampling); its channel is not
-/// listened to.
-async fn watch_count(
-    mut conn: redisson_lock::Connection,
-    url: &str,
-    out: &Out,
-    name: &str,
+/// A count (a count-down latch or a semaphore: Redis cannot tell): both channels and the count.
+struct CountWatch {
+    name: String,
+    latch: String,
+    semaphore: String,
     info: LatchInfo,
-    interval: Duration,
-) -> Result<Outcome, Failure> {
-    let (mut sub, mut rx) = subscriber(url).await?;
-    let latch_channel = inspect::count_down_latch_channel(name);
-    sub.subscribe(&latch_channel).await?;
-    let sharded = ssubscribe(&mut sub, &[&latch_channel]).await?;
-    let mut channels = vec![latch_channel.clone()];
-    if sharded {
-        channels.push(format!("{latch_channel} (sharded)"));
-    }
-    let mut interrupts = Interrupts::new();
-    out.emit(
-        json!({"event": "watching", "name": name, "kind": "count", "channels": channels, "sharded": sharded, "ts_ms": now_ms()}),
-        || format!("watching {name} ({COUNT_KIND}) on {} (Ctrl-C to stop)", channels.join(", ")),
-    );
-    print_count(out, &info);
-
-    let mut last = (info.exists, info.count);
-    let mut tick = tokio::time::interval(interval);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    tick.tick().await;
-    loop {
-        tokio::select! {
-            _ = interrupts.recv() => break,
-            push = rx.recv() => {
-                if message(out, name, push, |c, p| latch_meaning(c, &latch_channel, p))? {
-                    sample_count(&mut conn, out, name, &mut last).await?;
-                }
-            }
-            _ = tick.tick() => {
-                sample_count(&mut conn, out, name, &mut last).await?;
-            }
-        }
-    }
-    Ok(Outcome::Done)
 }
 
-/// The count's state line. Subscriber counts are left out: this watch is a subscriber too.
-fn print_count(out: &Out, info: &LatchInfo) {
-    let mut v = latch_json(info);
-    if let Some(o) = v.as_object_mut() {
-        o.remove("channels");
-        o.remove("listeners");
+impl CountWatch {
+    fn new(name: &str, info: LatchInfo) -> CountWatch {
+        CountWatch {
+            name: name.to_owned(),
+            latch: inspect::count_down_latch_channel(name),
+            semaphore: inspect::semaphore_channel(name),
+            info,
+        }
     }
-    v["event"] = json!("state");
-    v["ts_ms"] = json!(now_ms());
-    out.emit(v, || format!("{}  state   {}", clock(), count_summary(info)));
 }
 
-async fn sample_count(
-    conn: &mut redisson_lock::Connection,
-    out: &Out,
-    name: &str,
-    last: &mut (bool, i64),
-) -> Result<(), Failure> {
-    let now = match inspect::inspect_latch(conn, name).await {
-        Ok(i) => i,
-        Err(e) if e.is_transient() => {
-            eprintln!("redisson-lock: warning: {e} (still watching)");
-            return Ok(());
-        }
-        Err(e) => return Err(count::count_failure(e)),
-    };
-    if (now.exists, now.count) != *last {
-        print_count(out, &now);
-        *last = (now.exists, now.count);
+impl Follow for CountWatch {
+    fn kind(&self) -> Option<(&'static str, String)> {
+        Some(("count", COUNT_KIND.to_owned()))
     }
-    Ok(())
+
+    fn channels(&self) -> Vec<String> {
+        vec![self.latch.clone(), self.semaphore.clone()]
+    }
+
+    /// `docs/protocol.md`, "Count-down latch", and the semaphore's messages.
+    fn meaning(&self, channel: &str, payload: &str) -> String {
+        if channel == self.latch {
+            match payload {
+                "0" => "count reached zero: wakes every waiter".to_owned(),
+                "1" => "count set or latch deleted: waiters read the count again".to_owned(),
+                _ => UNKNOWN.to_owned(),
+            }
+        } else if channel == self.semaphore {
+            semaphore_meaning(payload)
+        } else {
+            UNEXPECTED.to_owned()
+        }
+    }
+
+    /// The count's state line. Subscriber counts are left out: this watch is a subscriber too.
+    fn print_state(&self, out: &Out) {
+        let mut v = latch_json(&self.info);
+        if let Some(o) = v.as_object_mut() {
+            o.remove("channels");
+            o.remove("listeners");
+        }
+        v["event"] = json!("state");
+        v["ts_ms"] = json!(now_ms());
+        out.emit(v, || {
+            format!("{}  state   {}", clock(), count_summary(&self.info))
+        });
+    }
+
+    async fn sample(&mut self, conn: &mut Connection, out: &Out) -> Result<(), Error> {
+        let now = inspect::inspect_latch(conn, &self.name).await?;
+        let changed = (now.exists, now.count) != (self.info.exists, self.info.count);
+        self.info = now;
+        if changed {
+            self.print_state(out);
+        }
+        Ok(())
+    }
+
+    fn failure(&self, e: Error) -> Failure {
+        count::count_failure(e)
+    }
 }
