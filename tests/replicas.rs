@@ -362,3 +362,32 @@ async fn cluster_waits_on_the_slots_own_master() {
     drop(stopped);
     client.shutdown().await.unwrap();
 }
+
+/// The semaphores follow `ReplicaSync` like the locks (and Redisson's semaphores): with
+/// `Required` and a stopped replica an acquisition no replica confirmed is given back and the
+/// caller gets `ReplicasNotSynced`; no permit is lost; with the replica back it works again.
+#[tokio::test]
+async fn required_gives_back_permits_no_replica_confirmed() {
+    let (master, replica) = pair().await;
+    let c = client(&master, ReplicaSync::Required).await;
+    let sem = c.semaphore("sync:sem").unwrap();
+    let pes = c.permit_expirable_semaphore("sync:pes").unwrap();
+    assert!(sem.try_set_permits(2).await.unwrap());
+    assert!(pes.try_set_permits(2).await.unwrap());
+    let stopped = Stopped::new(pid(&replica.url()).await.unwrap()).unwrap();
+    let err = sem.try_acquire(1).await.unwrap_err();
+    assert!(matches!(err, Error::ReplicasNotSynced { wanted: 1, .. }), "{err}");
+    let err = pes.try_acquire().await.unwrap_err();
+    assert!(matches!(err, Error::ReplicasNotSynced { .. }), "{err}");
+    drop(stopped);
+    assert_eq!(sem.available_permits().await.unwrap(), 2, "the unconfirmed permit was given back");
+    assert_eq!(pes.available_permits().await.unwrap(), 2);
+    assert_eq!(pes.acquired_permits().await.unwrap(), 0);
+    eventually(Duration::from_secs(20), "a required acquisition succeeds again", || async {
+        matches!(sem.try_acquire(1).await, Ok(true))
+    })
+    .await;
+    let id = pes.try_acquire_for(Duration::from_secs(10), None).await.unwrap().expect("a permit");
+    pes.release(id).await.unwrap();
+    c.shutdown().await.unwrap();
+}

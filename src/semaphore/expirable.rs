@@ -639,12 +639,22 @@ impl PermitExpirableSemaphore {
             sem: self.clone(),
             ids: ids.clone(),
         };
+        // replicas known to lag: a required acquisition fails before anything is sent
+        s.client.sync.refuse_now(&s.key)?;
         let pending = Pending::new(&s.client, &s.key, latch, give_back);
-        match script::run::<Value>(&s.client.conn, cfg.command_timeout, &s.key, &inv).await {
-            Ok(v) => {
+        let sent = s
+            .client
+            .sync
+            .run::<Value>(&s.client.conn, cfg.command_timeout, &s.key, &inv)
+            .await;
+        match sent {
+            Ok((v, synced)) => {
                 let granted = decode_grant(&s.key, &v);
-                pending.land(matches!(granted, Ok(true)));
+                let give_back = pending.land(matches!(granted, Ok(true)));
                 if granted? {
+                    if let Some(g) = give_back {
+                        super::undo_unconfirmed(s, synced, g).await?;
+                    }
                     tracing::debug!(key = %s.key, permits = n, first = %ids[0], "expirable semaphore: acquired");
                     return Ok(Ok(ids));
                 }

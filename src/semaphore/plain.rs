@@ -418,20 +418,27 @@ impl Semaphore {
         let latch = crate::name::fresh_latch(&s.key);
         let mut inv = SEM_TRY_ACQUIRE.prepare_invoke();
         inv.key(&*s.key).key(&latch).arg(n).arg(cfg.settle_window_ms());
-        let pending = Pending::new(
-            &s.client,
-            &s.key,
-            latch,
-            Release {
-                s: s.clone(),
-                permits: n,
-            },
-        );
-        let granted = match script::run::<Value>(&s.client.conn, cfg.command_timeout, &s.key, &inv).await {
-            Ok(v) => {
+        // replicas known to lag: a required acquisition fails before anything is sent
+        s.client.sync.refuse_now(&s.key)?;
+        let give_back = Release {
+            s: s.clone(),
+            permits: n,
+        };
+        let pending = Pending::new(&s.client, &s.key, latch, give_back);
+        let sent = s
+            .client
+            .sync
+            .run::<Value>(&s.client.conn, cfg.command_timeout, &s.key, &inv)
+            .await;
+        let granted = match sent {
+            Ok((v, synced)) => {
                 let granted = decode_grant(&s.key, &v);
-                pending.land(matches!(granted, Ok(true)));
-                granted?
+                let give_back = pending.land(matches!(granted, Ok(true)));
+                let granted = granted?;
+                if let (true, Some(g)) = (granted, give_back) {
+                    super::undo_unconfirmed(s, synced, g).await?;
+                }
+                granted
             }
             Err(e) if e.is_ambiguous() => match pending.settle().await {
                 Ok(true) => {

@@ -47,12 +47,13 @@ impl<G: GiveBack> Pending<G> {
     }
 
     /// The reply arrived: nothing to settle. `granted`: its latch recorded a grant, which the
-    /// janitor deletes (a refusal wrote none).
-    pub(crate) fn land(mut self, granted: bool) {
-        self.give_back = None;
+    /// janitor deletes (a refusal wrote none). Returns the give-back, for a grant the caller
+    /// must undo itself (see [`give_back`]).
+    pub(crate) fn land(mut self, granted: bool) -> Option<G> {
         if granted {
             self.client.latches.discard(std::mem::take(&mut self.latch));
         }
+        self.give_back.take()
     }
 
     /// Asks Redis whether the attempt was granted: `Ok(true)` it was (the caller keeps it);
@@ -66,6 +67,13 @@ impl<G: GiveBack> Pending<G> {
         }
         Ok(granted)
     }
+}
+
+/// Gives back at once what a granted acquisition took (a write applied once, finished in the
+/// background if the caller is dropped): how an acquisition no replica confirmed is undone.
+pub(crate) async fn give_back<G: GiveBack>(client: &Arc<ClientInner>, key: &Arc<str>, g: G) -> Result<()> {
+    let once = Once::new(client, key, G::WHAT, true, |l, ms| g.give_back(l, ms));
+    once.send::<Value>().await.map(|_| ())
 }
 
 /// Whether the attempt that writes `latch` was granted, making sure it never will be if not.

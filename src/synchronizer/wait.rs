@@ -33,7 +33,7 @@ pub(crate) struct Waiter<'a> {
 
 impl Waiter<'_> {
     /// Runs `step` until it is done or `deadline` passes (`None`: no deadline): `Ok(None)` when
-    /// the deadline passed first. The channel is subscribed after the first step that is not
+    /// the deadline passed first (the error of the last step when that one failed). The channel is subscribed after the first step that is not
     /// done, and read again (`step` again) once subscribed, so no message is missed; a transient
     /// error of a step is tried again after the retry interval, up to `retry_attempts` times in
     /// a row.
@@ -83,6 +83,11 @@ impl Waiter<'_> {
                 Err(e) if e.is_transient() && failures < cfg.retry_attempts => {
                     failures += 1;
                     tracing::debug!(key = %self.key, kind = self.kind, error = %e, "waiting: a step failed; retrying");
+                    if deadline.is_some_and(|d| Instant::now() >= d) {
+                        // no time left to retry: the failure is the answer, not a timeout
+                        ended(metrics::Outcome::Error);
+                        return Err(e);
+                    }
                 }
                 Err(e) => {
                     ended(metrics::Outcome::Error);
