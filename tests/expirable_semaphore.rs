@@ -9,7 +9,7 @@ mod common;
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use common::{eventually, faults, init_tracing, key_exists, RawSubscriber, RedisServer};
+use common::{eventually, faults, init_tracing, key_exists, latches_deleted, RawSubscriber, RedisServer};
 use redisson_lock::{Client, Config, Error, PermitId, PermitLease};
 
 const NO_LEASE: f64 = 922_337_203_685_477.0;
@@ -326,23 +326,7 @@ async fn an_acquisition_dropped_in_flight_gives_its_permit_back() {
     sem.release(id).await.unwrap();
     // nothing of the client in flight, then Redis stops: the request waits in its socket and
     // runs when it continues, after its caller was dropped
-    eventually(Duration::from_secs(5), "request latches deleted", || {
-        let url = s.url();
-        async move {
-            let mut c = redis::Client::open(url)
-                .unwrap()
-                .get_multiplexed_async_connection()
-                .await
-                .unwrap();
-            let keys: Vec<String> = redis::cmd("KEYS")
-                .arg("redisson_unlock_latch:*")
-                .query_async(&mut c)
-                .await
-                .unwrap();
-            keys.is_empty()
-        }
-    })
-    .await;
+    latches_deleted(&s).await;
     let pid = faults::pid(&s.url()).await.unwrap();
     let stopped = faults::Stopped::new(pid).unwrap();
     let dropped = tokio::time::timeout(Duration::from_millis(100), sem.acquire()).await;

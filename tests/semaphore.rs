@@ -9,7 +9,10 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{eventually, faults, init_tracing, key_exists, pause_all, pttl, RawSubscriber, RedisServer};
+use common::{
+    eventually, faults, init_tracing, key_exists, latches_deleted, pause_all, pttl, RawSubscriber,
+    RedisServer,
+};
 use redisson_lock::{Client, Config, Error, Semaphore, MAX_PERMITS};
 
 /// Far below the subscribed fallback poll (30 s by default): only a message wakes this fast.
@@ -120,28 +123,6 @@ async fn counts_permits_with_redissons_layout_and_messages() {
 
     // request latches are cleaned up once answered
     latches_deleted(&s).await;
-}
-
-/// Waits until the client's latch janitor has deleted every request latch (so that nothing of
-/// it is in flight when a test freezes Redis).
-async fn latches_deleted(s: &RedisServer) {
-    eventually(Duration::from_secs(5), "request latches deleted", || {
-        let url = s.url();
-        async move {
-            let mut c = redis::Client::open(url)
-                .unwrap()
-                .get_multiplexed_async_connection()
-                .await
-                .unwrap();
-            let keys: Vec<String> = redis::cmd("KEYS")
-                .arg("redisson_unlock_latch:*")
-                .query_async(&mut c)
-                .await
-                .unwrap();
-            keys.is_empty()
-        }
-    })
-    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -193,27 +193,9 @@ impl PermitExpirableSemaphore {
     ///
     /// As [`try_set_permits`](Self::try_set_permits).
     pub async fn add_permits(&self, delta: i64) -> Result<i64> {
-        let s = &self.s;
-        let delta = super::count(&s.key, delta)?;
-        let once = Once::new(
-            &s.client,
-            &s.key,
-            "expirable semaphore: add permits",
-            false,
-            |latch, ms| {
-                let mut inv = PES_ADD_PERMITS.prepare_invoke();
-                inv.key(&*s.key)
-                    .key(&*s.channel)
-                    .key(latch)
-                    .arg(delta)
-                    .arg(s.client.publish_cmd)
-                    .arg(ms);
-                inv
-            },
-        );
-        let total: i64 = once.send().await?;
-        tracing::debug!(key = %s.key, delta, total, "expirable semaphore: added permits");
-        Ok(total)
+        self.s
+            .add_permits("expirable semaphore: add permits", &PES_ADD_PERMITS, delta)
+            .await
     }
 
     /// Takes one permit without a lease, waiting as long as it takes (Redisson's `acquire()`).

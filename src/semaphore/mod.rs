@@ -113,6 +113,31 @@ impl Shared {
         }
     }
 
+    /// Changes the available permits by `delta` with `script` (each kind's `addPermits`, which
+    /// differ in what they publish; both take the count, the channel and a request latch, then
+    /// the change, the publish mode and the latch TTL): the new count.
+    pub(crate) async fn add_permits(
+        &self,
+        what: &'static str,
+        script: &'static crate::script::Lua,
+        delta: i64,
+    ) -> Result<i64> {
+        let delta = count(&self.key, delta)?;
+        let once = crate::synchronizer::once::Once::new(&self.client, &self.key, what, false, |latch, ms| {
+            let mut inv = script.prepare_invoke();
+            inv.key(&*self.key)
+                .key(&*self.channel)
+                .key(latch)
+                .arg(delta)
+                .arg(self.client.publish_cmd)
+                .arg(ms);
+            inv
+        });
+        let total: i64 = once.send().await?;
+        tracing::debug!(key = %self.key, delta, total, what, "permits added");
+        Ok(total)
+    }
+
     /// Refuses new work once the client is shutting down.
     pub(crate) fn open(&self) -> Result<()> {
         if self.client.holds.is_closed() {

@@ -361,21 +361,9 @@ impl Semaphore {
     ///
     /// As [`drain_permits`](Self::drain_permits).
     pub async fn add_permits(&self, delta: i64) -> Result<i64> {
-        let s = &self.s;
-        let delta = super::count(&s.key, delta)?;
-        let once = Once::new(&s.client, &s.key, "semaphore: add permits", false, |latch, ms| {
-            let mut inv = SEM_ADD_PERMITS.prepare_invoke();
-            inv.key(&*s.key)
-                .key(&*s.channel)
-                .key(latch)
-                .arg(delta)
-                .arg(s.client.publish_cmd)
-                .arg(ms);
-            inv
-        });
-        let total: i64 = once.send().await?;
-        tracing::debug!(key = %s.key, delta, total, "semaphore: added permits");
-        Ok(total)
+        self.s
+            .add_permits("semaphore: add permits", &SEM_ADD_PERMITS, delta)
+            .await
     }
 
     /// Removes the semaphore (`DEL`): whether there was one. Waiters are not told (as in

@@ -343,6 +343,28 @@ pub async fn leftovers(raw: &mut redis::aio::MultiplexedConnection) -> Vec<Strin
     left
 }
 
+/// Waits until no request or attempt latch `redisson_unlock_latch:*` is left (the client's latch
+/// janitor deleted them), so that nothing of a client is in flight when a test freezes Redis.
+pub async fn latches_deleted(s: &RedisServer) {
+    eventually(Duration::from_secs(5), "request latches deleted", || {
+        let url = s.url();
+        async move {
+            let mut c = redis::Client::open(url)
+                .unwrap()
+                .get_multiplexed_async_connection()
+                .await
+                .unwrap();
+            let keys: Vec<String> = redis::cmd("KEYS")
+                .arg("redisson_unlock_latch:*")
+                .query_async(&mut c)
+                .await
+                .unwrap();
+            keys.is_empty()
+        }
+    })
+    .await;
+}
+
 /// `PTTL key` in ms (-2: no key, -1: no TTL).
 pub async fn pttl(raw: &mut redis::aio::MultiplexedConnection, key: &str) -> i64 {
     redis::cmd("PTTL").arg(key).query_async(raw).await.expect("PTTL")
