@@ -120,6 +120,3 @@ pub(crate) fn count_failure(e: Error) -> Failure {
         other => other.into(),
     }
 }
-
-/// What the kind of a count is, as far as Redis tells.
-pub(crate) const COUNT_KIND: &str = "count: a count-down latch or a semaphore";

@@ -10,6 +10,7 @@ mod args;
 mod cluster;
 mod count;
 mod doctor;
+mod follow;
 mod hold;
 mod render;
 mod semaphore;

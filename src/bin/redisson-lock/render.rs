@@ -6,7 +6,6 @@ use redisson_lock::inspect::{ChannelSubscribers, Holder, LatchInfo, Listeners, L
 use redisson_lock::Ttl;
 use serde_json::{json, Value};
 
-use crate::count::COUNT_KIND;
 use crate::now_ms;
 
 /// What an error line reports (`kind` of the JSON error object).
@@ -436,3 +435,6 @@ mod tests {
         );
     }
 }
+
+/// What the kind of a count is, as far as Redis tells.
+pub(crate) const COUNT_KIND: &str = "count: a count-down latch or a semaphore";

@@ -9,8 +9,8 @@ use redisson_lock::inspect::{self, HeldPermit, SemaphoreInfo};
 use redisson_lock::{Connection, Error, PermitId};
 use serde_json::{json, Value};
 
+use crate::follow::{clock, semaphore_meaning, Follow};
 use crate::render::{fmt_ms, fmt_ttl, subscribers_json, subscribers_str, ttl_ms, Out};
-use crate::watch::{clock, semaphore_meaning, Follow};
 use crate::{now_ms, Failure};
 
 /// A semaphore and the kind it is shown as.

@@ -3,7 +3,7 @@
 //! their messages mean and what a state change is: a lock (holders, TTL renewals), a count
 //! (count-down latch or semaphore: the count) or a semaphore (`crate::semaphore`).
 
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use redis::aio::MultiplexedConnection;
 use redis::{ProtocolVersion, PushInfo, PushKind};
@@ -12,40 +12,13 @@ use redisson_lock::{Client, Connection, Error, Ttl};
 use serde_json::json;
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use crate::count::{self, AsKind, View, COUNT_KIND};
+use crate::count::{self, AsKind, View};
+use crate::follow::{clock, semaphore_meaning, Follow};
 use crate::hold::Interrupts;
+use crate::render::COUNT_KIND;
 use crate::render::{count_summary, fmt_ttl, info_json, latch_json, summary_line, ttl_ms, Out};
 use crate::semaphore::SemaphoreWatch;
 use crate::{now_ms, state_key, Failure, Outcome};
-
-/// The wall-clock time of day, for text lines.
-pub(crate) fn clock() -> String {
-    let s = humantime::format_rfc3339_millis(SystemTime::now()).to_string();
-    s.get(11..23).unwrap_or(&s).to_owned()
-}
-
-/// What one `watch` follows: its channels, what their messages mean, and its state.
-pub(crate) trait Follow {
-    /// `kind` of the `watching` line and its words; `None` for a lock (its kind changes as it is
-    /// taken).
-    fn kind(&self) -> Option<(&'static str, String)>;
-    /// The channels to listen on, classic and sharded.
-    fn channels(&self) -> Vec<String>;
-    /// Channel patterns to listen on (classic only).
-    fn patterns(&self) -> Vec<String> {
-        Vec::new()
-    }
-    /// What `payload` on `channel` means.
-    fn meaning(&self, channel: &str, payload: &str) -> String;
-    /// Prints the state as first read.
-    fn print_state(&self, out: &Out);
-    /// Reads the state again and prints what changed.
-    async fn sample(&mut self, conn: &mut Connection, out: &Out) -> Result<(), Error>;
-    /// A failure of [`sample`](Follow::sample) that ends the watch, as one line.
-    fn failure(&self, e: Error) -> Failure {
-        e.into()
-    }
-}
 
 pub(crate) async fn watch(
     client: &Client,
@@ -218,15 +191,6 @@ fn glob_escape(s: &str) -> String {
 
 const UNKNOWN: &str = "unknown message (Redisson ignores it)";
 const UNEXPECTED: &str = "message on an unexpected channel";
-
-/// What a message on a semaphore's channel `redisson_sc:{N}` means: a number of permits (the
-/// count now available, or for some calls the number given back); waiters try to acquire.
-pub(crate) fn semaphore_meaning(payload: &str) -> String {
-    match payload.parse::<i64>() {
-        Ok(n) => format!("{n} permit(s) available or given back: waiters try to acquire"),
-        Err(_) => "not a number of permits (Redisson's waiters cannot read it)".to_owned(),
-    }
-}
 
 /// A lock: its unlock channels (plain, read-write, fair waiters'), holders and TTL.
 struct LockWatch {
