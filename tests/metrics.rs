@@ -163,6 +163,48 @@ async fn the_exporter_serves_the_lock_metrics() {
         1.0,
         "{m:#?}"
     );
+
+    // the synchronizers: waits are acquisitions of their kind, waiting ones are waiters
+    let sem = client.semaphore("metrics:sem").unwrap();
+    assert!(sem.try_set_permits(0).await.unwrap());
+    let waiting = {
+        let sem = sem.clone();
+        tokio::spawn(async move { sem.acquire(1).await })
+    };
+    eventually(
+        Duration::from_secs(10),
+        "the semaphore waiter is counted",
+        || async { value(&scrape(addr), r#"redisson_lock_waiters{kind="semaphore"}"#) == 1.0 },
+    )
+    .await;
+    sem.release(1).await.unwrap();
+    waiting.await.unwrap().unwrap();
+    let pes = client.permit_expirable_semaphore("metrics:pes").unwrap();
+    assert!(pes
+        .try_acquire_for(Duration::from_millis(50), None)
+        .await
+        .unwrap()
+        .is_none());
+    let latch = client.count_down_latch("metrics:latch").unwrap();
+    assert!(latch.wait_for(Duration::from_secs(1)).await.unwrap());
+    let m = scrape(addr);
+    for (series, want) in [
+        (
+            r#"redisson_lock_acquisitions_total{kind="semaphore",outcome="acquired"}"#,
+            1.0,
+        ),
+        (r#"redisson_lock_waiters{kind="semaphore"}"#, 0.0),
+        (
+            r#"redisson_lock_acquisitions_total{kind="expirable semaphore",outcome="timeout"}"#,
+            1.0,
+        ),
+        (
+            r#"redisson_lock_acquisitions_total{kind="latch",outcome="acquired"}"#,
+            1.0,
+        ),
+    ] {
+        assert_eq!(value(&m, series), want, "{series}: {m:#?}");
+    }
     client.shutdown().await.unwrap();
     named.shutdown().await.unwrap();
 }
