@@ -230,6 +230,7 @@ impl CountDownLatch {
             key: &self.key,
             channel: &self.channel,
             kind: "latch",
+            messages: crate::pubsub::Messages::WakeAll,
         };
         let reached = waiter
             .until(deadline, || async {

@@ -380,14 +380,24 @@ async fn required_gives_back_permits_no_replica_confirmed() {
     let err = pes.try_acquire().await.unwrap_err();
     assert!(matches!(err, Error::ReplicasNotSynced { .. }), "{err}");
     drop(stopped);
-    assert_eq!(sem.available_permits().await.unwrap(), 2, "the unconfirmed permit was given back");
+    assert_eq!(
+        sem.available_permits().await.unwrap(),
+        2,
+        "the unconfirmed permit was given back"
+    );
     assert_eq!(pes.available_permits().await.unwrap(), 2);
     assert_eq!(pes.acquired_permits().await.unwrap(), 0);
-    eventually(Duration::from_secs(20), "a required acquisition succeeds again", || async {
-        matches!(sem.try_acquire(1).await, Ok(true))
-    })
+    eventually(
+        Duration::from_secs(20),
+        "a required acquisition succeeds again",
+        || async { matches!(sem.try_acquire(1).await, Ok(true)) },
+    )
     .await;
-    let id = pes.try_acquire_for(Duration::from_secs(10), None).await.unwrap().expect("a permit");
+    let id = pes
+        .try_acquire_for(Duration::from_secs(10), None)
+        .await
+        .unwrap()
+        .expect("a permit");
     pes.release(id).await.unwrap();
     c.shutdown().await.unwrap();
 }

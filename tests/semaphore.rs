@@ -161,6 +161,42 @@ async fn a_release_wakes_every_waiter_it_lets_in() {
     assert_eq!(sem.available_permits().await.unwrap(), 0);
 }
 
+/// Redisson's payload is the number of permits available: a release of one wakes one local
+/// waiter, not all of them (a herd of attempts where one can succeed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_of_one_permit_wakes_one_waiter() {
+    init_tracing();
+    let s = RedisServer::start();
+    let c = s.client(Config::default()).await;
+    let mut raw = s.conn().await;
+    let sem = c.semaphore("sem:wake-one").unwrap();
+    assert!(sem.try_set_permits(0).await.unwrap());
+    let waiters: Vec<_> = (0..5).map(|_| spawn_acquire(&sem, 1)).collect();
+    subscribed_to(&c, 1, "waiters subscribed").await;
+    eventually(Duration::from_secs(5), "all five wait", || {
+        let c = c.clone();
+        async move { c.stats().waiters == 5 }
+    })
+    .await;
+    let before = common::script_calls(&mut raw).await;
+    sem.release(1).await.unwrap();
+    eventually(Duration::from_secs(5), "one waiter got the permit", || async {
+        waiters.iter().filter(|w| w.is_finished()).count() == 1
+    })
+    .await;
+    // a window for a herd to show: every woken waiter tries at once
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let scripts = common::script_calls(&mut raw).await - before;
+    assert!(
+        scripts <= 3,
+        "the release, the woken waiter's attempt (and at most one more): {scripts}"
+    );
+    assert_eq!(waiters.iter().filter(|w| w.is_finished()).count(), 1);
+    for w in waiters {
+        w.abort();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_and_keys_of_another_type_are_refused_without_a_write() {
     init_tracing();

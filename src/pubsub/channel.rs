@@ -19,8 +19,12 @@ pub(crate) enum Messages {
     /// every waiter; anything else is ignored.
     Unlock,
     /// Any message wakes every waiter, who each read the state in Redis again (a latch's
-    /// `0`/`1`, a semaphore's count of permits).
+    /// `0`/`1`).
     WakeAll,
+    /// A semaphore's messages: a number of permits now available (or given back); it wakes
+    /// that many local waiters at most (as Redisson's waiters: `min(payload, local waiters)`),
+    /// none for zero or less; anything else wakes every waiter, who read Redis again.
+    Permits,
 }
 
 pub(crate) struct Channel {
@@ -107,6 +111,16 @@ impl Channel {
     /// lingering without users) counts as dropped, so its
     /// [`Subscription`](super::Subscription)s are stale and their waiters join again. Returns
     /// whether it was.
+    /// Wakes at most `n` of the waiters registered now (`users` bounds it: more would only
+    /// store a wake-up for a later waiter).
+    pub(super) fn wake_some(&self, n: i64) {
+        let users = self.state.lock().users;
+        let n = usize::try_from(n).unwrap_or(0).min(users.max(1));
+        for _ in 0..n {
+            self.notify.notify_one();
+        }
+    }
+
     pub(super) fn server_dropped(&self, lingering_too: bool) -> bool {
         let mut st = self.state.lock();
         let dropped = (st.users > 0 || lingering_too) && st.subscribed && !st.subscribing;

@@ -2,8 +2,10 @@
 //!
 //! Each channel has one `Notify`. Redisson's unlock messages map onto it directly
 //! ([`Messages::Unlock`]): `0` → `notify_one` (wake one local waiter, or store one permit for the
-//! next), `1` → `notify_waiters` (wake every registered waiter). On a synchronizer's channel
-//! ([`Messages::WakeAll`]) every message wakes every registered waiter. A waiter registers (`enable`) before
+//! next), `1` → `notify_waiters` (wake every registered waiter). On a latch's channel
+//! ([`Messages::WakeAll`]) every message wakes every registered waiter; on a semaphore's
+//! ([`Messages::Permits`]) a message of `n` permits wakes at most `n` local waiters, as
+//! Redisson's do. A waiter registers (`enable`) before
 //! it re-tries the lock, so a message published between its attempt and its sleep is never lost.
 //! A dropped connection wakes every waiter and makes its subscription stale: each re-tries at
 //! once, joins again (the SUBSCRIBE completes when the connection is back) and re-tries after

@@ -64,6 +64,15 @@ fn deliver(pushes: &Pushes, push: PushInfo) {
                     match (ch.messages, msg.get_payload_bytes()) {
                         // (waiters register before they read Redis, so none is missed)
                         (Messages::WakeAll, _) => ch.notify.notify_waiters(),
+                        (Messages::Permits, payload) => {
+                            match std::str::from_utf8(payload)
+                                .ok()
+                                .and_then(|p| p.parse::<i64>().ok())
+                            {
+                                Some(n) => ch.wake_some(n),
+                                None => ch.notify.notify_waiters(),
+                            }
+                        }
                         (Messages::Unlock, b"0") => ch.notify.notify_one(),
                         (Messages::Unlock, b"1") => ch.notify.notify_waiters(),
                         (Messages::Unlock, other) => tracing::trace!(

@@ -579,6 +579,7 @@ impl PermitExpirableSemaphore {
             key: &self.s.key,
             channel: &self.s.channel,
             kind: "expirable semaphore",
+            messages: crate::pubsub::Messages::Permits,
         };
         waiter
             .until(deadline, || async {

@@ -387,6 +387,7 @@ impl Semaphore {
             key: &self.s.key,
             channel: &self.s.channel,
             kind: "semaphore",
+            messages: crate::pubsub::Messages::Permits,
         };
         waiter
             .until(deadline, || async {

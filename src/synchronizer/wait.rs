@@ -29,6 +29,8 @@ pub(crate) struct Waiter<'a> {
     pub channel: &'a str,
     /// The metrics' `kind` label (`latch`, `semaphore`, ...).
     pub kind: &'static str,
+    /// What the channel's messages mean for its local waiters.
+    pub messages: Messages,
 }
 
 impl Waiter<'_> {
@@ -113,7 +115,7 @@ impl Waiter<'_> {
                         ended(metrics::Outcome::Error);
                         return Err(Error::Shutdown);
                     }
-                    s = client.hub.subscribe(self.channel, Messages::WakeAll, budget) => s,
+                    s = client.hub.subscribe(self.channel, self.messages, budget) => s,
                 };
                 match subscribed {
                     Ok(s) => {
