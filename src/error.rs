@@ -178,6 +178,14 @@ impl Error {
         }
     }
 
+    /// Whether Redis refused a write for lack of memory (`OOM`, `maxmemory` reached with a
+    /// policy that cannot evict): the command did not run, and may succeed once memory is
+    /// freed. Not [`is_transient`](Self::is_transient) (a caller's retry rarely waits long
+    /// enough), but the writes that must happen (a semaphore's give-back) keep trying.
+    pub(crate) fn is_oom(&self) -> bool {
+        matches!(self, Error::Redis(e) if e.code() == Some("OOM") || e.to_string().contains("OOM command not allowed"))
+    }
+
     /// Maps a Redis error on `key`, turning `WRONGTYPE` into [`Error::WrongType`]. Error replies
     /// of one kind's scripts are mapped by that kind (the seam's `map_error`).
     pub(crate) fn from_redis(key: &str, e: redis::RedisError) -> Self {

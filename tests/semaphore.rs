@@ -440,3 +440,96 @@ fn the_blocking_twin_takes_and_gives_back() {
     sem.release(1).unwrap();
     assert_eq!(sem.drain_permits().unwrap(), 1);
 }
+
+/// Redis refusing writes for lack of memory (`maxmemory` reached, `noeviction`): a give-back
+/// fails for the caller but is kept trying in the background and lands once memory is freed;
+/// no permit of either semaphore kind is lost, none counted twice, nothing is half done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permits_given_back_while_redis_is_out_of_memory_come_back() {
+    init_tracing();
+    let s = RedisServer::start();
+    let cfg = Config::default()
+        .command_timeout(Duration::from_millis(300))
+        .retry_interval(Duration::from_millis(100));
+    let c = s.client(cfg).await;
+    let mut raw = s.conn().await;
+    let sem = c.semaphore("sem:oom").unwrap();
+    let pes = c.permit_expirable_semaphore("pes:oom").unwrap();
+    assert!(sem.try_set_permits(2).await.unwrap());
+    assert!(pes.try_set_permits(2).await.unwrap());
+    let (g1, g2) = (
+        sem.acquire_guard(1).await.unwrap(),
+        sem.acquire_guard(1).await.unwrap(),
+    );
+    let ids = pes.acquire_many(2, None).await.unwrap();
+    latches_deleted(&s).await;
+    let admin = raw.clone();
+    let config_set = |k: &'static str, v: &'static str| {
+        let mut raw = admin.clone();
+        async move {
+            let () = redis::cmd("CONFIG")
+                .arg("SET")
+                .arg(k)
+                .arg(v)
+                .query_async(&mut raw)
+                .await
+                .unwrap();
+        }
+    };
+    config_set("maxmemory-policy", "noeviction").await;
+    config_set("maxmemory", "1").await;
+
+    let r = g1.release().await;
+    assert!(
+        matches!(&r, Err(Error::Redis(e)) if e.to_string().contains("OOM")),
+        "{r:?}"
+    );
+    drop(g2);
+    let r = pes.release(ids[0]).await;
+    assert!(
+        matches!(&r, Err(Error::Redis(e)) if e.to_string().contains("OOM")),
+        "{r:?}"
+    );
+    let r = pes.try_release_many(&ids[1..]).await;
+    assert!(r.is_err(), "{r:?}");
+    // nothing half done meanwhile: both ids still held, both counts untouched
+    let held: i64 = redis::cmd("ZCARD")
+        .arg("{pes:oom}:timeout")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert_eq!(held, 2);
+    assert_eq!(get(&mut raw, "sem:oom").await.as_deref(), Some("0"));
+    assert_eq!(get(&mut raw, "pes:oom").await.as_deref(), Some("0"));
+
+    config_set("maxmemory", "0").await;
+    eventually(Duration::from_secs(10), "every give-back landed", || {
+        let url = s.url();
+        async move {
+            let mut c = redis::Client::open(url)
+                .unwrap()
+                .get_multiplexed_async_connection()
+                .await
+                .unwrap();
+            let counts: (Option<String>, Option<String>, i64) = redis::pipe()
+                .cmd("GET")
+                .arg("sem:oom")
+                .cmd("GET")
+                .arg("pes:oom")
+                .cmd("ZCARD")
+                .arg("{pes:oom}:timeout")
+                .query_async(&mut c)
+                .await
+                .unwrap();
+            counts == (Some("2".into()), Some("2".into()), 0)
+        }
+    })
+    .await;
+    c.shutdown().await.unwrap();
+    assert_eq!(
+        get(&mut raw, "sem:oom").await.as_deref(),
+        Some("2"),
+        "each given back once"
+    );
+    assert_eq!(get(&mut raw, "pes:oom").await.as_deref(), Some("2"));
+}

@@ -15,10 +15,12 @@ local function reclaim(sem, leases, channel, now, limit, mode)
   if #ended == 0 then
     return 0, nil
   end
+  -- the count first: a write Redis may refuse for lack of memory comes before any that it
+  -- never refuses (ZREM), so a refusal leaves nothing half done
+  local total = redis.call('incrby', sem, #ended)
   for i = 1, #ended, 1000 do
     redis.call('zrem', leases, unpack(ended, i, math.min(i + 999, #ended)))
   end
-  local total = redis.call('incrby', sem, #ended)
   if total > 0 then
     notify(mode, channel, total)
   end

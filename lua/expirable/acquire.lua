@@ -28,11 +28,12 @@ if have ~= nil and have >= want then
   for i = 7, 6 + want do
     redis.call('zadd', leases, lease_end, ARGV[i])
   end
+  redis.call('set', latch, want, 'px', latch_ms)
+  -- (PEXPIRE last: Redis never refuses it for lack of memory, the writes above it may)
   local ttl = redis.call('pttl', sem)
   if ttl > 0 then
     redis.call('pexpire', leases, ttl)
   end
-  redis.call('set', latch, want, 'px', latch_ms)
   return {1, want}
 end
 local first = redis.call('zrange', leases, 0, 0, 'withscores')

@@ -14,8 +14,10 @@ if first ~= nil then
 end
 counter(sem) -- refuses a value that is not a count before changing anything
 local total = redis.call('incrby', sem, delta)
+remember(latch, latch_ms, total)
+-- (PERSIST after the writes Redis may refuse for lack of memory: it never refuses PERSIST)
 redis.call('persist', sem)
 if tonumber(delta) > 0 then
   notify(mode, channel, delta)
 end
-return remember(latch, latch_ms, total)
+return total

@@ -19,10 +19,14 @@ if score == false then
   return remember(latch, latch_ms, 0)
 end
 counter(sem) -- refuses a value that is not a count before changing anything
-redis.call('zrem', leases, id)
-local total = redis.call('incrby', sem, 1)
-notify(mode, channel, total)
+local reply = 2
 if tonumber(score) <= now then
-  return remember(latch, latch_ms, 1)
+  reply = 1
 end
-return remember(latch, latch_ms, 2)
+-- the writes Redis may refuse for lack of memory (INCRBY, SET) before the one it never refuses
+-- (ZREM): a refusal leaves nothing half done
+local total = redis.call('incrby', sem, 1)
+remember(latch, latch_ms, reply)
+redis.call('zrem', leases, id)
+notify(mode, channel, total)
+return reply

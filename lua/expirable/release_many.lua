@@ -21,12 +21,21 @@ for i = 4, #ARGV do
 end
 counter(sem) -- refuses a value that is not a count before changing anything
 reclaim(sem, leases, channel, now, nil, mode)
-local released = 0
+-- every id is held (checked above, and its lease had not ended, so the reclaim kept it):
+-- the distinct ids are what comes back
+local distinct, released = {}, 0
 for i = 4, #ARGV do
-  released = released + redis.call('zrem', leases, ARGV[i])
+  if not distinct[ARGV[i]] then
+    distinct[ARGV[i]] = true
+    released = released + 1
+  end
 end
-if released > 0 then
-  redis.call('incrby', sem, released)
-  notify(mode, channel, released)
+-- the writes Redis may refuse for lack of memory (INCRBY, SET) before the one it never refuses
+-- (ZREM): a refusal leaves nothing half done
+redis.call('incrby', sem, released)
+remember(latch, latch_ms, released)
+for id in pairs(distinct) do
+  redis.call('zrem', leases, id)
 end
-return remember(latch, latch_ms, released)
+notify(mode, channel, released)
+return released

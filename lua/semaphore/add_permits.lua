@@ -13,6 +13,8 @@ if first ~= nil then
 end
 counter(sem) -- refuses a value that is not a count before changing anything
 local total = redis.call('incrby', sem, delta)
+remember(latch, latch_ms, total)
+-- (PERSIST after the writes Redis may refuse for lack of memory: it never refuses PERSIST)
 redis.call('persist', sem)
 notify(mode, channel, total)
-return remember(latch, latch_ms, total)
+return total

@@ -23,6 +23,11 @@ pub(crate) struct Once {
     /// When it was first sent: every copy is sent within [`Once::window`] of it, while the
     /// latch of a first application is sure to exist.
     first_sent: Option<Instant>,
+    /// A copy may have run (an error left its outcome unknown): copies are then sent only
+    /// within [`Once::window`] of the first, while its latch is sure to replay it. Until then
+    /// every copy is known not to have run, and a write that finishes keeps trying (e.g. while
+    /// Redis refuses writes for lack of memory) until the client shuts down.
+    maybe_applied: bool,
     /// Whether a write whose outcome is still unknown when its caller stops waiting (dropped, or
     /// out of retries) is finished in the background: releases are, so a permit given back by a
     /// caller is never stuck; other writes are left to their caller, who was told.
@@ -50,6 +55,7 @@ impl Once {
             what,
             inv: Some(inv),
             first_sent: None,
+            maybe_applied: false,
             finish,
         }
     }
@@ -75,7 +81,6 @@ impl Once {
         let cfg = &self.client.config;
         let window = Duration::from_millis(cfg.retry_window_ms());
         let started = *self.first_sent.get_or_insert_with(Instant::now);
-        let mut sent = false;
         loop {
             let Some(inv) = self.inv.as_ref() else {
                 return Err(Error::Protocol("a write was sent after it was settled".into()));
@@ -84,20 +89,21 @@ impl Once {
             match outcome {
                 Ok(v) => {
                     self.inv = None;
-                    if sent {
+                    if self.maybe_applied {
                         tracing::debug!(key = %self.key, what = self.what, "a write answered after being sent again");
                     }
                     self.client.latches.discard(std::mem::take(&mut self.latch));
                     return T::from_redis_value(v).map_err(|e| Error::from_redis(&self.key, e.into()));
                 }
                 Err(e) if retryable(&e) && started.elapsed() < window => {
-                    sent |= e.is_ambiguous();
+                    self.maybe_applied |= e.is_ambiguous();
                     tracing::debug!(key = %self.key, what = self.what, error = %e, "a write failed; sending it again (it applies once)");
                     tokio::time::sleep(cfg.retry_pause()).await;
                 }
                 Err(e) => {
-                    if !e.is_ambiguous() && !sent {
-                        self.inv = None; // it did not run: nothing to finish
+                    self.maybe_applied |= e.is_ambiguous();
+                    if !retryable(&e) {
+                        self.inv = None; // refused for good: sending it again cannot help
                     }
                     return Err(e);
                 }
@@ -106,9 +112,11 @@ impl Once {
     }
 }
 
-/// Whether sending the same write again may help (a repeat never applies twice).
+/// Whether sending the same write again may help (a repeat never applies twice): its outcome
+/// is unknown, or it did not run for a passing reason (no connection, Redis loading, failing
+/// over, out of memory).
 fn retryable(e: &Error) -> bool {
-    e.is_ambiguous() || e.is_transient()
+    e.is_ambiguous() || e.is_transient() || e.is_oom()
 }
 
 impl Drop for Once {
@@ -125,6 +133,7 @@ impl Drop for Once {
             std::mem::take(&mut self.latch),
         );
         let started = self.first_sent.unwrap_or_else(Instant::now);
+        let mut maybe_applied = self.maybe_applied;
         let background = client.background.clone();
         let job: crate::background::Job = Box::new(move || {
             Box::pin(async move {
@@ -137,7 +146,13 @@ impl Drop for Once {
                             client.latches.discard(latch);
                             return Ok(());
                         }
-                        Err(e) if retryable(&e) && started.elapsed() < window => {
+                        Err(e) if retryable(&e) => {
+                            maybe_applied |= e.is_ambiguous();
+                            let late = started.elapsed() >= window;
+                            if late && (maybe_applied || client.holds.is_closed()) {
+                                tracing::warn!(key = %key, what, error = %e, "could not finish a write in the background");
+                                return Err(e);
+                            }
                             tracing::debug!(key = %key, what, error = %e, "a write in the background failed; sending it again");
                             tokio::time::sleep(cfg.retry_pause()).await;
                         }
