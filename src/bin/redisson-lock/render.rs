@@ -403,6 +403,9 @@ impl Out {
     }
 }
 
+/// What the kind of a count is, as far as Redis tells.
+pub(crate) const COUNT_KIND: &str = "count: a count-down latch or a semaphore";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -435,6 +438,3 @@ mod tests {
         );
     }
 }
-
-/// What the kind of a count is, as far as Redis tells.
-pub(crate) const COUNT_KIND: &str = "count: a count-down latch or a semaphore";
