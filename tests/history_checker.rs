@@ -1,6 +1,7 @@
 //! The fault suite's history checker on made-up histories (no Redis, no processes): what counts
 //! as an overlap, which losses explain one, how Java sections and partial or unexplained unlocks
-//! are judged, and the history's JSON-lines round trip. The checker itself is
+//! are judged, semaphores' capacity (more permits held at once than the semaphore has, and which
+//! data loss explains that) and re-creations, and the history's JSON-lines round trip. The checker itself is
 //! `tests/common/history.rs`; `tests/faults/` runs it on real histories.
 
 mod common;
@@ -24,6 +25,7 @@ fn sec(lock: &str, p: u32, start_ms: u64, end_ms: u64, unlock: UnlockResult) -> 
         unlock_done: end_ms * MS + MS,
         unlock,
         lost: None,
+        sem: None,
     }
 }
 
@@ -354,6 +356,7 @@ fn history_round_trips_through_json_lines() {
             end: 2,
             wait_ms: Some(50),
             outcome: AttemptResult::NotAcquired,
+            sem: None,
         }),
         Record::Fault(fault("flushall", 1, 2, true, None)),
         Record::Sample(Sample {
@@ -379,5 +382,334 @@ fn history_round_trips_through_json_lines() {
     assert_eq!(s.sections, 1);
     assert_eq!(s.by_unlock.get("error"), Some(&1));
     assert_eq!(s.attempts.get("not-acquired"), Some(&1));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Semaphores
+
+/// A holding of `permits` permits of the semaphore `s` (capacity `cap`) by process `p`, acquire
+/// call 1 ms before `start_ms`, released at `end_ms`.
+fn permit(kind: SemKind, cap: u32, p: u32, start_ms: u64, end_ms: u64, permits: u32) -> Section {
+    let mut s = sec("s", p, start_ms, end_ms, UnlockResult::Released);
+    s.role = "sem".into();
+    s.method = "acquire_guard".into();
+    s.sem = Some(Sem {
+        kind,
+        permits,
+        capacity: cap,
+    });
+    s
+}
+
+fn plain(p: u32, start_ms: u64, end_ms: u64) -> Section {
+    permit(SemKind::Semaphore, 2, p, start_ms, end_ms, 1)
+}
+
+fn expirable(p: u32, start_ms: u64, end_ms: u64) -> Section {
+    permit(SemKind::Expirable, 2, p, start_ms, end_ms, 1)
+}
+
+#[test]
+fn an_excess_is_found() {
+    // capacity 2; three holders at once from 15 to 20, no fault
+    let h = hist(
+        vec![
+            plain(1, 10, 30),
+            plain(2, 12, 20),
+            plain(3, 15, 25),
+            plain(4, 40, 50),
+        ],
+        vec![fault("sigstop", 5, 8, false, None)],
+    );
+    let e = check_capacity(&h);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(e[0].lock, "s");
+    assert_eq!((e[0].held, e[0].capacity), (3, 2));
+    assert_eq!((e[0].from, e[0].to), (15 * MS, 20 * MS));
+    assert_eq!(e[0].open.len(), 3);
+    assert_eq!(
+        h.sections[*e[0].open.last().unwrap()].process,
+        3,
+        "the last holder began it"
+    );
+    assert!(e[0].explained_by.is_none());
+    assert!(!e[0].data_loss_phase);
+    let text = e[0].describe(&h);
+    assert!(
+        text.contains("UNEXPLAINED")
+            && text.contains("p1/w0")
+            && text.contains("p3/w0")
+            && text.contains("1 of 2 permits"),
+        "{text}"
+    );
+    assert_eq!(max_held(&h).get("s"), Some(&(3, 15 * MS)));
+    // a holding of two permits counts two
+    let h = hist(
+        vec![permit(SemKind::Semaphore, 2, 1, 10, 30, 2), plain(2, 12, 20)],
+        vec![],
+    );
+    let e = check_capacity(&h);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(e[0].held, 3);
+    // the lock checkers ignore permit holdings
+    assert!(check_overlaps(&h).is_empty());
+    assert!(handoffs(&h).count.is_empty());
+    assert_eq!(
+        summarize(&h).sections,
+        0,
+        "the lock figures count lock sections only"
+    );
+}
+
+#[test]
+fn exactly_n_at_once_is_fine() {
+    let h = hist(
+        vec![
+            plain(1, 10, 30),
+            plain(2, 12, 20),
+            plain(3, 20, 35), // begins when p2 ends
+            plain(4, 30, 40), // begins when p1 ends
+            permit(SemKind::Semaphore, 2, 5, 40, 50, 2),
+        ],
+        vec![],
+    );
+    assert!(check_capacity(&h).is_empty(), "{:?}", check_capacity(&h));
+    assert_eq!(max_held(&h).get("s").map(|m| m.0), Some(2));
+    let f = semaphore_figures(&h, &[]);
+    let f = &f["s"];
+    assert_eq!((f.sections, f.permits, f.max_held, f.capacity), (5, 6, 2, 2));
+    assert_eq!(f.full, 4, "holdings that took the last permit: {f:?}");
+}
+
+#[test]
+fn holdings_that_touch_end_to_start_are_fine() {
+    // capacity 1: each begins exactly when the previous one ends
+    let h = hist(
+        vec![
+            permit(SemKind::Expirable, 1, 1, 10, 20, 1),
+            permit(SemKind::Expirable, 1, 2, 20, 30, 1),
+            permit(SemKind::Expirable, 1, 3, 30, 40, 1),
+        ],
+        vec![],
+    );
+    assert!(check_capacity(&h).is_empty(), "{:?}", check_capacity(&h));
+    assert_eq!(max_held(&h).get("s").map(|m| m.0), Some(1));
+}
+
+#[test]
+fn an_excess_across_a_flushall_is_explained() {
+    // capacity 2: p1 took its permit at 1 010; FLUSHALL at 1 015 erases the count, which is set up
+    // again at 2; p2 and p3 take both new permits while p1 still works
+    let flush = fault("flushall", 1_015, 1_015, true, None);
+    for kind in [SemKind::Semaphore, SemKind::Expirable] {
+        let h = hist(
+            vec![
+                permit(kind, 2, 1, 1_010, 1_030, 1),
+                permit(kind, 2, 2, 1_017, 1_025, 1),
+                permit(kind, 2, 3, 1_018, 1_026, 1),
+            ],
+            vec![flush.clone()],
+        );
+        let e = check_capacity(&h);
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!(e[0].explained_by, Some(0), "{kind:?}: {e:?}");
+        assert!(e[0].data_loss_phase);
+        assert_eq!((e[0].older, e[0].fresh, e[0].stale), (1, 2, 0));
+        assert!(e[0].describe(&h).contains("explained by flushall"));
+    }
+    // three holders all after the flush: not explained
+    let h = hist(
+        vec![
+            expirable(1, 1_020, 1_030),
+            expirable(2, 1_021, 1_025),
+            expirable(3, 1_022, 1_026),
+        ],
+        vec![flush.clone()],
+    );
+    let e = check_capacity(&h);
+    assert_eq!(e.len(), 1);
+    assert_eq!(e[0].explained_by, None);
+    // the flush came after the later holders' acquisitions: not explained
+    let h = hist(
+        vec![
+            expirable(1, 1_010, 1_030),
+            expirable(2, 1_012, 1_025),
+            expirable(3, 1_013, 1_026),
+        ],
+        vec![fault("flushall", 1_020, 1_020, true, None)],
+    );
+    assert_eq!(check_capacity(&h)[0].explained_by, None);
+    // a fault that lost no data explains nothing
+    let h = hist(
+        vec![
+            expirable(1, 1_010, 1_030),
+            expirable(2, 1_017, 1_025),
+            expirable(3, 1_018, 1_026),
+        ],
+        vec![fault("client-kill-normal", 1_015, 1_015, false, None)],
+    );
+    assert_eq!(check_capacity(&h)[0].explained_by, None);
+}
+
+#[test]
+fn a_plain_semaphore_may_count_a_permit_from_before_the_loss_again() {
+    // p1 held a permit across the FLUSHALL and gave it back at 1 020, after the set-up: a
+    // `Semaphore` adds it to the new count (3 available of 2), so three later holders at once are
+    // explained; an expirable semaphore refuses the erased id's release, so they are not
+    let flush = fault("flushall", 1_015, 1_015, true, None);
+    for (kind, explained) in [(SemKind::Semaphore, true), (SemKind::Expirable, false)] {
+        let h = hist(
+            vec![
+                permit(kind, 2, 1, 1_010, 1_020, 1),
+                permit(kind, 2, 2, 1_030, 1_040, 1),
+                permit(kind, 2, 3, 1_031, 1_040, 1),
+                permit(kind, 2, 4, 1_032, 1_040, 1),
+            ],
+            vec![flush.clone()],
+        );
+        let e = check_capacity(&h);
+        assert_eq!(e.len(), 1, "{kind:?}: {e:?}");
+        assert_eq!(e[0].explained_by.is_some(), explained, "{kind:?}: {e:?}");
+        assert_eq!(e[0].stale, u32::from(explained));
+        // a quiescent check between the loss and the excess (which left the count at N) voids
+        // the explanation
+        let mut h = h;
+        h.quiesces.push(Quiesce {
+            lock: "s".into(),
+            label: "pause".into(),
+            start: 1_022 * MS,
+            end: 1_023 * MS,
+            available: Some(3),
+            acquired: None,
+            reset_to: Some(2),
+        });
+        assert_eq!(check_capacity(&h)[0].explained_by, None, "{kind:?}");
+    }
+    // an attempt from before the loss that the worker gave up may be granted and given back
+    // after it: explained too
+    let mut h = hist(
+        vec![
+            plain(2, 1_030, 1_040),
+            plain(3, 1_031, 1_040),
+            plain(4, 1_032, 1_040),
+        ],
+        vec![flush],
+    );
+    h.attempts.push(Attempt {
+        lock: "s".into(),
+        process: 1,
+        worker: 0,
+        role: "sem".into(),
+        method: "acquire_guard".into(),
+        start: 1_005 * MS,
+        end: 1_016 * MS,
+        wait_ms: None,
+        outcome: AttemptResult::GaveUp,
+        sem: Some(Sem {
+            kind: SemKind::Semaphore,
+            permits: 1,
+            capacity: 2,
+        }),
+    });
+    assert_eq!(check_capacity(&h)[0].explained_by, Some(0));
+    // ... unless the worker's background queue was seen empty after it and before the loss: the
+    // give-back applied before the loss erased it
+    h.idles.push(Idle {
+        process: 1,
+        from: 1_017 * MS,
+        to: 1_017 * MS + 1,
+    });
+    assert_eq!(
+        check_capacity(&h)[0].explained_by,
+        Some(0),
+        "that marker came after the loss"
+    );
+    h.attempts[0].end = 1_010 * MS;
+    h.idles[0] = Idle {
+        process: 1,
+        from: 1_011 * MS,
+        to: 1_012 * MS,
+    };
+    assert_eq!(check_capacity(&h)[0].explained_by, None);
+    // (another process's marker says nothing about it)
+    h.idles[0].process = 2;
+    assert_eq!(check_capacity(&h)[0].explained_by, Some(0));
+}
+
+#[test]
+fn a_semaphore_is_created_again_only_after_data_loss() {
+    let reinit = |by: &str, at_ms: u64| Reinit {
+        lock: "s".into(),
+        by: by.into(),
+        start: at_ms * MS,
+        end: at_ms * MS + MS,
+    };
+    let mut h = hist(vec![], vec![fault("flushall", 1_015, 1_015, true, None)]);
+    h.reinits = vec![
+        reinit("parent", 1),
+        reinit("p1/w9", 1_020),
+        reinit("p2/w9", 1_030),
+    ];
+    let r = check_reinits(&h);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!((r[0].first, r[0].second), (1, 2));
+    let text = r[0].describe(&h);
+    assert!(text.contains("p1/w9") && text.contains("p2/w9"), "{text}");
+    let f = semaphore_figures(&h, &[]);
+    assert_eq!(f["s"].recreated, 2, "the parent's set-up is not counted");
+}
+
+#[test]
+fn semaphore_records_round_trip_and_dropped_guards_are_no_unlock_problem() {
+    let mut dropped = plain(1, 10, 20);
+    dropped.unlock = UnlockResult::Dropped;
+    let mut not_held = expirable(2, 30, 40);
+    not_held.unlock = UnlockResult::NotHeld;
+    let h = hist(vec![dropped.clone(), not_held], vec![]);
+    let u = check_unlocks(&h, &Rules::default());
+    assert_eq!(
+        u.len(),
+        1,
+        "a release refused without data loss is flagged: {u:?}"
+    );
+    assert_eq!(h.sections[u[0].section].unlock, UnlockResult::NotHeld);
+
+    let dir = std::env::temp_dir().join(format!("faults-history-sem-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("h.jsonl");
+    let q = Quiesce {
+        lock: "s".into(),
+        label: "end of phase A".into(),
+        start: 1,
+        end: 2,
+        available: Some(2),
+        acquired: Some(0),
+        reset_to: None,
+    };
+    let r = Reinit {
+        lock: "s".into(),
+        by: "parent".into(),
+        start: 0,
+        end: 1,
+    };
+    let w = HistoryWriter::create(&p);
+    w.record(&Record::Section(dropped.clone()));
+    w.record(&Record::Quiesce(q.clone()));
+    w.record(&Record::Reinit(r.clone()));
+    w.flush();
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert!(
+        text.contains(r#""sem":{"kind":"semaphore","permits":1,"capacity":2}"#),
+        "{text}"
+    );
+    let back = History::load(&[&p]);
+    assert_eq!(back.sections, vec![dropped]);
+    assert_eq!(back.quiesces, vec![q]);
+    assert_eq!(back.reinits, vec![r]);
+    // a lock's section carries no `sem`
+    assert!(!serde_json::to_string(&sec("l", 1, 1, 2, UnlockResult::Released))
+        .unwrap()
+        .contains("sem"));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -20,6 +20,12 @@
 //! * [`check_losses`]: a hold is lost only when a fault erased its data.
 //! * [`summarize`]: counts per outcome, per fault, waits and throughput; [`handoffs`]: how often a
 //!   lock passed between parties.
+//! * [`check_capacity`]: sections of a semaphore (permit holdings, `Section::sem` set) hold at
+//!   most its permits at any instant; an excess is explained only by a fault that erased the
+//!   semaphore between an earlier holder's acquisition and the later ones' (for a `Semaphore`,
+//!   also by permits from before it given back into the count set up after it).
+//!   [`check_reinits`]: a semaphore is created again only after such a fault.
+//!   [`semaphore_figures`]: counts per semaphore, the most permits held at once.
 //!
 //! Sections come from this crate's workers ([`Party::Rust`]) and, when a JDK is present, from real
 //! Redisson ([`Party::Java`], the JVM harness' `contend` command, timed with `System.nanoTime()`,
@@ -27,12 +33,14 @@
 //! unlock and loss checkers judge this crate's sections only.
 //!
 //! Parts: `record` (the records of a history file), `files` (writing the files and loading them
-//! into a [`History`]), `checks` (the checkers' rules), `summary` (counts, hand-overs, Markdown).
+//! into a [`History`]), `checks` (the checkers' rules), `semaphores` (the semaphore checkers and
+//! figures), `summary` (counts, hand-overs, Markdown).
 #![allow(dead_code)]
 
 mod checks;
 mod files;
 mod record;
+mod semaphores;
 mod summary;
 
 // The parts' items are this module's interface. Every test target compiles all of `common`, and
@@ -43,6 +51,8 @@ pub use checks::*;
 pub use files::*;
 #[allow(unused_imports)]
 pub use record::*;
+#[allow(unused_imports)]
+pub use semaphores::*;
 #[allow(unused_imports)]
 pub use summary::*;
 

@@ -249,6 +249,7 @@ pub(super) async fn java_finish(
                 unlock_done: x["unlock_ns"].as_u64().unwrap_or(end),
                 unlock,
                 lost: None,
+                sem: None,
             });
             w.sections += 1;
         }

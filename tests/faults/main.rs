@@ -6,12 +6,26 @@
 //! binary re-executed on the `#[ignore]`d test `worker_process`), each running many tasks that
 //! take a few contended locks (`lock()`, `try_lock_for`, `lock_with_lease`), hold them briefly
 //! while watching `guard.lost()`, and unlock, recording every critical section in a JSON-lines
-//! history on the shared `CLOCK_MONOTONIC`. Meanwhile a nemesis injects faults: first only
+//! history on the shared `CLOCK_MONOTONIC`. A few tasks per worker take permits of two
+//! semaphores instead (`SEM`, a `Semaphore` of `SEM_PERMITS` permits: `acquire_guard` /
+//! `try_acquire_guard`, the guard released or dropped; `XSEM`, a `PermitExpirableSemaphore` of
+//! `XSEM_PERMITS`: `acquire_with_lease` / `try_acquire_for`, `release` / `try_release` of the
+//! id), recording each permit holding as a section, and set a semaphore up again
+//! (`try_set_permits(N)`) when data loss erased it. Meanwhile a nemesis injects faults: first only
 //! faults that lose no data (SIGSTOP of redis, CLIENT KILL normal/pubsub, CLIENT PAUSE WRITE/ALL,
 //! a busy script, SCRIPT FLUSH, OOM, a key of another type written over a held lock), then
 //! data-loss faults (kill -9 + restart without persistence, FLUSHALL). Afterwards the checkers
-//! of `common::history` judge the histories, and resource leaks are checked in Redis and in
+//! of `common::history` judge the histories (locks: no overlap; semaphores: never more than N
+//! permits held at once, `check_capacity`), and resource leaks are checked in Redis and in
 //! every worker's `client.stats()`.
+//!
+//! The semaphores' counts: at the end of phase A, and again after the last data-loss fault, the
+//! parent pauses the semaphore tasks (`SEMPAUSE`: each worker parks them and waits until its
+//! client's background work has drained, so every permit a dropped guard or an abandoned
+//! acquisition owes is back) and reads the counts, which must then be exactly N (see
+//! `semaphore_quiesce` for which count data loss makes undecidable); it leaves each at exactly
+//! N and resumes them (`SEMRESUME`). After the workers' `client.shutdown()` the counts must be N
+//! again.
 //!
 //! The Java party: when a JDK is present, real Redisson takes part too. The parent starts the JVM
 //! harness of `compat-tests/` (jar from `$REDISSON_HARNESS_JAR`, else built on demand with
@@ -48,9 +62,10 @@ use std::time::{Duration, Instant};
 
 use common::faults::{spaced, Fault, Nemesis, Sampler, SamplerReport, Step, Target};
 use common::history::{
-    check_losses, check_overlaps, check_unlocks, handoffs, instant_at, now_ns, summarize, summary_markdown,
-    Attempt, AttemptResult, Handoffs, History, HistoryWriter, Loss, Party, Phase, Record, Rules, Section,
-    UnlockResult,
+    check_capacity, check_losses, check_overlaps, check_reinits, check_unlocks, handoffs, instant_at, now_ns,
+    semaphore_figures, semaphore_markdown, summarize, summary_markdown, Attempt, AttemptResult, Excess,
+    Handoffs, History, HistoryWriter, Loss, Party, Phase, Quiesce, Record, ReinitProblem, Rules, Section,
+    Sem, SemFigures, SemKind, UnlockResult,
 };
 use common::java::{self, ci, Jvm};
 use common::{init_tracing, RedisServer};
@@ -89,6 +104,24 @@ const UNLOCK_LIMIT: Duration = Duration::from_secs(15);
 const LATCH_SHORT_MS: i64 = 30_000;
 /// No latch or marker may live longer.
 const LATCH_LONG_MAX_MS: i64 = 15 * 60_000;
+/// The `Semaphore` (Redisson's `RSemaphore`) of the semaphore tasks, and its permits (N).
+const SEM: &str = "fault:sem";
+const SEM_PERMITS: u32 = 2;
+/// The `PermitExpirableSemaphore` of the semaphore tasks, and its permits (N).
+const XSEM: &str = "fault:xsem";
+const XSEM_PERMITS: u32 = 3;
+/// The lease of an expirable permit: generous next to a 0–3 ms hold, and longer than the quick
+/// run, so that a permit the client failed to give back does not come back by itself before a
+/// check of the count sees it missing.
+const XSEM_LEASE: Duration = Duration::from_secs(120);
+/// A semaphore acquisition that found no permits for this long is given up (it is settled in the
+/// background), and the semaphore is set up again if missing: after data loss it is gone, and an
+/// `acquire` would wait for ever.
+const SEM_PATIENCE: Duration = Duration::from_millis(1_500);
+/// How often a semaphore task re-runs `try_set_permits(N)` (a no-op while the semaphore exists).
+const SEM_SETUP_EVERY: Duration = Duration::from_secs(1);
+/// How long a worker may take to park its semaphore tasks and drain its background work.
+const PAUSE_LIMIT: Duration = Duration::from_secs(15);
 const WORKER_TEST: &str = "worker::worker_process";
 const ROLE_VAR: &str = "FAULTS_ROLE";
 
@@ -104,7 +137,20 @@ fn renew_name(process: u32) -> String {
     format!("fault:renew:{process}")
 }
 
-/// Every lock name any worker takes.
+/// The semaphores: name, kind, permits (N).
+fn semaphores() -> [(&'static str, SemKind, u32); 2] {
+    [
+        (SEM, SemKind::Semaphore, SEM_PERMITS),
+        (XSEM, SemKind::Expirable, XSEM_PERMITS),
+    ]
+}
+
+/// The sorted set of the expirable semaphore `name`'s leases (`{name}:timeout`).
+fn leases_key(name: &str) -> String {
+    format!("{{{name}}}:timeout")
+}
+
+/// Every lock name any worker takes (not the semaphores: their counts live without a TTL).
 fn all_names(processes: usize) -> Vec<String> {
     let mut v = hot_names();
     v.extend(long_names());
@@ -119,10 +165,15 @@ struct Mode {
     processes: usize,
     hot_tasks: usize,
     long_tasks: usize,
+    /// Semaphore tasks per worker process, of `SEM` and of `XSEM`.
+    sem_tasks: usize,
+    xsem_tasks: usize,
     warmup: Duration,
     phase_a: Duration,
     phase_b: Duration,
     min_sections: usize,
+    /// Permit holdings per semaphore below which the run means too little.
+    min_sem_sections: usize,
     seed: u64,
 }
 
@@ -139,10 +190,13 @@ impl Mode {
                 processes: 4,
                 hot_tasks: 8,
                 long_tasks: 2,
+                sem_tasks: 3,
+                xsem_tasks: 2,
                 warmup: Duration::from_secs(2),
                 phase_a: Duration::from_secs(150),
                 phase_b: Duration::from_secs(60),
                 min_sections: 10_000,
+                min_sem_sections: 2_000,
                 seed,
             }
         } else {
@@ -151,10 +205,13 @@ impl Mode {
                 processes: 3,
                 hot_tasks: 6,
                 long_tasks: 1,
+                sem_tasks: 2,
+                xsem_tasks: 2,
                 warmup: Duration::from_millis(1_500),
                 phase_a: Duration::from_secs(30),
                 phase_b: Duration::from_secs(12),
                 min_sections: 1_500,
+                min_sem_sections: 300,
                 seed,
             }
         }
@@ -240,6 +297,8 @@ fn spawn_workers(
             .env("FAULTS_PROCESS", i.to_string())
             .env("FAULTS_HOT_TASKS", mode.hot_tasks.to_string())
             .env("FAULTS_LONG_TASKS", mode.long_tasks.to_string())
+            .env("FAULTS_SEM_TASKS", mode.sem_tasks.to_string())
+            .env("FAULTS_XSEM_TASKS", mode.xsem_tasks.to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::from(stderr))
@@ -348,6 +407,8 @@ struct Run {
     a_end: u64,
     b_start: u64,
     res: Resources,
+    /// The semaphores' counts at the quiescent checks and at the end.
+    sem_checks: Vec<SemCheck>,
     failures: Vec<String>,
 }
 
@@ -362,6 +423,13 @@ struct Verdicts {
     unlocks: Vec<common::history::UnlockProblem>,
     losses: Vec<common::history::LossProblem>,
     handoffs: Handoffs,
+    /// More permits of a semaphore held at once than it has, outside explained data loss:
+    /// failures.
+    excess_bad: Vec<Excess>,
+    /// Excesses explained by data loss in phase B.
+    excess_ok: Vec<Excess>,
+    reinits: Vec<ReinitProblem>,
+    sem_figures: BTreeMap<String, SemFigures>,
 }
 
 /// The run of the module doc, phase by phase; each phase adds its problems to `Run::failures`,
@@ -379,6 +447,7 @@ async fn contention_under_faults() {
     let stats = stop_workers(&mut run).await;
     worker_stats_checks(&mut run, stats);
     let mut admin = idle_resource_checks(&mut run).await;
+    semaphore_end_checks(&mut run, &mut admin).await;
     let_workers_exit(&mut run).await;
     after_exit_checks(&mut run, &mut admin).await;
     run.workers.kill_remaining();
@@ -475,6 +544,7 @@ async fn start_run() -> Run {
         a_end: 0,
         b_start: 0,
         res: Resources::default(),
+        sem_checks: Vec::new(),
         failures,
     }
 }
@@ -486,6 +556,7 @@ async fn warm_up(run: &mut Run) {
     run.t0 = now_ns();
     run.a_start = run.t0 + ns(run.mode.warmup);
     run.a_end = run.a_start + ns(run.mode.phase_a);
+    set_up_semaphores(run).await;
     run.workers.tell("GO");
     java_joins(run).await;
     run.sampler = Some(Sampler::spawn(
@@ -521,6 +592,7 @@ async fn faults_without_data_loss(run: &mut Run) {
     );
     run.parent_log.faults = nemesis.join().await;
     java_leaves(run).await;
+    semaphore_quiesce(run, "end of phase A", false).await;
     run.b_start = now_ns().max(run.a_end);
     run.parent_log.phases.push(Phase {
         name: "A: faults without data loss".into(),
@@ -531,7 +603,9 @@ async fn faults_without_data_loss(run: &mut Run) {
 }
 
 /// Phase B: data-loss faults, a `kill -9` and restart of redis-server without persistence or a
-/// FLUSHALL every 1.5–3 s, then 1 s without faults; then tells the workers to stop 1 s later.
+/// FLUSHALL every 1.5–3 s, then a quiescent check of the semaphores (which leaves them at exactly
+/// N) and the rest of the phase's last second without faults; then tells the workers to stop
+/// 1 s later.
 async fn data_loss_faults(run: &mut Run) {
     tokio::time::sleep_until(instant_at(run.b_start)).await;
     let b_end = run.b_start + ns(run.mode.phase_b);
@@ -553,6 +627,7 @@ async fn data_loss_faults(run: &mut Run) {
         instant_at(b_end - ns(Duration::from_secs(1))),
     );
     run.parent_log.faults.extend(nemesis.join().await);
+    semaphore_quiesce(run, "after the data-loss faults", true).await;
     tokio::time::sleep_until(instant_at(b_end)).await;
     let stop_at = now_ns() + ns(Duration::from_secs(1));
     run.workers.tell(&format!("STOP {stop_at}"));
@@ -634,6 +709,12 @@ fn judge_histories(run: &mut Run) -> Verdicts {
         for s in &run.parent_log.samples {
             w.record(&Record::Sample(s.clone()));
         }
+        for r in &run.parent_log.reinits {
+            w.record(&Record::Reinit(r.clone()));
+        }
+        for q in &run.parent_log.quiesces {
+            w.record(&Record::Quiesce(q.clone()));
+        }
         w.flush();
     }
     let mut files: Vec<PathBuf> = (0..run.mode.processes)
@@ -647,10 +728,17 @@ fn judge_histories(run: &mut Run) -> Verdicts {
     let overlaps = check_overlaps(&h);
     let unlocks = check_unlocks(&h, &rules);
     let losses = check_losses(&h, &rules);
+    let excesses = check_capacity(&h);
+    let reinits = check_reinits(&h);
+    let sem_figures = semaphore_figures(&h, &excesses);
+    let (excess_bad, excess_ok): (Vec<_>, Vec<_>) = excesses
+        .into_iter()
+        .partition(|e| !e.data_loss_phase || e.explained_by.is_none());
 
     let (bad_overlaps, ok_overlaps): (Vec<_>, Vec<_>) = overlaps
         .into_iter()
         .partition(|o| !o.data_loss_phase || o.explained_by.is_none());
+    diagnose_sem_checks(run, &h);
     let failures = &mut run.failures;
     for o in &bad_overlaps {
         failures.push(format!(
@@ -672,6 +760,42 @@ fn judge_histories(run: &mut Run) -> Verdicts {
     }
     for l in &losses {
         failures.push(format!("S3/F30: {}", l.describe(&h)));
+    }
+    // the first 50 (each description is long), then how many more
+    for e in excess_bad.iter().take(50) {
+        failures.push(format!(
+            "semaphore capacity: {}: {}",
+            if e.data_loss_phase {
+                "more permits held than the semaphore has, unexplained in the data-loss phase"
+            } else {
+                "more permits held than the semaphore has, in a phase without data loss"
+            },
+            e.describe(&h)
+        ));
+    }
+    if excess_bad.len() > 50 {
+        failures.push(format!(
+            "semaphore capacity: ... and {} more excesses (see the report)",
+            excess_bad.len() - 50
+        ));
+    }
+    for r in &reinits {
+        failures.push(format!("semaphore set-up: {}", r.describe(&h)));
+    }
+    for (name, _, cap) in semaphores() {
+        let f = sem_figures.get(name).cloned().unwrap_or_default();
+        if f.sections < run.mode.min_sem_sections {
+            failures.push(format!(
+                "semaphore `{name}`: only {} permit holdings (expected at least {}): its capacity was hardly exercised",
+                f.sections, run.mode.min_sem_sections
+            ));
+        }
+        if f.max_held < cap {
+            failures.push(format!(
+                "semaphore `{name}`: at most {} of its {cap} permits were ever held at once: its capacity was never reached",
+                f.max_held
+            ));
+        }
     }
     for s in &run.sampler_report.violations {
         failures.push(format!(
@@ -724,6 +848,10 @@ fn judge_histories(run: &mut Run) -> Verdicts {
         unlocks,
         losses,
         handoffs: hand,
+        excess_bad,
+        excess_ok,
+        reinits,
+        sem_figures,
     }
 }
 
@@ -749,6 +877,11 @@ fn write_report(run: &Run, v: &Verdicts) -> PathBuf {
         wall: run.wall.elapsed(),
         java: &run.java_figures,
         handoffs: &v.handoffs,
+        excess_bad: &v.excess_bad,
+        excess_ok: &v.excess_ok,
+        reinits: &v.reinits,
+        sem_figures: &v.sem_figures,
+        sem_checks: &run.sem_checks,
     });
     let report_path = if run.mode.full {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/FAULT-REPORT.md")

@@ -19,6 +19,11 @@ pub(super) struct ReportInput<'a> {
     pub(super) wall: Duration,
     pub(super) java: &'a JavaFigures,
     pub(super) handoffs: &'a Handoffs,
+    pub(super) excess_bad: &'a [Excess],
+    pub(super) excess_ok: &'a [Excess],
+    pub(super) reinits: &'a [ReinitProblem],
+    pub(super) sem_figures: &'a BTreeMap<String, SemFigures>,
+    pub(super) sem_checks: &'a [SemCheck],
 }
 
 /// `YYYY-MM-DD HH:MM UTC` from the system clock (civil-from-days, no date crate).
@@ -192,6 +197,61 @@ pub(super) fn java_report(o: &mut String, r: &ReportInput<'_>) {
     );
 }
 
+/// The report's section on the semaphores: what the tasks do, the figures per semaphore (the
+/// most permits held at once against N, excesses), and the counts at the quiescent checks.
+pub(super) fn semaphore_report(o: &mut String, r: &ReportInput<'_>) {
+    let m = r.mode;
+    let _ = writeln!(
+        o,
+        "## Semaphores
+"
+    );
+    let _ = writeln!(
+        o,
+        "Per worker process {} tasks take permits of `{SEM}` (`Semaphore`, N = {SEM_PERMITS}: `acquire_guard` 50 %, \
+         `try_acquire_guard(20–200 ms)` 50 %, 1 permit, 2 at 15 %; the guard `release().await`d 85 %, dropped 15 %) and {} of \
+         `{XSEM}` (`PermitExpirableSemaphore`, N = {XSEM_PERMITS}: `acquire_with_lease({XSEM_LEASE:?})` 50 %, \
+         `try_acquire_for(20–200 ms, {XSEM_LEASE:?})` 50 %; `release(id)` 70 %, `try_release(id)` 30 %), hold 0–3 ms. An \
+         acquisition that finds no permits for {SEM_PATIENCE:?} is given up (settled by the client in the background); each \
+         task re-runs `try_set_permits(N)` every {SEM_SETUP_EVERY:?} and after giving up (a no-op while the semaphore exists; \
+         after data loss it sets it up again). Each holding is a section (from the acquire call's return to the release call \
+         or the guard's drop): at no instant may they hold more than N permits; an excess is explained only by a data-loss \
+         fault between an earlier holder's acquisition and the later ones' (for `{SEM}` also by permits from before the loss \
+         given back into the count set up after it), and only in phase B.\n",
+        m.sem_tasks, m.xsem_tasks
+    );
+    o.push_str(&semaphore_markdown(r.h, r.sem_figures));
+    let _ = writeln!(
+        o,
+        "Counts read by the parent while no task held or was acquiring a permit and every worker's background work had \
+         drained (and after the workers' `client.shutdown()`); after data loss a `Semaphore`'s count is undecidable (a permit \
+         taken before the loss and given back after the set-up counts once more), so the parent leaves both at exactly N \
+         after each check, and the last check judges the stretch after the data-loss faults:\n"
+    );
+    let _ = writeln!(
+        o,
+        "| when | semaphore | available | held under an id | expected | verdict | reset to N |\n|---|---|---:|---:|---:|---|---|"
+    );
+    for c in r.sem_checks {
+        let _ = writeln!(
+            o,
+            "| {} | `{}` | {} | {} | {} | {} | {} |",
+            c.label,
+            c.lock,
+            c.available
+                .map_or_else(|| "no count".to_owned(), |a| a.to_string()),
+            c.acquired.map_or_else(|| "-".to_owned(), |a| a.to_string()),
+            c.expected,
+            c.verdict.replace('|', "\\|"),
+            match c.reset_to {
+                Some(_) => "yes",
+                None => "no",
+            }
+        );
+    }
+    let _ = writeln!(o);
+}
+
 pub(super) fn render_report(r: &ReportInput<'_>) -> String {
     const LIST: usize = 25;
     let mut o = String::new();
@@ -210,7 +270,7 @@ pub(super) fn render_report(r: &ReportInput<'_>) -> String {
     );
     let _ = writeln!(
         o,
-        "redis-server {} on loopback, {} CPUs; {} worker processes × ({} hot + {} long + 1 renew + 1 victim) tasks; \
+        "redis-server {} on loopback, {} CPUs; {} worker processes × ({} hot + {} long + 1 renew + 1 victim + {} `{SEM}` + {} `{XSEM}`) tasks; \
          watchdog {:?}, command timeout {:?}, poll interval {:?}, `lock_with_lease({:?})`; phases: warm-up {:?}, \
          A (no data loss) {:?}, B (data loss) {:?}; wall time {:.1} s.\n",
         r.redis_version,
@@ -218,6 +278,8 @@ pub(super) fn render_report(r: &ReportInput<'_>) -> String {
         m.processes,
         m.hot_tasks,
         m.long_tasks,
+        m.sem_tasks,
+        m.xsem_tasks,
         WATCHDOG,
         COMMAND_TIMEOUT,
         POLL_INTERVAL,
@@ -239,7 +301,7 @@ pub(super) fn render_report(r: &ReportInput<'_>) -> String {
     let _ = writeln!(o, "**Java party: {}.**\n", java_line(r.java, r.summary));
     let _ = writeln!(o, "## Verdict\n");
     if r.failures.is_empty() {
-        let _ = writeln!(o, "**PASS**: no overlaps outside explained data loss, every unlock after one acquire `Released` (or explained), no unexplained losses, no leaks.\n");
+        let _ = writeln!(o, "**PASS**: no overlaps outside explained data loss, every unlock after one acquire `Released` (or explained), no unexplained losses, never more semaphore permits held than N outside explained data loss, every decidable semaphore count exactly N, no leaks.\n");
     } else {
         let _ = writeln!(o, "**FAIL**: {} problems.\n", r.failures.len());
         for f in r.failures.iter().take(60) {
@@ -297,8 +359,36 @@ pub(super) fn render_report(r: &ReportInput<'_>) -> String {
         no_ttl,
         r.sampler.violations.len() - no_ttl
     );
+    let _ = writeln!(
+        o,
+        "| (s) semaphore permits held beyond N outside explained data loss | {} |",
+        r.excess_bad.len()
+    );
+    let _ = writeln!(
+        o,
+        "| (s) semaphore excesses explained by data loss (phase B) | {} |",
+        r.excess_ok.len()
+    );
+    let _ = writeln!(
+        o,
+        "| (s) semaphore created again without data loss | {} |",
+        r.reinits.len()
+    );
+    let judged: Vec<&SemCheck> = r
+        .sem_checks
+        .iter()
+        .filter(|c| !c.verdict.starts_with("not judged"))
+        .collect();
+    let _ = writeln!(
+        o,
+        "| (s) semaphore counts not N at a quiescent check or after shutdown ({} judged, {} undecidable) | {} |",
+        judged.len(),
+        r.sem_checks.len() - judged.len(),
+        judged.iter().filter(|c| c.verdict != "ok").count()
+    );
     let _ = writeln!(o);
     java_report(&mut o, r);
+    semaphore_report(&mut o, r);
     let _ = writeln!(o, "## Counts\n");
     o.push_str(&summary_markdown(r.h, r.summary));
     let _ = writeln!(o, "### Faults, in order\n");
@@ -313,8 +403,9 @@ pub(super) fn render_report(r: &ReportInput<'_>) -> String {
         );
     }
     let _ = writeln!(o);
-    let section = |o: &mut String, title: &str, items: Vec<String>| {
-        let _ = writeln!(o, "## {title} ({})\n", items.len());
+    // `items`: the first `LIST` of `total` (describing an item is not cheap)
+    let section = |o: &mut String, title: &str, total: usize, items: Vec<String>| {
+        let _ = writeln!(o, "## {title} ({total})\n");
         if items.is_empty() {
             let _ = writeln!(o, "none\n");
             return;
@@ -322,30 +413,56 @@ pub(super) fn render_report(r: &ReportInput<'_>) -> String {
         for it in items.iter().take(LIST) {
             let _ = writeln!(o, "* {}", it.replace('\n', "\n  "));
         }
-        if items.len() > LIST {
-            let _ = writeln!(o, "* ... and {} more", items.len() - LIST);
+        if total > LIST {
+            let _ = writeln!(o, "* ... and {} more", total - LIST);
         }
         let _ = writeln!(o);
     };
     section(
         &mut o,
         "Overlaps that fail the run",
-        r.overlaps_bad.iter().map(|x| x.describe(r.h)).collect(),
+        r.overlaps_bad.len(),
+        r.overlaps_bad
+            .iter()
+            .take(LIST)
+            .map(|x| x.describe(r.h))
+            .collect(),
     );
     section(
         &mut o,
         "Overlaps explained by data loss",
-        r.overlaps_ok.iter().map(|x| x.describe(r.h)).collect(),
+        r.overlaps_ok.len(),
+        r.overlaps_ok.iter().take(LIST).map(|x| x.describe(r.h)).collect(),
     );
     section(
         &mut o,
         "Unlock problems",
-        r.unlocks.iter().map(|x| x.describe(r.h)).collect(),
+        r.unlocks.len(),
+        r.unlocks.iter().take(LIST).map(|x| x.describe(r.h)).collect(),
     );
     section(
         &mut o,
         "Unexplained losses",
-        r.losses.iter().map(|x| x.describe(r.h)).collect(),
+        r.losses.len(),
+        r.losses.iter().take(LIST).map(|x| x.describe(r.h)).collect(),
+    );
+    section(
+        &mut o,
+        "Semaphore excesses that fail the run",
+        r.excess_bad.len(),
+        r.excess_bad.iter().take(LIST).map(|x| x.describe(r.h)).collect(),
+    );
+    section(
+        &mut o,
+        "Semaphore excesses explained by data loss",
+        r.excess_ok.len(),
+        r.excess_ok.iter().take(LIST).map(|x| x.describe(r.h)).collect(),
+    );
+    section(
+        &mut o,
+        "Semaphores created again without data loss",
+        r.reinits.len(),
+        r.reinits.iter().take(LIST).map(|x| x.describe(r.h)).collect(),
     );
     let _ = writeln!(o, "## Resources (L4)\n");
     for l in &r.resources.lines {

@@ -2,7 +2,8 @@
 //!
 //! Every kind has a scenario module (`rlock.rs`: 1–9, `rwlock.rs`: 10–15, `fenced.rs`: 16–19,
 //! `spin.rs`: 20–23, `non_reentrant.rs`: 24–26, `fair.rs`: 27–30, `non_reentrant_fair.rs`: 31–34,
-//! `multi.rs`: 35–37, `cluster.rs`: 38–42, `latch.rs`: 43–47)
+//! `multi.rs`: 35–37, `cluster.rs`: 38–42, `latch.rs`: 43–47, `semaphore.rs`: 48–52,
+//! `expirable.rs`: 53–56)
 //! with a `SCENARIOS`
 //! table and a `run` function; [`Kind::ALL`] fixes the order of the run and of the report.
 //! [`Kind::Cluster`] is a topology rather than a lock kind: its scenarios (RLock and fair lock
@@ -13,12 +14,19 @@
 //! needs only core harness commands (`latch<Op>`, every version), so its rows are never n/a, and
 //! its scenarios run in the per-version environment like a lock kind's; directions name who
 //! counts down (J→R: Java sets and counts down, Rust reads or waits).
+//! [`Kind::Semaphore`] and [`Kind::PermitExpirable`] (Redisson's `RSemaphore` and
+//! `RPermitExpirableSemaphore`) are no locks either and, like the latch, use core harness
+//! commands (`semaphore<Op>`, `expirable<Op>`, every version); calls that only newer Redisson
+//! versions have make a whole scenario "n/a" on older ones through [`Scenario::needs`].
 //! A kind whose Redisson version lacks it (the harness jar does not list it, see
-//! `kinds.properties`) gets "n/a" rows, which are neither passed nor failed.
+//! `kinds.properties`) gets "n/a" rows, which are neither passed nor failed; so does a scenario
+//! whose [`Scenario::needs`] names a Redisson API newer than the version.
 //!
 //! **Adding a kind's scenarios**:
-//! 1. `tests/matrix/<kind>.rs` with `pub const SCENARIOS: &[Scenario]` (numbers from 48 on) and
-//!    `pub async fn run(env, no, dir) -> Result<Outcome>`; declare it in `tests/matrix.rs`;
+//! 1. `tests/matrix/<kind>.rs` with `pub const SCENARIOS: &[Scenario]` (numbers from 57 on; `needs`
+//!    names a Redisson call newer than 3.17.7 that a scenario uses, else `None`) and
+//!    `pub async fn run(env, no, dir) -> Result<Outcome>`; declare it in `tests/matrix.rs` and add
+//!    its numbers to `RUN_ORDER` there;
 //! 2. return them from [`Kind::scenarios`] and dispatch in [`Kind::run`];
 //! 3. give the Rust side a handle in `party.rs` (`RustLock`, `Guard`); the Java side already has
 //!    every command (`JavaKind::command`; tokens through `Party::java_lock`); a mixed-language
@@ -38,7 +46,10 @@ use std::time::Duration;
 use redisson_lock_compat_tests::{JavaKind, Result};
 
 use crate::env::Env;
-use crate::{cluster, fair, fenced, latch, multi, non_reentrant, non_reentrant_fair, rlock, rwlock, spin};
+use crate::{
+    cluster, expirable, fair, fenced, latch, multi, non_reentrant, non_reentrant_fair, rlock, rwlock,
+    semaphore, spin,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dir {
@@ -96,11 +107,35 @@ pub struct Scenario {
     pub limit_s: u64,
     /// Runs after every other scenario of every kind (scenario 9: nothing left behind).
     pub last: bool,
+    /// A Redisson API the scenario needs beyond its kind (`None`: the kind is enough): on an
+    /// older version the scenario is "n/a", not run.
+    pub needs: Option<Needs>,
+}
+
+/// A Redisson call newer than the oldest version of the matrix.
+pub struct Needs {
+    /// The first Redisson version with it.
+    pub since: &'static str,
+    /// What it is, for the n/a note (`RSemaphore.releaseIfExists`).
+    pub what: &'static str,
 }
 
 impl Scenario {
     pub fn limit(&self) -> Duration {
         Duration::from_secs(self.limit_s)
+    }
+
+    /// Why the scenario cannot run on Redisson `version` (its [`needs`](Self::needs) is newer),
+    /// or `None` when it can.
+    pub fn unavailable(&self, version: &str) -> Option<String> {
+        let n = self.needs.as_ref()?;
+        if redisson_lock_compat_tests::version_at_least(version, n.since) {
+            return None;
+        }
+        Some(format!(
+            "Redisson {version} has no {} (needs {}+)",
+            n.what, n.since
+        ))
     }
 }
 
@@ -122,11 +157,17 @@ pub enum Kind {
     /// `RCountDownLatch` / `Client::count_down_latch`: not a lock; core harness commands
     /// (`latch<Op>`, every version).
     Latch,
+    /// `RSemaphore` / `Client::semaphore`: not a lock; core harness commands (`semaphore<Op>`,
+    /// every version; newer calls by reflection, see [`Scenario::needs`]).
+    Semaphore,
+    /// `RPermitExpirableSemaphore` / `Client::permit_expirable_semaphore`: core harness commands
+    /// (`expirable<Op>`), as [`Kind::Semaphore`].
+    PermitExpirable,
 }
 
 impl Kind {
     /// The order of the run and of the report.
-    pub const ALL: [Kind; 10] = [
+    pub const ALL: [Kind; 12] = [
         Kind::RLock,
         Kind::RwLock,
         Kind::Fenced,
@@ -137,6 +178,8 @@ impl Kind {
         Kind::Multi,
         Kind::Cluster,
         Kind::Latch,
+        Kind::Semaphore,
+        Kind::PermitExpirable,
     ];
 
     /// Whether the kind's scenarios need the cluster environment (not the single server).
@@ -161,6 +204,10 @@ impl Kind {
                 "Redis Cluster, 3 masters + 3 replicas (`useClusterServers()` / `ClientBuilder::cluster`)"
             }
             Kind::Latch => "Count-down latch (`getCountDownLatch` / `Client::count_down_latch`)",
+            Kind::Semaphore => "Semaphore (`getSemaphore` / `Client::semaphore`)",
+            Kind::PermitExpirable => {
+                "Permit-expirable semaphore (`getPermitExpirableSemaphore` / `Client::permit_expirable_semaphore`)"
+            }
         }
     }
 
@@ -189,6 +236,12 @@ impl Kind {
             Kind::Latch => Some(
                 "Count-down latch wake-up per version (ms; 44: B's wait after A's last count-down, 46 J→R: a Rust waiter after Java's delete, 47: the slowest of 4 waiters after the last count-down reply; Rust re-polls every 30 s; bound 3000 ms)",
             ),
+            Kind::Semaphore => Some(
+                "Semaphore wake-up per version (ms; 51: B's acquire(2) after A's second release(1) reply; Java waiters do not poll, Rust re-polls every 30 s; bound 5000 ms)",
+            ),
+            Kind::PermitExpirable => Some(
+                "Permit-expirable semaphore wake-up per version (ms; 55: B's acquire() after the end of A's 1.5 s lease (its zset score), 56: B's acquire() after A's release(id) reply; bound 5000 ms)",
+            ),
         }
     }
 
@@ -205,7 +258,7 @@ impl Kind {
             Kind::Multi => JavaKind::Lock,
             Kind::Cluster => JavaKind::Lock,
             // core commands: present in every jar, like the plain lock
-            Kind::Latch => JavaKind::Lock,
+            Kind::Latch | Kind::Semaphore | Kind::PermitExpirable => JavaKind::Lock,
         }
     }
 
@@ -221,6 +274,8 @@ impl Kind {
             Kind::Multi => multi::SCENARIOS,
             Kind::Cluster => cluster::SCENARIOS,
             Kind::Latch => latch::SCENARIOS,
+            Kind::Semaphore => semaphore::SCENARIOS,
+            Kind::PermitExpirable => expirable::SCENARIOS,
         }
     }
 
@@ -236,6 +291,8 @@ impl Kind {
             Kind::Multi => multi::run(env, no, dir).await,
             Kind::Cluster => cluster::run(env, no, dir).await,
             Kind::Latch => latch::run(env, no, dir).await,
+            Kind::Semaphore => semaphore::run(env, no, dir).await,
+            Kind::PermitExpirable => expirable::run(env, no, dir).await,
         }
     }
 }
@@ -249,7 +306,7 @@ pub fn scenario(no: usize) -> Option<(Kind, &'static Scenario)> {
 }
 
 /// Every scenario number in run order: each kind's in [`Kind::ALL`] order, the `last` ones at
-/// the end (1–8, 10–47, 9).
+/// the end (1–8, 10–56, 9).
 pub fn run_order() -> Vec<usize> {
     let all = || Kind::ALL.into_iter().flat_map(|k| k.scenarios().iter());
     all()

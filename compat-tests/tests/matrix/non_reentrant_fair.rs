@@ -22,6 +22,7 @@ const fn sc(no: usize, title: &'static str) -> Scenario {
         dirs: BOTH_WAYS,
         limit_s: 60,
         last: false,
+        needs: None,
     }
 }
 

@@ -12,6 +12,7 @@ use crate::env::{Env, Speed};
 use crate::kinds::{scenario, Dir, Kind, Outcome, Scenario, BOTH_WAYS, TOGETHER};
 use crate::party::LOCK;
 use crate::rwlock::rw_channel;
+use crate::semaphore::sem_channel;
 use crate::support::{
     channel_of, fair_deadlines, fair_queue, one_field, short, token_key, until, CMD, FAST_WATCHDOG_MS,
     WAKE_BOUND_MS,
@@ -30,6 +31,7 @@ const fn sc(no: usize, title: &'static str) -> Scenario {
         dirs: BOTH_WAYS,
         limit_s: 60,
         last: false,
+        needs: None,
     }
 }
 
@@ -48,7 +50,7 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         dirs: TOGETHER,
         last: true,
-        ..sc(9, "Afterwards (runs last, after 47): no channel subscribed, no lock or latch keys left (incl. rwlock_timeout keys, redisson_rwlock channels, the fair locks' redisson_lock_queue / redisson_lock_timeout keys and per-waiter channels, the latch channels); only the fenced token counters (no TTL, never deleted) stay")
+        ..sc(9, "Afterwards (runs last, after 56): no channel subscribed, no lock, latch or semaphore keys left (incl. rwlock_timeout keys, redisson_rwlock channels, the fair locks' redisson_lock_queue / redisson_lock_timeout keys and per-waiter channels, the latch and semaphore channels, the permit-expirable semaphores' {N}:timeout lease sets); only the fenced token counters (no TTL, never deleted) stay")
     },
 ];
 
@@ -550,7 +552,7 @@ async fn s9(env: &Env) -> Result<Outcome> {
         ));
     }
     for n in &names {
-        for ch in [channel_of(n), rw_channel(n)] {
+        for ch in [channel_of(n), rw_channel(n), sem_channel(n)] {
             let subs = env.raw.numsub(&ch).await?;
             ensure!(subs == 0, "PUBSUB NUMSUB {ch} = {subs}");
         }

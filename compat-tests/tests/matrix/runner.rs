@@ -162,11 +162,14 @@ async fn run_cluster(versions: &[String], only: &[usize]) -> Vec<Row> {
 }
 
 /// A row for scenario `no` that did not run: n/a when `version` has no such kind (by
-/// `kinds.properties` or, when known, by the jar's own list), else a failure with `why`.
+/// `kinds.properties` or, when known, by the jar's own list) or lacks the Redisson call the
+/// scenario needs ([`Scenario::unavailable`]), else a failure with `why`.
 fn not_run(no: usize, version: &str, dir: Dir, kinds: &[String], why: &str) -> Option<Row> {
     let (kind, spec) = scenario(no)?;
     let has = kinds.iter().any(|k| k == kind.java().capability());
-    let (status, note) = if has {
+    let (status, note) = if let Some(missing) = spec.unavailable(version) {
+        (Status::NotAvailable, missing)
+    } else if has {
         (Status::Fail, why.to_owned())
     } else {
         (
@@ -237,7 +240,7 @@ async fn run_version(
     for &s in only {
         let Some((kind, spec)) = scenario(s) else { continue };
         for &dir in spec.dirs {
-            if !env.java.supports(kind.java()) {
+            if !env.java.supports(kind.java()) || spec.unavailable(version).is_some() {
                 let row = not_run(s, version, dir, &kinds, "");
                 if let Some(r) = &row {
                     eprintln!("compat: [{version}] s{s} {}: n/a ({})", dir.long(), r.note);

@@ -6,7 +6,7 @@ use std::io::{BufRead, BufWriter, Write};
 use std::path::Path;
 use std::sync::Mutex;
 
-use super::{Attempt, FaultRecord, Phase, Record, Sample, Section, UnlockResult};
+use super::{Attempt, FaultRecord, Idle, Phase, Quiesce, Record, Reinit, Sample, Section, UnlockResult};
 
 /// Appends records to a JSON-lines file (shared by the tasks of one process).
 pub struct HistoryWriter {
@@ -41,6 +41,9 @@ pub struct History {
     pub faults: Vec<FaultRecord>,
     pub phases: Vec<Phase>,
     pub samples: Vec<Sample>,
+    pub reinits: Vec<Reinit>,
+    pub quiesces: Vec<Quiesce>,
+    pub idles: Vec<Idle>,
 }
 
 impl History {
@@ -51,6 +54,9 @@ impl History {
             Record::Fault(f) => self.faults.push(f),
             Record::Phase(p) => self.phases.push(p),
             Record::Sample(s) => self.samples.push(s),
+            Record::Reinit(r) => self.reinits.push(r),
+            Record::Quiesce(q) => self.quiesces.push(q),
+            Record::Idle(i) => self.idles.push(i),
         }
     }
 
@@ -82,6 +88,9 @@ impl History {
         self.faults.sort_by_key(|f| f.start);
         self.phases.sort_by_key(|p| p.start);
         self.samples.sort_by_key(|s| s.time);
+        self.reinits.sort_by_key(|r| r.start);
+        self.quiesces.sort_by_key(|q| q.start);
+        self.idles.sort_by_key(|i| (i.process, i.from));
     }
 
     /// The origin for printed times: the first phase, fault or acquisition.
@@ -147,6 +156,9 @@ impl History {
         );
         if let Some(l) = &s.lost {
             let _ = write!(out, ", lost ({}) learned at {}", l.reason, self.at(l.learned));
+        }
+        if let Some(sem) = &s.sem {
+            let _ = write!(out, ", {} of {} permits", sem.permits, sem.capacity);
         }
         out
     }

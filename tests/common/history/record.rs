@@ -1,5 +1,6 @@
-//! What a history holds, one JSON line per record: critical sections, acquisitions without a
-//! section, injected faults, phases of the run and sampler findings, with their outcomes.
+//! What a history holds, one JSON line per record: critical sections (lock holds and semaphore
+//! permit holdings), acquisitions without a section, injected faults, phases of the run, sampler
+//! findings, semaphore (re-)creations and quiescent checks of semaphores, with their outcomes.
 
 use serde::{Deserialize, Serialize};
 
@@ -17,6 +18,9 @@ pub enum UnlockResult {
     Error { message: String },
     /// The unlock call did not return within the worker's limit.
     Hung,
+    /// A semaphore guard was dropped instead of released: the client gives its permits back in
+    /// the background (a section of a semaphore only).
+    Dropped,
 }
 
 impl UnlockResult {
@@ -27,6 +31,7 @@ impl UnlockResult {
             UnlockResult::NotHeld => "not-held",
             UnlockResult::Error { .. } => "error",
             UnlockResult::Hung => "hung",
+            UnlockResult::Dropped => "dropped",
         }
     }
 }
@@ -62,7 +67,50 @@ impl Party {
     }
 }
 
-/// One critical section: an acquisition that succeeded, the hold, and how it ended.
+/// Which semaphore API a permit holding went through; it decides what data loss does to the
+/// count (see `check_capacity`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SemKind {
+    /// `Semaphore` (Redisson's `RSemaphore`): unowned permits in a counter. A release creates the
+    /// counter when it is missing, so after data loss a permit taken before the loss and given
+    /// back after the semaphore was set up again counts once more: the count may exceed N until
+    /// someone resets it at a quiescent point.
+    Semaphore,
+    /// `PermitExpirableSemaphore`: permits held under ids in a sorted set. A release of an id the
+    /// data loss erased is refused, so the count never exceeds N; only holders from before the
+    /// loss may be one too many, while they still hold.
+    Expirable,
+}
+
+impl SemKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            SemKind::Semaphore => "semaphore",
+            SemKind::Expirable => "expirable",
+        }
+    }
+
+    /// Whether a release of a permit taken before a data loss adds to the count set up after it.
+    pub fn counts_stale_releases(self) -> bool {
+        self == SemKind::Semaphore
+    }
+}
+
+/// What makes a section (or an attempt) one of a semaphore: the permits it takes of a
+/// semaphore with `capacity` permits. Absent for a lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sem {
+    pub kind: SemKind,
+    /// Permits taken by this holding.
+    pub permits: u32,
+    /// The semaphore's permits (N): at most N may be held at once.
+    pub capacity: u32,
+}
+
+/// One critical section: an acquisition that succeeded, the hold, and how it ended. For a
+/// semaphore (`sem` set), one holding of `sem.permits` permits: such sections may overlap up to
+/// the semaphore's capacity (`check_capacity`), and never count as lock overlaps.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Section {
     /// Absent in the JSON of a Rust worker's section.
@@ -75,7 +123,8 @@ pub struct Section {
     pub worker: u32,
     /// What the task does (`hot`, `long`, `renew`, `victim`).
     pub role: String,
-    /// `lock`, `try_lock_for`, `lock_with_lease`.
+    /// `lock`, `try_lock_for`, `lock_with_lease`; for a semaphore `acquire_guard`,
+    /// `try_acquire_guard`, `acquire_with_lease`, `try_acquire_for`.
     pub method: String,
     /// The hold's hash field `<client id>:<owner id>`.
     pub owner: String,
@@ -89,6 +138,10 @@ pub struct Section {
     pub unlock_done: u64,
     pub unlock: UnlockResult,
     pub lost: Option<Loss>,
+    /// Set for a semaphore's permit holding (`lock` is then the semaphore's name); absent in the
+    /// JSON of a lock's section.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sem: Option<Sem>,
 }
 
 impl Party {
@@ -118,6 +171,20 @@ impl Section {
     pub fn lost_hold(&self) -> bool {
         self.lost.is_some() || self.unlock == UnlockResult::NotHeld
     }
+
+    /// Permits held (semaphore sections; 0 for a lock).
+    pub fn permits(&self) -> u32 {
+        self.sem.map_or(0, |s| s.permits)
+    }
+
+    /// Whether a background give-back may still apply after `unlock_done`: the release failed or
+    /// did not return, or the guard was dropped.
+    pub fn release_in_background(&self) -> bool {
+        matches!(
+            self.unlock,
+            UnlockResult::Error { .. } | UnlockResult::Hung | UnlockResult::Dropped
+        )
+    }
 }
 
 /// How an acquisition that produced no section ended.
@@ -133,6 +200,10 @@ pub enum AttemptResult {
     Cancelled,
     /// Did not return within the worker's limit (then dropped).
     Hung,
+    /// The worker dropped the acquisition before the end of the run (a semaphore acquisition
+    /// that found no permits for a while, or a pause of the semaphore tasks): the client settles
+    /// it in the background and gives back what Redis granted it.
+    GaveUp,
 }
 
 impl AttemptResult {
@@ -142,6 +213,7 @@ impl AttemptResult {
             AttemptResult::Error { message } => format!("error: {}", error_class(message)),
             AttemptResult::Cancelled => "cancelled-at-stop".into(),
             AttemptResult::Hung => "hung".into(),
+            AttemptResult::GaveUp => "gave-up".into(),
         }
     }
 }
@@ -188,6 +260,9 @@ pub struct Attempt {
     /// The wait passed to `try_lock_for`, in ms.
     pub wait_ms: Option<u64>,
     pub outcome: AttemptResult,
+    /// Set for a semaphore's acquisition; absent in the JSON of a lock's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sem: Option<Sem>,
 }
 
 /// One injected fault, from the moment the injector started to the moment its effect ended.
@@ -234,6 +309,46 @@ pub struct Sample {
     pub problem: String,
 }
 
+/// A worker's `try_set_permits(N)` that created a semaphore (it returned `true`), or the
+/// parent's set-up of one (`by` = `parent`). Between two creations the semaphore must have been
+/// erased by a data-loss fault (`check_reinits`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reinit {
+    pub lock: String,
+    /// `p<process>/w<task>`, or `parent`.
+    pub by: String,
+    pub start: u64,
+    pub end: u64,
+}
+
+/// The parent's look at a semaphore while nobody held or was acquiring a permit of it and every
+/// worker's background work had drained; afterwards it holds exactly its capacity (the parent
+/// set it when needed), so data loss before it explains no excess after it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Quiesce {
+    pub lock: String,
+    /// Where in the run (`end of phase A`, ...).
+    pub label: String,
+    pub start: u64,
+    pub end: u64,
+    /// Available permits read then (`None`: the key did not exist).
+    pub available: Option<i64>,
+    /// Permits held under ids then (expirable semaphores).
+    pub acquired: Option<i64>,
+    /// The count the parent wrote afterwards, if it had to.
+    pub reset_to: Option<i64>,
+}
+
+/// A worker process's client had no background work at some instant in `[from, to]`
+/// (`client.stats().queued_releases` read 0): every give-back it had queued before `from` (a
+/// dropped guard's, an abandoned acquisition's) had finished by `to`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Idle {
+    pub process: u32,
+    pub from: u64,
+    pub to: u64,
+}
+
 /// One line of a history file.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
@@ -243,4 +358,7 @@ pub enum Record {
     Fault(FaultRecord),
     Phase(Phase),
     Sample(Sample),
+    Reinit(Reinit),
+    Quiesce(Quiesce),
+    Idle(Idle),
 }

@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 
 use super::{error_class, AttemptResult, History, Party, Section, UnlockResult};
 
-/// Counts for the report (of this crate's sections; `by_party` counts every section).
+/// Counts for the report (of this crate's lock sections; `by_party` counts every lock section;
+/// semaphores have their own figures, `semaphore_figures`).
 #[derive(Clone, Debug, Default)]
 pub struct Summary {
     pub sections: usize,
@@ -42,6 +43,9 @@ pub fn summarize(h: &History) -> Summary {
     let mut waits = Vec::with_capacity(h.sections.len());
     let (mut first, mut last) = (u64::MAX, 0u64);
     for (i, x) in h.sections.iter().enumerate() {
+        if x.sem.is_some() {
+            continue;
+        }
         *s.by_party.entry(x.party.label().to_owned()).or_default() += 1;
         if x.party != Party::Rust {
             continue;
@@ -71,7 +75,7 @@ pub fn summarize(h: &History) -> Summary {
         first = first.min(x.acquire_start);
         last = last.max(x.unlock_done);
     }
-    for a in &h.attempts {
+    for a in h.attempts.iter().filter(|a| a.sem.is_none()) {
         *s.attempts.entry(a.outcome.label()).or_default() += 1;
         first = first.min(a.start);
         last = last.max(a.end);
@@ -119,7 +123,7 @@ impl Handoffs {
 
 pub fn handoffs(h: &History) -> Handoffs {
     let mut by_lock: BTreeMap<&str, Vec<&Section>> = BTreeMap::new();
-    for s in &h.sections {
+    for s in h.sections.iter().filter(|s| s.sem.is_none()) {
         by_lock.entry(s.lock.as_str()).or_default().push(s);
     }
     let mut out = Handoffs::default();

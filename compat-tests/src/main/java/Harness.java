@@ -52,7 +52,9 @@ import org.redisson.config.ReadMode;
  * See README.md in this directory for the full contract.
  *
  * This file only uses Redisson API that exists in 3.17.x .. 4.x ({@code getLock},
- * {@code getReadWriteLock}, {@code getFairLock}, {@code getCountDownLatch}). The lock kinds that need a newer Redisson (spin,
+ * {@code getReadWriteLock}, {@code getFairLock}, {@code getCountDownLatch}; the semaphores'
+ * {@code getSemaphore} and {@code getPermitExpirableSemaphore} in {@link SemaphoreCommands}, which
+ * makes the calls of newer versions by reflection). The lock kinds that need a newer Redisson (spin,
  * fenced, non-reentrant, non-reentrant fair: see {@code kinds.properties}) live in
  * {@code src/main/kinds/<kind>/<Kind>Commands.java}; build-harness.sh compiles them only for versions
  * that have them, and {@link #loadKinds()} finds them with {@code Class.forName}.
@@ -501,6 +503,23 @@ public final class Harness {
                 throw new IllegalArgumentException(cmd + ": missing latch NAME");
             }
             return latchOp(cmd, latchOp, redisson.getCountDownLatch(a[0]), a);
+        }
+        // ---- semaphores (every version): semaphore<Op> on getSemaphore(NAME), expirable<Op> on
+        // getPermitExpirableSemaphore(NAME) (SemaphoreCommands; newer calls by reflection); not lock
+        // kinds, so not listed in "kinds"
+        String semaphoreOp = opOf(cmd, "semaphore");
+        if (semaphoreOp != null) {
+            if (a.length < 1) {
+                throw new IllegalArgumentException(cmd + ": missing semaphore NAME");
+            }
+            return SemaphoreCommands.semaphore(cmd, semaphoreOp, a);
+        }
+        String expirableOp = opOf(cmd, "expirable");
+        if (expirableOp != null) {
+            if (a.length < 1) {
+                throw new IllegalArgumentException(cmd + ": missing semaphore NAME");
+            }
+            return SemaphoreCommands.expirable(cmd, expirableOp, a);
         }
         // ---- optional kinds: <kind><Op> (spinLock, fencedGetToken, nonReentrantTryLock, ...); the
         // longest kind id wins, so nonReentrantFairLock goes to nonReentrantFair, not nonReentrant

@@ -1,0 +1,1076 @@
+//! Permit-expirable semaphore scenarios 53–56 (`getPermitExpirableSemaphore` /
+//! `Client::permit_expirable_semaphore`, every Redisson version of the matrix; 54 needs the
+//! multi-permit calls, 3.23.4+, else n/a). Permits are taken under ids (Redisson's strings of 32
+//! hex digits, the crate's `PermitId`), and an id taken in one language is given back in the
+//! other. A is the side that sets the permits up and takes first, B the other language; J→R =
+//! Java is A, R→J = Rust is A.
+//!
+//! Redis state: the available permits are a decimal string at N; every held permit is a member
+//! of the zset `{N}:timeout`, its 16 raw id bytes, scored with the epoch ms its lease ends
+//! ([`NO_LEASE`] = taken without one). The channel is `redisson_sc:{N}` (as the plain
+//! semaphore's): a release publishes the new total, a multi-permit release the number given
+//! back, and a reclaim of ended leases (by any later call) the new total.
+//! Calls that some versions lack are compared only where Java has them: `getLeaseTime` (3.41.0+),
+//! `getPermits` / `acquiredPermits` (3.19.1+); the raw zset scores are checked in every version.
+//!
+//! Waiters: Java `acquire()` on a worker of its own (Redisson tries again when a message arrives
+//! or, told when the earliest lease ends, at that time); Rust `acquire()` in a task on the quiet
+//! client (10 s poll, 30 s once subscribed; it too tries again when the earliest lease ends).
+
+use std::time::Duration;
+
+use redisson_lock::{PermitExpirableSemaphore, PermitId, PermitLease};
+use redisson_lock_compat_tests::{now_ms, version_at_least, Harness, Pending, Response, Result};
+use serde_json::Value;
+
+use crate::env::{Env, Speed};
+use crate::kinds::{Dir, Needs, Outcome, Scenario, BOTH_WAYS};
+use crate::party::{Lang, Party};
+use crate::semaphore::{expect_sem_messages, wait_sem_listening, SEM_WAKE_BOUND_MS};
+use crate::support::{Watch, CMD};
+
+/// The score of a permit taken without a lease (Redisson's).
+pub const NO_LEASE: i64 = 922_337_203_685_477;
+/// Scenario 56: how long a waiter is left after it subscribed before the release that should
+/// wake it (a waiter of either library tries once more right after subscribing; a release
+/// before that try would let it in without any message). Scenario 51 needs no pause: its first
+/// release cannot satisfy the waiter, and the second comes 300 ms later.
+const SETTLE: Duration = Duration::from_millis(300);
+/// Scenario 55: the lease of A's permit.
+const SHORT_LEASE_MS: u64 = 1500;
+/// How far a lease read back may be below what was set (the time the calls in between took).
+const LEASE_SLACK_MS: i64 = 2000;
+/// Scenario 54: the Redisson version seen to give back a list of permit ids all or none (a list
+/// with an id not held gives back nothing), as the crate does; 3.24.3 gives back the ids it
+/// holds and ignores the rest (its script removes what it finds). The change lies between
+/// 3.24.3 and 3.52.0 (the crate's docs name 3.41 for `tryRelease(ids)`); no version in between
+/// is in the matrix.
+const ALL_OR_NONE_SEEN: &str = "3.52.0";
+
+const fn sc(no: usize, title: &'static str) -> Scenario {
+    Scenario {
+        no,
+        title,
+        dirs: BOTH_WAYS,
+        limit_s: 60,
+        last: false,
+        needs: None,
+    }
+}
+
+pub const SCENARIOS: &[Scenario] = &[
+    sc(53, "Permit ids across languages: A's trySetPermits(2); A acquires with a 10 s lease: the id is 32 lowercase hex, {N}:timeout holds exactly its 16 raw bytes scored now + 10 s, N = \"1\"; both sides read the lease (~10 s; Java getLeaseTime 3.41+), available 1, acquired 1 and permits 2 (Java 3.19.1+); B's updateLeaseTime(20 s) moves the score and A sees ~20 s; B acquires without a lease (score 922337203685477, Java getLeaseTime −1, Rust Unlimited); A gives it a 30 s lease, then none again, B sees both; B's tryAcquire() gets nothing; B releases A's id by its string; around B's held permit A's addPermits(2) (message: the delta 2), B's addPermits(-1) (no message) and setPermits(5) (Java's where it has it, 3.23.4+, else Rust's; N = \"4\", message 5); A's second release of its id is refused (Java throws, Rust NotHeld) and both tryRelease false; A releases B's id (N = \"5\"); channel 2, 1, 2, 5, 5"),
+    Scenario {
+        needs: Some(Needs {
+            since: "3.23.4",
+            what: "RPermitExpirableSemaphore.acquire(int, long, TimeUnit) / tryRelease(List)",
+        }),
+        ..sc(54, "Permit ids, several at once: A's trySetPermits(3); A's acquire(2, 10 s lease) gives 2 ids (2 zset members); B's tryRelease(A's 2 ids) gives back 2 (N = \"3\", zset gone, message 2: the number given back); B's tryAcquire(3, wait 0, no lease) gives 3 ids scored 922337203685477, A's tryAcquire() gets nothing; A's tryRelease([B's first id, an unknown id]) gives back 0 and changes nothing (all or none: Rust, Redisson 3.52.0+) or the known one (Redisson 3.24.3: message 1), A's release(that list) is refused; A's release(the rest of B's ids) gives them back, a second time refused; channel 3, 2, [1,] 3 or 2")
+    },
+    sc(55, "Lease expiry across languages: A's trySetPermits(1); A takes it with a 1.5 s lease and never releases it (a crashed holder); B blocks in acquire() (subscribed); B has not returned shortly before the lease end and gets the permit ≤ 5 s after it (J→R: Rust's retry at the earliest lease end; R→J: Java's scheduled retry; nobody publishes); A's late release is refused and its tryRelease false; channel 1 (set), 1 (the reclaim by B's attempt), 1 (B's release)"),
+    sc(56, "Permit wake-up across languages: A's trySetPermits(1), A takes it without a lease; B blocks in acquire() (subscribed; no lease to wait for, so only a message can wake it: Java's waiter does not poll, Rust's re-polls every 30 s); A's release(id) gets B in ≤ 5 s; B's id is the zset's only member; B releases; channel 1, 1, 1"),
+];
+
+pub async fn run(env: &Env, no: usize, dir: Dir) -> Result<Outcome> {
+    match no {
+        53 => s53(env, dir).await,
+        54 => s54(env, dir).await,
+        55 => s55(env, dir).await,
+        56 => s56(env, dir).await,
+        _ => Err(format!("no permit-expirable semaphore scenario {no}")),
+    }
+}
+
+/// The leases' zset of semaphore N: `{N}:timeout`.
+pub fn leases_key(name: &str) -> String {
+    format!("{{{name}}}:timeout")
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The zset `{N}:timeout`, lowest score first: (the member's bytes in hex, score).
+async fn raw_leases(env: &Env, name: &str) -> Result<Vec<(String, i64)>> {
+    let key = leases_key(name);
+    let v: Vec<(Vec<u8>, String)> = env
+        .raw
+        .q(redis::cmd("ZRANGE").arg(&key).arg(0).arg(-1).arg("WITHSCORES"))
+        .await?;
+    v.into_iter()
+        .map(|(m, s)| {
+            let score = s.parse::<f64>().map_err(|e| format!("{key} score `{s}`: {e}"))?;
+            Ok((hex(&m), score as i64))
+        })
+        .collect()
+}
+
+/// The raw count at N (`None`: no key).
+async fn raw_count(env: &Env, name: &str) -> Result<Option<String>> {
+    env.raw.get(name).await
+}
+
+/// N holds `count` and the zset exactly `held` (ids in any order, each with a score that
+/// `score_ok` accepts).
+async fn state(
+    env: &Env,
+    name: &str,
+    count: Option<&str>,
+    held: &[&str],
+    score_ok: impl Fn(&str, i64) -> bool,
+    what: &str,
+) -> Result<Vec<(String, i64)>> {
+    let c = raw_count(env, name).await?;
+    ensure!(
+        c.as_deref() == count,
+        "{what}: GET {name} = {c:?}, expected {count:?}"
+    );
+    let leases = raw_leases(env, name).await?;
+    let mut got: Vec<&str> = leases.iter().map(|(id, _)| id.as_str()).collect();
+    let mut want = held.to_vec();
+    got.sort_unstable();
+    want.sort_unstable();
+    ensure!(
+        got == want,
+        "{what}: {} holds {leases:?}, expected the ids {held:?}",
+        leases_key(name)
+    );
+    for (id, score) in &leases {
+        ensure!(
+            score_ok(id, *score),
+            "{what}: the score of {id} is {score} (now {:.0})",
+            now_ms()
+        );
+    }
+    Ok(leases)
+}
+
+/// A score `lease_ms` from now, give or take the calls in between.
+fn about(lease_ms: i64) -> impl Fn(&str, i64) -> bool {
+    let now = now_ms() as i64;
+    move |_, s| s <= now + lease_ms + 50 && s >= now + lease_ms - LEASE_SLACK_MS
+}
+
+/// A release that was refused: Java's exception (`class: message`) or Rust's error.
+type Refused = String;
+
+/// One side's handle on permit-expirable semaphore N: the harness' `expirable<Op> N …` on the
+/// party's worker, or the Rust `client.permit_expirable_semaphore(N)`.
+enum Pes<'a> {
+    Java {
+        h: &'a Harness,
+        worker: String,
+        name: String,
+        version: String,
+    },
+    Rust(PermitExpirableSemaphore),
+}
+
+/// An `acquire()` started in the background: its id and the epoch ms of its return.
+enum PesWaiting {
+    Java(Box<Pending>),
+    Rust(tokio::task::JoinHandle<Result<(String, f64)>>),
+}
+
+impl PesWaiting {
+    fn is_done(&mut self) -> bool {
+        match self {
+            PesWaiting::Java(p) => p.is_done(),
+            PesWaiting::Rust(j) => j.is_finished(),
+        }
+    }
+
+    async fn finish(self, limit: Duration) -> Result<(String, f64)> {
+        match self {
+            PesWaiting::Java(p) => {
+                let r = p.wait(limit).await?;
+                let ts = r.ts_ms;
+                Ok((id_of(r.into_ok()?)?, ts))
+            }
+            PesWaiting::Rust(j) => {
+                let abort = j.abort_handle();
+                tokio::time::timeout(limit, j)
+                    .await
+                    .map_err(|_| {
+                        abort.abort();
+                        format!("rust acquire() did not return within {limit:?}")
+                    })?
+                    .map_err(|e| format!("rust acquire task: {e}"))?
+            }
+        }
+    }
+}
+
+/// A Java permit id (a JSON string).
+fn id_of(v: Value) -> Result<String> {
+    v.as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| format!("expected a permit id, got {v}"))
+}
+
+fn ids_of(v: Value) -> Result<Vec<String>> {
+    match v {
+        Value::Array(items) => items.into_iter().map(id_of).collect(),
+        Value::Null => Ok(Vec::new()),
+        other => Err(format!("expected a list of permit ids, got {other}")),
+    }
+}
+
+fn parse_id(id: &str) -> Result<PermitId> {
+    id.parse::<PermitId>()
+        .map_err(|e| format!("the id `{id}` does not parse as a PermitId: {e}"))
+}
+
+fn parse_ids(ids: &[String]) -> Result<Vec<PermitId>> {
+    ids.iter().map(|i| parse_id(i)).collect()
+}
+
+impl<'a> Pes<'a> {
+    fn of(env: &Env, party: &Party<'a>, name: &str) -> Result<Pes<'a>> {
+        Ok(match &party.lang {
+            Lang::Java { h, worker } => Pes::Java {
+                h,
+                worker: worker.clone(),
+                name: name.to_owned(),
+                version: env.version.clone(),
+            },
+            Lang::Rust { c, .. } => Pes::Rust(
+                c.permit_expirable_semaphore(name)
+                    .map_err(|e| format!("client.permit_expirable_semaphore({name}): {e}"))?,
+            ),
+        })
+    }
+
+    fn lang(&self) -> &'static str {
+        match self {
+            Pes::Java { .. } => "Java",
+            Pes::Rust(_) => "Rust",
+        }
+    }
+
+    /// Whether this side has the call that Redisson added in `since` (Rust has them all).
+    fn has(&self, since: &str) -> bool {
+        match self {
+            Pes::Java { version, .. } => version_at_least(version, since),
+            Pes::Rust(_) => true,
+        }
+    }
+
+    /// A harness call `cmd N args…` on the worker.
+    async fn java(&self, cmd: &str, args: &[&str]) -> Result<Response> {
+        let Pes::Java { h, worker, name, .. } = self else {
+            return Err("not a Java semaphore".into());
+        };
+        let mut all = vec![name.as_str()];
+        all.extend_from_slice(args);
+        h.call(worker, cmd, &all, CMD).await
+    }
+
+    async fn try_set_permits(&self, n: i64) -> Result<bool> {
+        match self {
+            Pes::Java { .. } => self
+                .java("expirableTrySetPermits", &[n.to_string().as_str()])
+                .await?
+                .bool(),
+            Pes::Rust(s) => s
+                .try_set_permits(n)
+                .await
+                .map_err(|e| format!("rust try_set_permits({n}): {e}")),
+        }
+    }
+
+    async fn add_permits(&self, delta: i64) -> Result<()> {
+        match self {
+            Pes::Java { .. } => self
+                .java("expirableAddPermits", &[delta.to_string().as_str()])
+                .await?
+                .into_ok()
+                .map(drop),
+            Pes::Rust(s) => s
+                .add_permits(delta)
+                .await
+                .map(drop)
+                .map_err(|e| format!("rust add_permits({delta}): {e}")),
+        }
+    }
+
+    /// `setPermits(n)` (Java 3.23.4+).
+    async fn set_permits(&self, n: i64) -> Result<()> {
+        match self {
+            Pes::Java { .. } => self
+                .java("expirableSetPermits", &[n.to_string().as_str()])
+                .await?
+                .into_ok()
+                .map(drop),
+            Pes::Rust(s) => s
+                .set_permits(n)
+                .await
+                .map_err(|e| format!("rust set_permits({n}): {e}")),
+        }
+    }
+
+    /// `acquire()` / `acquire(lease)`: the id.
+    async fn acquire(&self, lease_ms: Option<u64>) -> Result<String> {
+        match self {
+            Pes::Java { .. } => {
+                let lease = lease_ms.map(|l| l.to_string());
+                let args: Vec<&str> = lease.iter().map(String::as_str).collect();
+                id_of(self.java("expirableAcquire", &args).await?.into_ok()?)
+            }
+            Pes::Rust(s) => match lease_ms {
+                None => s.acquire().await,
+                Some(l) => s.acquire_with_lease(Duration::from_millis(l)).await,
+            }
+            .map(|id| id.to_string())
+            .map_err(|e| format!("rust acquire(lease {lease_ms:?}): {e}")),
+        }
+    }
+
+    /// `acquire(n, lease)`: the ids.
+    async fn acquire_many(&self, n: u64, lease_ms: u64) -> Result<Vec<String>> {
+        match self {
+            Pes::Java { .. } => ids_of(
+                self.java(
+                    "expirableAcquireMany",
+                    &[n.to_string().as_str(), lease_ms.to_string().as_str()],
+                )
+                .await?
+                .into_ok()?,
+            ),
+            Pes::Rust(s) => s
+                .acquire_many(n, Some(Duration::from_millis(lease_ms)))
+                .await
+                .map(|ids| ids.iter().map(PermitId::to_string).collect())
+                .map_err(|e| format!("rust acquire_many({n}): {e}")),
+        }
+    }
+
+    /// One attempt at one permit without a lease (`tryAcquire()`).
+    async fn try_acquire(&self) -> Result<Option<String>> {
+        match self {
+            Pes::Java { .. } => match self.java("expirableTryAcquire", &[]).await?.into_ok()? {
+                Value::Null => Ok(None),
+                v => id_of(v).map(Some),
+            },
+            Pes::Rust(s) => s
+                .try_acquire()
+                .await
+                .map(|id| id.map(|i| i.to_string()))
+                .map_err(|e| format!("rust try_acquire: {e}")),
+        }
+    }
+
+    /// `tryAcquire(n, wait 0, no lease)`: the ids (none when refused).
+    async fn try_acquire_many(&self, n: u64) -> Result<Vec<String>> {
+        match self {
+            Pes::Java { .. } => ids_of(
+                self.java("expirableTryAcquireMany", &[n.to_string().as_str(), "0", "-1"])
+                    .await?
+                    .into_ok()?,
+            ),
+            Pes::Rust(s) => s
+                .try_acquire_many(n, Duration::ZERO, None)
+                .await
+                .map(|ids| ids.iter().map(PermitId::to_string).collect())
+                .map_err(|e| format!("rust try_acquire_many({n}): {e}")),
+        }
+    }
+
+    /// `release(id)`: `Ok(Ok(reply epoch ms))` when given back, `Ok(Err(..))` when refused.
+    async fn release(&self, id: &str) -> Result<std::result::Result<f64, Refused>> {
+        match self {
+            Pes::Java { .. } => {
+                let r = self.java("expirableRelease", &[id]).await?;
+                Ok(if r.ok {
+                    Ok(r.ts_ms)
+                } else {
+                    Err(format!(
+                        "{}: {}",
+                        r.error_class.unwrap_or_default(),
+                        r.error.unwrap_or_default()
+                    ))
+                })
+            }
+            Pes::Rust(s) => match s.release(parse_id(id)?).await {
+                Ok(()) => Ok(Ok(now_ms())),
+                Err(e @ redisson_lock::Error::NotHeld { .. }) => Ok(Err(format!("Error::NotHeld: {e}"))),
+                Err(e) => Err(format!("rust release({id}): {e}")),
+            },
+        }
+    }
+
+    async fn try_release(&self, id: &str) -> Result<bool> {
+        match self {
+            Pes::Java { .. } => self.java("expirableTryRelease", &[id]).await?.bool(),
+            Pes::Rust(s) => s
+                .try_release(parse_id(id)?)
+                .await
+                .map_err(|e| format!("rust try_release({id}): {e}")),
+        }
+    }
+
+    /// `tryRelease(ids)`: how many came back.
+    async fn try_release_many(&self, ids: &[String]) -> Result<u64> {
+        match self {
+            Pes::Java { .. } => {
+                let n = self
+                    .java("expirableTryReleaseMany", &[ids.join(",").as_str()])
+                    .await?
+                    .int()?;
+                u64::try_from(n).map_err(|_| format!("java tryRelease(list) = {n}"))
+            }
+            Pes::Rust(s) => s
+                .try_release_many(&parse_ids(ids)?)
+                .await
+                .map_err(|e| format!("rust try_release_many: {e}")),
+        }
+    }
+
+    /// `release(ids)`: `Ok(Ok(()))` when all came back, `Ok(Err(..))` when refused.
+    async fn release_many(&self, ids: &[String]) -> Result<std::result::Result<(), Refused>> {
+        match self {
+            Pes::Java { .. } => {
+                let r = self
+                    .java("expirableReleaseMany", &[ids.join(",").as_str()])
+                    .await?;
+                Ok(if r.ok {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "{}: {}",
+                        r.error_class.unwrap_or_default(),
+                        r.error.unwrap_or_default()
+                    ))
+                })
+            }
+            Pes::Rust(s) => match s.release_many(&parse_ids(ids)?).await {
+                Ok(()) => Ok(Ok(())),
+                Err(e @ redisson_lock::Error::NotHeld { .. }) => Ok(Err(format!("Error::NotHeld: {e}"))),
+                Err(e) => Err(format!("rust release_many: {e}")),
+            },
+        }
+    }
+
+    /// `updateLeaseTime(id, lease)` (`None`: no lease; Java −1).
+    async fn update_lease(&self, id: &str, lease_ms: Option<u64>) -> Result<bool> {
+        match self {
+            Pes::Java { .. } => {
+                let lease = lease_ms.map_or("-1".to_owned(), |l| l.to_string());
+                self.java("expirableUpdateLeaseTime", &[id, lease.as_str()])
+                    .await?
+                    .bool()
+            }
+            Pes::Rust(s) => s
+                .update_lease_time(parse_id(id)?, lease_ms.map(Duration::from_millis))
+                .await
+                .map_err(|e| format!("rust update_lease_time({id}, {lease_ms:?}): {e}")),
+        }
+    }
+
+    /// The lease left on the held permit `id` in ms, −1 = no lease (Java `getLeaseTime`, Rust
+    /// `lease_time`); `None` when Java has no `getLeaseTime` (before 3.41.0).
+    async fn lease_ms(&self, id: &str) -> Result<Option<i64>> {
+        if !self.has("3.41.0") {
+            return Ok(None);
+        }
+        match self {
+            Pes::Java { .. } => self.java("expirableGetLeaseTime", &[id]).await?.int().map(Some),
+            Pes::Rust(s) => match s
+                .lease_time(parse_id(id)?)
+                .await
+                .map_err(|e| format!("rust lease_time({id}): {e}"))?
+            {
+                None => Err(format!("rust lease_time({id}): not held")),
+                Some(PermitLease::Unlimited) => Ok(Some(-1)),
+                Some(PermitLease::Remaining(d)) => Ok(Some(d.as_millis() as i64)),
+                Some(other) => Err(format!("rust lease_time({id}) = {other:?}")),
+            },
+        }
+    }
+
+    async fn available(&self) -> Result<i64> {
+        match self {
+            Pes::Java { .. } => self.java("expirableAvailablePermits", &[]).await?.int(),
+            Pes::Rust(s) => s
+                .available_permits()
+                .await
+                .map_err(|e| format!("rust available_permits: {e}")),
+        }
+    }
+
+    /// (`acquiredPermits`, `getPermits`); `None` when Java has neither (before 3.19.1).
+    async fn held_and_total(&self) -> Result<Option<(i64, i64)>> {
+        if !self.has("3.19.1") {
+            return Ok(None);
+        }
+        match self {
+            Pes::Java { .. } => {
+                let held = self.java("expirableAcquiredPermits", &[]).await?.int()?;
+                let total = self.java("expirableGetPermits", &[]).await?.int()?;
+                Ok(Some((held, total)))
+            }
+            Pes::Rust(s) => {
+                let held = s
+                    .acquired_permits()
+                    .await
+                    .map_err(|e| format!("rust acquired_permits: {e}"))?;
+                let total = s.permits().await.map_err(|e| format!("rust permits: {e}"))?;
+                Ok(Some((held as i64, total)))
+            }
+        }
+    }
+
+    async fn delete(&self) -> Result<bool> {
+        match self {
+            Pes::Java { .. } => self.java("expirableDelete", &[]).await?.bool(),
+            Pes::Rust(s) => s.delete().await.map_err(|e| format!("rust delete: {e}")),
+        }
+    }
+
+    /// Starts `acquire()` (no lease) in the background.
+    async fn start_acquire(&self) -> Result<PesWaiting> {
+        match self {
+            Pes::Java { h, worker, name, .. } => Ok(PesWaiting::Java(Box::new(
+                h.send(worker, "expirableAcquire", &[name.as_str()]).await?,
+            ))),
+            Pes::Rust(s) => {
+                let s = s.clone();
+                Ok(PesWaiting::Rust(tokio::spawn(async move {
+                    let id = s.acquire().await.map_err(|e| format!("rust acquire(): {e}"))?;
+                    Ok((id.to_string(), now_ms()))
+                })))
+            }
+        }
+    }
+}
+
+/// Both sides read `available`, and where they can `acquiredPermits` = `held`, `getPermits` =
+/// `total`.
+async fn counts(a: &Pes<'_>, b: &Pes<'_>, available: i64, held: i64, what: &str) -> Result<()> {
+    for s in [a, b] {
+        let n = s.available().await?;
+        ensure!(
+            n == available,
+            "{what}: {} availablePermits = {n}, expected {available}",
+            s.lang()
+        );
+        if let Some((h, t)) = s.held_and_total().await? {
+            ensure!(
+                (h, t) == (held, available + held),
+                "{what}: {} acquiredPermits / getPermits = {h} / {t}, expected {held} / {}",
+                s.lang(),
+                available + held
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The lease `s` reads for `id` is `want_ms` (−1: none) give or take [`LEASE_SLACK_MS`];
+/// returns what it read (`None`: this side cannot read leases).
+async fn lease_is(s: &Pes<'_>, id: &str, want_ms: i64, what: &str) -> Result<Option<i64>> {
+    let Some(ms) = s.lease_ms(id).await? else {
+        return Ok(None);
+    };
+    let ok = if want_ms < 0 {
+        ms == -1
+    } else {
+        ms <= want_ms && ms > want_ms - LEASE_SLACK_MS
+    };
+    ensure!(
+        ok,
+        "{what}: {} reads the lease of {id} as {ms} ms, expected {}",
+        s.lang(),
+        if want_ms < 0 {
+            "-1 (none)".to_owned()
+        } else {
+            format!("{want_ms} ms (- up to {LEASE_SLACK_MS})")
+        }
+    );
+    Ok(Some(ms))
+}
+
+fn is_permit_id(id: &str) -> bool {
+    id.len() == 32
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+async fn s53(env: &Env, dir: Dir) -> Result<Outcome> {
+    let name = env.name(53, dir);
+    let (pa, pb) = env.pair(53, dir, Speed::QuietPoll);
+    let (a, b) = (Pes::of(env, &pa, &name)?, Pes::of(env, &pb, &name)?);
+    let watch = Watch::lock_channels(&env.url, &env.raw, &name).await?;
+    ensure!(a.try_set_permits(2).await?, "A's trySetPermits(2) returned false");
+    state(
+        env,
+        &name,
+        Some("2"),
+        &[],
+        |_, _| true,
+        "after A's trySetPermits(2)",
+    )
+    .await?;
+    let id_a = a.acquire(Some(10_000)).await?;
+    ensure!(
+        is_permit_id(&id_a),
+        "{}'s permit id `{id_a}` is not 32 lowercase hex digits",
+        a.lang()
+    );
+    state(
+        env,
+        &name,
+        Some("1"),
+        &[&id_a],
+        about(10_000),
+        "after A's acquire(10 s)",
+    )
+    .await?;
+    let mut leases = Vec::new();
+    for s in [&b, &a] {
+        leases.extend(
+            lease_is(s, &id_a, 10_000, "A's 10 s lease")
+                .await?
+                .map(|ms| format!("{} {ms}", s.lang())),
+        );
+    }
+    counts(&a, &b, 1, 1, "with A's permit held").await?;
+    ensure!(
+        b.update_lease(&id_a, Some(20_000)).await?,
+        "B's updateLeaseTime(A's id, 20 s) returned false"
+    );
+    state(
+        env,
+        &name,
+        Some("1"),
+        &[&id_a],
+        about(20_000),
+        "after B's updateLeaseTime(20 s)",
+    )
+    .await?;
+    for s in [&a, &b] {
+        leases.extend(
+            lease_is(s, &id_a, 20_000, "after B's update to 20 s")
+                .await?
+                .map(|ms| format!("{} {ms}", s.lang())),
+        );
+    }
+    let id_b = b.acquire(None).await?;
+    ensure!(
+        is_permit_id(&id_b),
+        "{}'s permit id `{id_b}` is not 32 lowercase hex digits",
+        b.lang()
+    );
+    ensure!(id_a != id_b, "both permits have the id {id_a}");
+    let nb = id_b.clone();
+    state(
+        env,
+        &name,
+        Some("0"),
+        &[&id_a, &id_b],
+        move |id, s| id != nb || s == NO_LEASE,
+        "after B's acquire() without a lease",
+    )
+    .await?;
+    lease_is(&a, &id_b, -1, "B's permit without a lease").await?;
+    lease_is(&b, &id_b, -1, "B's permit without a lease").await?;
+    ensure!(
+        a.update_lease(&id_b, Some(30_000)).await?,
+        "A's updateLeaseTime(B's id, 30 s) returned false"
+    );
+    let nb = id_b.clone();
+    let near = about(30_000);
+    state(
+        env,
+        &name,
+        Some("0"),
+        &[&id_a, &id_b],
+        move |id, s| id != nb || near(id, s),
+        "after A's updateLeaseTime(30 s)",
+    )
+    .await?;
+    lease_is(&b, &id_b, 30_000, "after A's update to 30 s").await?;
+    ensure!(
+        a.update_lease(&id_b, None).await?,
+        "A's updateLeaseTime(B's id, none) returned false"
+    );
+    let nb = id_b.clone();
+    state(
+        env,
+        &name,
+        Some("0"),
+        &[&id_a, &id_b],
+        move |id, s| id != nb || s == NO_LEASE,
+        "after A's updateLeaseTime(none)",
+    )
+    .await?;
+    lease_is(&b, &id_b, -1, "after A's update to none").await?;
+    counts(&a, &b, 0, 2, "with both permits held").await?;
+    let none = b.try_acquire().await?;
+    ensure!(
+        none.is_none(),
+        "B's tryAcquire() with no permit available gave {none:?}"
+    );
+    b.release(&id_a)
+        .await?
+        .map_err(|e| format!("B's release of A's id {id_a} was refused: {e}"))?;
+    state(
+        env,
+        &name,
+        Some("1"),
+        &[&id_b],
+        |_, s| s == NO_LEASE,
+        "after B released A's id",
+    )
+    .await?;
+    // the count around a held permit: add (message: the delta), remove (no message), set the
+    // total (message: the new total; Java's setPermits needs 3.23.4, else Rust sets it)
+    a.add_permits(2).await?;
+    state(
+        env,
+        &name,
+        Some("3"),
+        &[&id_b],
+        |_, _| true,
+        "after A's addPermits(2)",
+    )
+    .await?;
+    b.add_permits(-1).await?;
+    state(
+        env,
+        &name,
+        Some("2"),
+        &[&id_b],
+        |_, _| true,
+        "after B's addPermits(-1)",
+    )
+    .await?;
+    let (java, rust) = if matches!(a, Pes::Java { .. }) {
+        (&a, &b)
+    } else {
+        (&b, &a)
+    };
+    let setter = if java.has("3.23.4") { java } else { rust };
+    setter.set_permits(5).await?;
+    state(
+        env,
+        &name,
+        Some("4"),
+        &[&id_b],
+        |_, _| true,
+        "after setPermits(5) with 1 held",
+    )
+    .await?;
+    counts(&a, &b, 4, 1, "after setPermits(5) with 1 held").await?;
+    let refused = a.release(&id_a).await?;
+    let Err(refusal) = refused else {
+        return Err(format!("A's second release of {id_a} (released by B) succeeded"));
+    };
+    ensure!(
+        !a.try_release(&id_a).await?,
+        "A's tryRelease of the released {id_a} returned true"
+    );
+    ensure!(
+        !b.try_release(&id_a).await?,
+        "B's tryRelease of the released {id_a} returned true"
+    );
+    state(
+        env,
+        &name,
+        Some("4"),
+        &[&id_b],
+        |_, _| true,
+        "after the refused releases",
+    )
+    .await?;
+    a.release(&id_b)
+        .await?
+        .map_err(|e| format!("A's release of B's id {id_b} was refused: {e}"))?;
+    state(env, &name, Some("5"), &[], |_, _| true, "after A released B's id").await?;
+    counts(&a, &b, 5, 0, "after both releases").await?;
+    ensure!(b.delete().await?, "B's delete() returned false");
+    ensure!(
+        !a.delete().await?,
+        "A's delete() of a deleted semaphore returned true"
+    );
+    expect_sem_messages(env, &watch, &name, &["2", "1", "2", "5", "5"]).await?;
+    Ok(Outcome {
+        latency_ms: None,
+        note: format!(
+            "ids {id_a} ({}) / {id_b} ({}) released by the other language; leases read {}; addPermits ±1 around a held permit, {}'s setPermits(5) kept it; A's second release refused with `{}`; messages 2, 1, 2 (add: the delta), 5 (set: the total), 5",
+            a.lang(),
+            b.lang(),
+            if leases.is_empty() {
+                "from the zset only (Java getLeaseTime needs 3.41.0)".to_owned()
+            } else {
+                format!("[{}] ms", leases.join(", "))
+            },
+            setter.lang(),
+            refusal
+        ),
+    })
+}
+
+async fn s54(env: &Env, dir: Dir) -> Result<Outcome> {
+    let name = env.name(54, dir);
+    let (pa, pb) = env.pair(54, dir, Speed::QuietPoll);
+    let (a, b) = (Pes::of(env, &pa, &name)?, Pes::of(env, &pb, &name)?);
+    let watch = Watch::lock_channels(&env.url, &env.raw, &name).await?;
+    ensure!(a.try_set_permits(3).await?, "A's trySetPermits(3) returned false");
+    let ids = a.acquire_many(2, 10_000).await?;
+    ensure!(
+        ids.len() == 2 && ids.iter().all(|i| is_permit_id(i)) && ids[0] != ids[1],
+        "A's acquire(2, 10 s) gave {ids:?}"
+    );
+    let held: Vec<&str> = ids.iter().map(String::as_str).collect();
+    state(
+        env,
+        &name,
+        Some("1"),
+        &held,
+        about(10_000),
+        "after A's acquire(2, 10 s)",
+    )
+    .await?;
+    counts(&a, &b, 1, 2, "with A's 2 permits held").await?;
+    let n = b.try_release_many(&ids).await?;
+    ensure!(n == 2, "B's tryRelease(A's 2 ids) gave back {n}, expected 2");
+    state(env, &name, Some("3"), &[], |_, _| true, "after B gave back A's 2").await?;
+    let ids_b = b.try_acquire_many(3).await?;
+    ensure!(
+        ids_b.len() == 3 && ids_b.iter().all(|i| is_permit_id(i)),
+        "B's tryAcquire(3, 0, no lease) gave {ids_b:?}"
+    );
+    let held_b: Vec<&str> = ids_b.iter().map(String::as_str).collect();
+    state(
+        env,
+        &name,
+        Some("0"),
+        &held_b,
+        |_, s| s == NO_LEASE,
+        "after B's tryAcquire(3)",
+    )
+    .await?;
+    let none = a.try_acquire().await?;
+    ensure!(
+        none.is_none(),
+        "A's tryAcquire() with none available gave {none:?}"
+    );
+    counts(&a, &b, 0, 3, "with B's 3 permits held").await?;
+    // a list with an id nobody holds: all or none (Rust; Redisson 3.52.0 and 4.7.0), or the
+    // known ids alone (Redisson 3.24.3)
+    let unknown = "00112233445566778899aabbccddeeff".to_owned();
+    let mixed = vec![ids_b[0].clone(), unknown];
+    let all_or_none = a.has(ALL_OR_NONE_SEEN);
+    let n = a.try_release_many(&mixed).await?;
+    let want = if all_or_none { 0 } else { 1 };
+    ensure!(
+        n == want,
+        "A's tryRelease([B's id, an unknown id]) gave back {n}, expected {want} ({})",
+        if all_or_none {
+            "all or none"
+        } else {
+            "Redisson before 3.41 gives back the ids it knows"
+        }
+    );
+    let rest: Vec<String> = if all_or_none {
+        ids_b.clone()
+    } else {
+        ids_b[1..].to_vec()
+    };
+    let held_rest: Vec<&str> = rest.iter().map(String::as_str).collect();
+    let count = (3 - rest.len()).to_string();
+    state(
+        env,
+        &name,
+        Some(&count),
+        &held_rest,
+        |_, _| true,
+        "after A's tryRelease with an unknown id",
+    )
+    .await?;
+    let refusal = match a.release_many(&mixed).await? {
+        Ok(()) => return Err("A's release([B's id, an unknown id]) succeeded".into()),
+        Err(e) => e,
+    };
+    state(
+        env,
+        &name,
+        Some(&count),
+        &held_rest,
+        |_, _| true,
+        "after A's refused release(list)",
+    )
+    .await?;
+    a.release_many(&rest)
+        .await?
+        .map_err(|e| format!("A's release(B's {} ids) was refused: {e}", rest.len()))?;
+    state(
+        env,
+        &name,
+        Some("3"),
+        &[],
+        |_, _| true,
+        "after A gave back B's ids",
+    )
+    .await?;
+    let again = a.release_many(&ids_b).await?;
+    ensure!(again.is_err(), "A's second release(B's 3 ids) succeeded");
+    ensure!(b.delete().await?, "B's delete() returned false");
+    let rest_msg = rest.len().to_string();
+    let want: Vec<&str> = if all_or_none {
+        vec!["3", "2", &rest_msg]
+    } else {
+        vec!["3", "2", "1", &rest_msg]
+    };
+    expect_sem_messages(env, &watch, &name, &want).await?;
+    Ok(Outcome {
+        latency_ms: None,
+        note: format!(
+            "2 ids with a 10 s lease and 3 without, each list given back by the other language; [B's id, an unknown id]: {} tryRelease gave back {}, release refused (`{refusal}`); messages {}",
+            a.lang(),
+            if all_or_none { "0 (all or none)" } else { "1 (the known id: Redisson 3.24.3)" },
+            want.join(", ")
+        ),
+    })
+}
+
+async fn s55(env: &Env, dir: Dir) -> Result<Outcome> {
+    let name = env.name(55, dir);
+    let (pa, pb) = env.pair(55, dir, Speed::QuietPoll);
+    let (a, b) = (Pes::of(env, &pa, &name)?, Pes::of(env, &pb, &name)?);
+    let watch = Watch::lock_channels(&env.url, &env.raw, &name).await?;
+    ensure!(a.try_set_permits(1).await?, "A's trySetPermits(1) returned false");
+    let id_a = a.acquire(Some(SHORT_LEASE_MS)).await?;
+    let leases = state(
+        env,
+        &name,
+        Some("0"),
+        &[&id_a],
+        about(SHORT_LEASE_MS as i64),
+        "after A's acquire(1.5 s)",
+    )
+    .await?;
+    let lease_end = leases[0].1 as f64;
+    let mut w = b.start_acquire().await?;
+    wait_sem_listening(env, &name, 1).await?;
+    // shortly before the lease ends, B still waits
+    let before = lease_end - 150.0 - now_ms();
+    if before > 0.0 {
+        tokio::time::sleep(Duration::from_millis(before as u64)).await;
+    }
+    ensure!(
+        !w.is_done(),
+        "B's acquire() returned {:.0} ms before A's lease ended",
+        lease_end - now_ms()
+    );
+    let (id_b, t_ret) = w
+        .finish(Duration::from_millis(SHORT_LEASE_MS + SEM_WAKE_BOUND_MS as u64) + CMD)
+        .await?;
+    let lat = t_ret - lease_end;
+    ensure!(
+        lat >= -5.0,
+        "B got a permit {:.1} ms before A's lease ended",
+        -lat
+    );
+    ensure!(
+        lat <= SEM_WAKE_BOUND_MS,
+        "B got the permit {lat:.1} ms after A's lease ended (bound {SEM_WAKE_BOUND_MS} ms)"
+    );
+    ensure!(id_b != id_a, "B got A's id {id_a}");
+    state(
+        env,
+        &name,
+        Some("0"),
+        &[&id_b],
+        |_, s| s == NO_LEASE,
+        "after B's acquire()",
+    )
+    .await?;
+    let refused = a.release(&id_a).await?;
+    let Err(refusal) = refused else {
+        return Err(format!("A's release of its expired {id_a} succeeded"));
+    };
+    ensure!(
+        !a.try_release(&id_a).await?,
+        "A's tryRelease of its expired {id_a} returned true"
+    );
+    state(
+        env,
+        &name,
+        Some("0"),
+        &[&id_b],
+        |_, _| true,
+        "after A's late releases",
+    )
+    .await?;
+    b.release(&id_b)
+        .await?
+        .map_err(|e| format!("B's release of its {id_b} was refused: {e}"))?;
+    state(env, &name, Some("1"), &[], |_, _| true, "after B's release").await?;
+    ensure!(a.delete().await?, "A's delete() returned false");
+    expect_sem_messages(env, &watch, &name, &["1", "1", "1"]).await?;
+    Ok(Outcome {
+        latency_ms: Some(lat),
+        note: format!(
+            "{} waiter got the permit {lat:.1} ms after the end of {}'s {SHORT_LEASE_MS} ms lease; A's late release refused (`{refusal}`); messages 1, 1 (reclaim), 1",
+            b.lang(),
+            a.lang()
+        ),
+    })
+}
+
+async fn s56(env: &Env, dir: Dir) -> Result<Outcome> {
+    let name = env.name(56, dir);
+    let (pa, pb) = env.pair(56, dir, Speed::QuietPoll);
+    let (a, b) = (Pes::of(env, &pa, &name)?, Pes::of(env, &pb, &name)?);
+    let watch = Watch::lock_channels(&env.url, &env.raw, &name).await?;
+    ensure!(a.try_set_permits(1).await?, "A's trySetPermits(1) returned false");
+    let id_a = a.acquire(None).await?;
+    let mut w = b.start_acquire().await?;
+    wait_sem_listening(env, &name, 1).await?;
+    // a waiter tries once more right after it subscribed; let it go to sleep first, so that only
+    // the release's message can wake it
+    tokio::time::sleep(SETTLE).await;
+    ensure!(
+        !w.is_done(),
+        "B's acquire() returned while A held the only permit"
+    );
+    let t_rel = a
+        .release(&id_a)
+        .await?
+        .map_err(|e| format!("A's release of its {id_a} was refused: {e}"))?;
+    let (id_b, t_ret) = w
+        .finish(Duration::from_millis(SEM_WAKE_BOUND_MS as u64) + CMD)
+        .await?;
+    let lat = t_ret - t_rel;
+    ensure!(
+        lat <= SEM_WAKE_BOUND_MS,
+        "B's acquire() returned {lat:.1} ms after A's release (bound {SEM_WAKE_BOUND_MS} ms: not woken by the message)"
+    );
+    ensure!(id_b != id_a, "B got A's id {id_a}");
+    state(
+        env,
+        &name,
+        Some("0"),
+        &[&id_b],
+        |_, s| s == NO_LEASE,
+        "after B's acquire()",
+    )
+    .await?;
+    b.release(&id_b)
+        .await?
+        .map_err(|e| format!("B's release of its {id_b} was refused: {e}"))?;
+    state(env, &name, Some("1"), &[], |_, _| true, "after B's release").await?;
+    ensure!(a.delete().await?, "A's delete() returned false");
+    expect_sem_messages(env, &watch, &name, &["1", "1", "1"]).await?;
+    Ok(Outcome {
+        latency_ms: Some(lat),
+        note: format!(
+            "{} acquire() returned {lat:.1} ms after {}'s release(id); messages 1, 1, 1",
+            b.lang(),
+            a.lang()
+        ),
+    })
+}
