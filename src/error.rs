@@ -35,13 +35,14 @@ pub enum Error {
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 
-    /// The owner does not hold this lock (Java: `IllegalMonitorStateException`).
+    /// The owner does not hold this lock (Java: `IllegalMonitorStateException`), or a
+    /// permit-expirable semaphore's permit is not held (Java: `IllegalArgumentException`).
     /// Redis was not changed.
-    #[error("lock `{key}` is not held by `{field}`")]
+    #[error("`{key}` is not held by `{field}`")]
     NotHeld {
-        /// The lock's Redis key.
+        /// The lock's (or semaphore's) Redis key.
         key: String,
-        /// The owner field `<client id>:<owner id>` that tried to release.
+        /// The owner field `<client id>:<owner id>` that tried to release, or the permit ids.
         field: String,
     },
 
