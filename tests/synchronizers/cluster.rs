@@ -3,7 +3,7 @@
 //! with a hash tag; waiters are woken through sharded pub/sub (what Redisson 3.22+ uses in a
 //! Redis 7 cluster) by a release from another client.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

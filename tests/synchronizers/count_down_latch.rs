@@ -5,7 +5,7 @@
 //! write, a pub/sub connection killed under a waiter, shutdown, and the blocking twin. Interop
 //! with real Redisson is in the compat matrix.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

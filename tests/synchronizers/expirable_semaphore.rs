@@ -5,7 +5,7 @@
 //! end, all-or-nothing multi-release, lease updates and queries, bad input and keys of another
 //! type, and a lost acquisition reply. Interop with real Redisson is in the compat matrix.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 

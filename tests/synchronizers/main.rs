@@ -1,0 +1,12 @@
+//! The synchronizers against real redis-server processes, in one test binary (each file is one
+//! synchronizer or topology): the count-down latch, the semaphore, the permit-expirable
+//! semaphore, and both semaphores in a cluster. Interop with real Redisson is in the compat
+//! matrix; their faults in tests/faults.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod cluster;
+mod count_down_latch;
+mod expirable_semaphore;
+mod semaphore;
