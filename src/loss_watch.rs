@@ -24,7 +24,8 @@
 //! tracking on on the new one and reads every hold there, so a hold the new master lacks
 //! (asynchronous replication) is reported at once; a cluster, where tracking is turned on on
 //! every master and each hold is read on its slot's master (a dropped node connection, as in a
-//! failover, turns it on again and reads every hold). On servers without RESP3 and when
+//! failover, turns it on again and reads every hold; a connection the cluster client replaced
+//! silently is found by asking every master once a second whether tracking is on). On servers without RESP3 and when
 //! `CLIENT TRACKING` is refused (ACL), renewal alone reports losses, as in Redisson.
 //! Nothing of this is visible to other clients: no key, field or message is added.
 
@@ -63,6 +64,9 @@ const BURST: Duration = Duration::from_millis(2);
 /// First pause after a failed call; doubles up to [`BACKOFF_MAX`].
 const BACKOFF_MIN: Duration = Duration::from_millis(50);
 const BACKOFF_MAX: Duration = Duration::from_secs(2);
+/// In a cluster, how often (while this client holds something) the watch asks every master
+/// whether tracking is on for the client's connection to it.
+const TRACKING_CHECK: Duration = Duration::from_secs(1);
 
 /// Starts the loss watch for a client whose pub/sub connection is `pubsub`, when `config` asks
 /// for tracking and the deployment allows it. Returns whether it runs.
@@ -123,10 +127,16 @@ impl Task {
         // keys to read again when their TTL runs out
         let mut expiries: BTreeMap<Instant, Vec<Arc<str>>> = BTreeMap::new();
         let mut last_read = Instant::now();
+        // a cluster's client may replace a node's connection without a word
+        let mut check_tracking = self.pubsub.tracking_conn().is_some_and(|c| c.is_cluster());
+        let mut next_check = Instant::now() + TRACKING_CHECK;
         loop {
-            let wake = expiries.keys().next().map_or(Instant::now() + IDLE_CHECK, |due| {
+            let mut wake = expiries.keys().next().map_or(Instant::now() + IDLE_CHECK, |due| {
                 (*due).min(Instant::now() + IDLE_CHECK)
             });
+            if check_tracking {
+                wake = wake.min(next_check);
+            }
             if tokio::time::timeout_at(wake.into(), self.invalidated.changed())
                 .await
                 .is_ok()
@@ -148,6 +158,12 @@ impl Task {
             };
             if holds.is_closed() || !self.invalidated.is_active() {
                 break;
+            }
+            if check_tracking && Instant::now() >= next_check {
+                next_check = Instant::now() + TRACKING_CHECK;
+                if holds.entries() > 0 {
+                    check_tracking = self.check_tracking().await;
+                }
             }
             let pending = self.invalidated.take(KEYS_PER_ROUND);
             if pending.is_empty() {
@@ -259,6 +275,62 @@ impl Task {
         }
     }
 
+    /// A cluster's client replaces a node's connection on its own now and then (when it
+    /// reconnects to the seed nodes, or connects to a new master after a failover) without a
+    /// disconnection push, and the new connection tracks nothing: a deletion there would go
+    /// unreported until the next renewal. So every master is asked whether tracking is on for
+    /// this client's connection to it; where it is off, tracking is turned on again on every
+    /// master and every hold read (which also covers a read that raced a replacement). Returns
+    /// false when the servers refuse the question (ACL, or a server before 6.2): replacements
+    /// are then noticed by renewal only.
+    async fn check_tracking(&self) -> bool {
+        let Some(Connection::Cluster(cc)) = self.pubsub.tracking_conn() else {
+            return false;
+        };
+        let mut c = cc.clone();
+        let mut info = redis::cmd("CLIENT");
+        info.arg("TRACKINGINFO");
+        let all = RoutingInfo::MultiNode((MultipleNodeRoutingInfo::AllMasters, None));
+        let nodes = match tokio::time::timeout(self.command_timeout, c.route_command(info, all)).await {
+            Ok(Ok(Value::Map(nodes))) => nodes,
+            Ok(Ok(other)) => {
+                tracing::debug!(reply = ?other, "loss detection: CLIENT TRACKINGINFO answered an unexpected reply");
+                return true;
+            }
+            Ok(Err(e)) if refused(&e) => {
+                tracing::warn!(error = %e, "CLIENT TRACKINGINFO refused: a connection the cluster client replaces is noticed by renewal only; allow +client|trackinginfo");
+                return false;
+            }
+            // the next check asks again
+            Ok(Err(e)) => {
+                tracing::debug!(error = %e, "loss detection: CLIENT TRACKINGINFO failed");
+                return true;
+            }
+            Err(_) => return true,
+        };
+        let mut off = Vec::new();
+        for (node, reply) in &nodes {
+            match reply {
+                Value::ServerError(e)
+                    if e.code() == "NOPERM"
+                        || (e.code() == "ERR"
+                            && e.details()
+                                .is_some_and(|d| d.to_ascii_lowercase().contains("unknown"))) =>
+                {
+                    tracing::warn!(error = ?e, "CLIENT TRACKINGINFO refused: a connection the cluster client replaces is noticed by renewal only; allow +client|trackinginfo");
+                    return false;
+                }
+                reply if tracks(reply) == Some(false) => off.push(node),
+                _ => {}
+            }
+        }
+        if !off.is_empty() {
+            tracing::debug!(nodes = ?off, "loss detection: a master's connection does not track (the cluster client replaced it): tracking on again, reading every hold");
+            self.invalidated.disconnected();
+        }
+        true
+    }
+
     /// Reads one batch of holds (one `HEXISTS key field` each, pipelined: plain reads, which
     /// Redis serves during `CLIENT PAUSE WRITE`, out of memory and on replicas, where a script
     /// might be refused) and ends the epochs whose field is gone. False when the batch is to be
@@ -352,6 +424,28 @@ impl Task {
     }
 }
 
+/// Whether a `CLIENT TRACKINGINFO` reply says tracking is on (its flags hold `on` or `off`).
+fn tracks(info: &Value) -> Option<bool> {
+    let Value::Map(fields) = info else {
+        return None;
+    };
+    let flags = fields.iter().find_map(|(k, v)| match k {
+        Value::BulkString(k) if k.as_slice() == b"flags" => Some(v),
+        Value::SimpleString(k) if k == "flags" => Some(v),
+        _ => None,
+    })?;
+    let (Value::Set(flags) | Value::Array(flags)) = flags else {
+        return None;
+    };
+    flags.iter().find_map(|f| match f {
+        Value::BulkString(f) if f.as_slice() == b"on" => Some(true),
+        Value::BulkString(f) if f.as_slice() == b"off" => Some(false),
+        Value::SimpleString(f) if f == "on" => Some(true),
+        Value::SimpleString(f) if f == "off" => Some(false),
+        _ => None,
+    })
+}
+
 /// The server will never turn tracking on for this client: the ACL denies `CLIENT TRACKING`, or
 /// the server does not know it. (Other errors, such as `LOADING` after a restart, pass.)
 fn refused(e: &redis::RedisError) -> bool {
@@ -359,5 +453,36 @@ fn refused(e: &redis::RedisError) -> bool {
         Some("NOPERM") => true,
         Some("ERR") => e.to_string().to_ascii_lowercase().contains("unknown"),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tracks;
+    use redis::Value;
+
+    fn info(flags: &[&str]) -> Value {
+        Value::Map(vec![
+            (
+                Value::BulkString(b"flags".to_vec()),
+                Value::Set(
+                    flags
+                        .iter()
+                        .map(|f| Value::BulkString(f.as_bytes().to_vec()))
+                        .collect(),
+                ),
+            ),
+            (Value::BulkString(b"redirect".to_vec()), Value::Int(-1)),
+            (Value::BulkString(b"prefixes".to_vec()), Value::Array(vec![])),
+        ])
+    }
+
+    #[test]
+    fn trackinginfo_flags_are_read() {
+        assert_eq!(tracks(&info(&["on"])), Some(true));
+        assert_eq!(tracks(&info(&["off"])), Some(false));
+        assert_eq!(tracks(&info(&["on", "optin", "caching-yes"])), Some(true));
+        assert_eq!(tracks(&info(&[])), None);
+        assert_eq!(tracks(&Value::Nil), None);
     }
 }
