@@ -479,12 +479,17 @@ impl Config {
     }
 
     /// The settings of every connection manager the client opens (commands and pub/sub):
-    /// command and connect timeouts, and reconnection backing off up to 2 s.
+    /// command and connect timeouts, and reconnection backing off up to 2 s, or up to a sixth
+    /// of the watchdog timeout when that is shorter: after a network outage the connection is
+    /// tried at least twice per renewal period, so the holds' renewals resume before their
+    /// trust runs out.
     pub(crate) fn manager_config(&self) -> redis::aio::ConnectionManagerConfig {
+        let max_delay =
+            (self.lock_watchdog_timeout / 6).clamp(Duration::from_millis(100), Duration::from_secs(2));
         redis::aio::ConnectionManagerConfig::new()
             .set_response_timeout(Some(self.command_timeout))
             .set_connection_timeout(Some(self.connect_timeout))
-            .set_max_delay(Duration::from_secs(2))
+            .set_max_delay(max_delay)
     }
 
     /// A pause before retry number `n` (1-based): between half and all of `retry_interval`.

@@ -43,6 +43,7 @@ fn fault(kind: &str, from_ms: u64, to_ms: u64, data_loss: bool, target: Option<&
         detail: kind.into(),
         data_loss,
         target: target.map(Into::into),
+        severs: false,
         start: from_ms * MS,
         end: to_ms * MS,
         error: None,

@@ -56,3 +56,37 @@ ensure_cargo() {
   echo "cargo not found: install Rust from https://rustup.rs (then re-run)." >&2
   return 1
 }
+
+# toxiproxy (Shopify's TCP fault proxy) for the network-fault tests: built from the Go module
+# proxy into target/tools/toxiproxy-server. `ensure_toxiproxy_start` begins the build in the
+# background (it downloads while cargo compiles); `ensure_toxiproxy_wait` waits for it and
+# exports TOXIPROXY_SERVER. Without Go it says how to get one.
+TOXIPROXY_VERSION=v2.12.0
+_toxiproxy_bin() { echo "$PWD/target/tools/toxiproxy-server"; }
+
+ensure_toxiproxy_start() {
+  local bin; bin="$(_toxiproxy_bin)"
+  if [ -n "${TOXIPROXY_SERVER:-}" ] || [ -x "$bin" ]; then return 0; fi
+  if ! command -v go >/dev/null 2>&1; then
+    _TOXIPROXY_ERR="no Go toolchain to build toxiproxy: install Go (https://go.dev/dl/; Debian: sudo apt-get install -y golang-go), or point TOXIPROXY_SERVER at a toxiproxy-server $TOXIPROXY_VERSION binary"
+    return 0
+  fi
+  mkdir -p target/tools
+  echo "== toxiproxy $TOXIPROXY_VERSION: building in the background (go install)"
+  ( GOBIN="$PWD/target/tools/.go-bin" GOFLAGS=-modcacherw \
+      go install "github.com/Shopify/toxiproxy/v2/cmd/server@$TOXIPROXY_VERSION" \
+      && mv "$PWD/target/tools/.go-bin/server" "$bin" ) > target/tools/toxiproxy-build.log 2>&1 &
+  _TOXIPROXY_PID=$!
+}
+
+ensure_toxiproxy_wait() {
+  local bin; bin="$(_toxiproxy_bin)"
+  if [ -n "${_TOXIPROXY_PID:-}" ]; then
+    wait "$_TOXIPROXY_PID" || { cat target/tools/toxiproxy-build.log >&2; _TOXIPROXY_ERR="go install of toxiproxy failed (log above)"; }
+    _TOXIPROXY_PID=
+  fi
+  if [ -z "${TOXIPROXY_SERVER:-}" ] && [ -x "$bin" ]; then export TOXIPROXY_SERVER="$bin"; fi
+  if [ -n "${TOXIPROXY_SERVER:-}" ]; then echo "TOXIPROXY_SERVER=$TOXIPROXY_SERVER"; return 0; fi
+  echo "${_TOXIPROXY_ERR:-toxiproxy unavailable}" >&2
+  return 1
+}

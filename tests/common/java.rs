@@ -172,6 +172,11 @@ impl Drop for Jvm {
 }
 
 impl Jvm {
+    /// The JVM's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Starts `java -jar <jar> <args>` with piped stdin and stdout.
     pub fn spawn(java: &str, jar: &Path, args: &[&str], stderr: Stdio) -> Result<Jvm, String> {
         let mut child = Command::new(java)

@@ -6,6 +6,7 @@ pub mod faults;
 pub mod history;
 pub mod java;
 pub mod kinds;
+pub mod proxy;
 pub mod topology;
 
 use std::io::{Read, Write};
@@ -29,7 +30,7 @@ fn redis_server_bin() -> String {
     std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".to_owned())
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral loopback port");
     l.local_addr().unwrap().port()
 }

@@ -46,6 +46,7 @@ mod common;
 mod java_party;
 mod report;
 mod resources;
+mod soak;
 mod worker;
 
 use java_party::*;
@@ -60,7 +61,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::faults::{spaced, Fault, Nemesis, Sampler, SamplerReport, Step, Target};
+use common::faults::{spaced, Fault, Nemesis, NetFault, Sampler, SamplerReport, Step, Target};
 use common::history::{
     check_capacity, check_losses, check_overlaps, check_reinits, check_unlocks, handoffs, instant_at, now_ns,
     semaphore_figures, semaphore_markdown, summarize, summary_markdown, Attempt, AttemptResult, Excess,
@@ -68,8 +69,10 @@ use common::history::{
     Sem, SemFigures, SemKind, UnlockResult,
 };
 use common::java::{self, ci, Jvm};
+use common::proxy::Toxiproxy;
 use common::{init_tracing, RedisServer};
 use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use redisson_lock::{Client, Config, Error, LeaseState, Unlocked};
 
@@ -80,6 +83,7 @@ use redisson_lock::{Client, Config, Error, LeaseState, Unlocked};
 /// trusted for 3 s minus one command timeout).
 const WATCHDOG: Duration = Duration::from_secs(3);
 const COMMAND_TIMEOUT: Duration = Duration::from_millis(500);
+const CONNECT_TIMEOUT: Duration = Duration::from_millis(500);
 const POLL_INTERVAL: Duration = Duration::from_millis(500);
 /// Lease of `lock_with_lease`: generous next to a 0–3 ms hold.
 const LEASE: Duration = Duration::from_secs(5);
@@ -162,6 +166,12 @@ fn all_names(processes: usize) -> Vec<String> {
 #[derive(Clone, Debug)]
 struct Mode {
     full: bool,
+    /// The network run: every client (Rust and Java) goes through a toxiproxy, and phase A's
+    /// faults are the network's (`NetFault`) instead of the server's.
+    net: bool,
+    /// The soak (`FAULTS_SOAK_SECS`, `scripts/soak`): a network run whose phase A lasts this
+    /// long, with the server's faults and the network's mixed, and memory watched.
+    soak: Option<Duration>,
     processes: usize,
     hot_tasks: usize,
     long_tasks: usize,
@@ -178,15 +188,40 @@ struct Mode {
 }
 
 impl Mode {
-    fn from_env() -> Mode {
+    fn from_env(net: bool) -> Mode {
         let full = std::env::var("FAULTS_FULL").is_ok_and(|v| v == "1");
         let seed = std::env::var("FAULTS_SEED")
             .ok()
             .and_then(|s| s.parse().ok())
             .unwrap_or_else(|| now_ns() % 1_000_000);
+        let soak = std::env::var("FAULTS_SOAK_SECS")
+            .ok()
+            .and_then(|s| s.parse::<u64>().ok())
+            .filter(|_| net)
+            .map(Duration::from_secs);
+        if let Some(d) = soak {
+            return Mode {
+                full: false,
+                net,
+                soak,
+                processes: 3,
+                hot_tasks: 6,
+                long_tasks: 1,
+                sem_tasks: 2,
+                xsem_tasks: 2,
+                warmup: Duration::from_secs(2),
+                phase_a: d,
+                phase_b: Duration::from_secs(12),
+                min_sections: 50 * d.as_secs() as usize,
+                min_sem_sections: 10 * d.as_secs() as usize,
+                seed,
+            };
+        }
         if full {
             Mode {
                 full,
+                net,
+                soak: None,
                 processes: 4,
                 hot_tasks: 8,
                 long_tasks: 2,
@@ -202,6 +237,8 @@ impl Mode {
         } else {
             Mode {
                 full,
+                net,
+                soak: None,
                 processes: 3,
                 hot_tasks: 6,
                 long_tasks: 1,
@@ -209,7 +246,8 @@ impl Mode {
                 xsem_tasks: 2,
                 warmup: Duration::from_millis(1_500),
                 phase_a: Duration::from_secs(30),
-                phase_b: Duration::from_secs(12),
+                // the network run's phase B only checks that data loss behind a proxy is handled
+                phase_b: Duration::from_secs(if net { 6 } else { 12 }),
                 min_sections: 1_500,
                 min_sem_sections: 300,
                 seed,
@@ -221,6 +259,8 @@ impl Mode {
 fn config() -> Config {
     Config::default()
         .lock_watchdog_timeout(WATCHDOG)
+        // a reconnect whose handshake stalls gives up well within a renewal period
+        .connect_timeout(CONNECT_TIMEOUT)
         .command_timeout(COMMAND_TIMEOUT)
         .poll_interval(POLL_INTERVAL)
 }
@@ -374,6 +414,11 @@ fn ns(d: Duration) -> u64 {
 struct Run {
     /// When the run began, for its wall time.
     wall: Instant,
+    /// The network run's toxiproxy (the target's proxy lives in it).
+    toxiproxy: Option<Toxiproxy>,
+    /// The soak's memory watch during phase A, and what it read.
+    memory: Option<soak::MemoryWatch>,
+    memory_samples: Vec<soak::MemorySample>,
     mode: Mode,
     /// Every lock name any worker takes.
     names: Vec<String>,
@@ -436,11 +481,31 @@ struct Verdicts {
 /// which must be empty at the end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn contention_under_faults() {
+    contention(false).await;
+}
+
+/// The same run with every client, Rust and Java, behind a toxiproxy, and network faults in
+/// phase A: replies delayed 20 ± 20 ms, a stall longer than the command timeout then a close,
+/// resets mid-pipeline, replies cut after a few bytes, requests and replies sliced into pieces, a
+/// bandwidth limit, the proxy down and up again (`NetFault::round`). Phase B's data loss happens
+/// behind the proxy. The same checkers judge it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contention_under_network_faults() {
+    contention(true).await;
+}
+
+/// One run at a time: both runs load the two cores with worker processes and a JVM.
+static ONE_RUN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+async fn contention(net: bool) {
     if std::env::var_os(ROLE_VAR).is_some() {
         return;
     }
     init_tracing();
-    let mut run = start_run().await;
+    let _one = ONE_RUN.lock().await;
+    let Some(mut run) = start_run(net).await else {
+        return;
+    };
     warm_up(&mut run).await;
     faults_without_data_loss(&mut run).await;
     data_loss_faults(&mut run).await;
@@ -459,9 +524,24 @@ async fn contention_under_faults() {
 /// Settles the Java party first (it may build the harness jar; with `CI=true` a missing one
 /// panics), starts redis-server, the worker processes and the JVM, and waits up to 60 s for every
 /// worker's `FAULTS-READY` (panics if one is missing). A JVM that fails to spawn is a failure.
-async fn start_run() -> Run {
+/// The network run also starts a toxiproxy in front of the server, through which the workers and
+/// the JVM connect; without a toxiproxy server it is skipped loudly (`None`), and with `CI=true`
+/// that is a failure.
+async fn start_run(net: bool) -> Option<Run> {
     let wall = Instant::now();
-    let mode = Mode::from_env();
+    let mode = Mode::from_env(net);
+    let toxiproxy = if net {
+        match Toxiproxy::start().await {
+            Ok(t) => Some(t),
+            Err(e) if ci() => panic!("CI=true: the network fault run needs toxiproxy: {e}"),
+            Err(e) => {
+                eprintln!("SKIPPED: the network fault run needs toxiproxy: {e}");
+                return None;
+            }
+        }
+    } else {
+        None
+    };
     let java_plan = plan_java();
     if let (JavaPlan::Skip(reason), true) = (&java_plan, ci()) {
         panic!(
@@ -473,7 +553,14 @@ async fn start_run() -> Run {
     let names = all_names(mode.processes);
     let run_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("faults-{}", std::process::id()));
     std::fs::create_dir_all(&run_dir).unwrap();
-    let target = Target::new(RedisServer::start());
+    let mut target = Target::new(RedisServer::start());
+    if let Some(t) = &toxiproxy {
+        target.proxy = Some(
+            t.proxy("redis", target.port)
+                .await
+                .expect("a proxy in front of redis-server"),
+        );
+    }
     let redis_version = {
         let mut c = target.conn().await.unwrap();
         let info: String = redis::cmd("INFO")
@@ -488,7 +575,7 @@ async fn start_run() -> Run {
     let mut failures: Vec<String> = Vec::new();
 
     let (tx, mut worker_events) = tokio::sync::mpsc::unbounded_channel();
-    let workers = spawn_workers(&mode, &target.url, &run_dir, tx);
+    let workers = spawn_workers(&mode, &target.client_url(), &run_dir, tx);
     // the JVM starts meanwhile
     let mut jf = JavaFigures::default();
     let java_spawned = Instant::now();
@@ -496,7 +583,7 @@ async fn start_run() -> Run {
         JavaPlan::Run(h) => {
             jf.jar = repo_path(&h.jar);
             jf.source = h.source.clone();
-            match spawn_java(h, target.port, &run_dir) {
+            match spawn_java(h, target.client_port(), &run_dir) {
                 Ok(j) => Some(j),
                 Err(e) => {
                     jf.status = format!("failed ({e})");
@@ -521,8 +608,11 @@ async fn start_run() -> Run {
     {
         panic!("worker start-up: {e}");
     }
-    Run {
+    Some(Run {
         wall,
+        toxiproxy,
+        memory: None,
+        memory_samples: Vec::new(),
         rng: StdRng::seed_from_u64(mode.seed),
         mode,
         names,
@@ -546,7 +636,7 @@ async fn start_run() -> Run {
         res: Resources::default(),
         sem_checks: Vec::new(),
         failures,
-    }
+    })
 }
 
 /// Fixes the phase boundaries, sends the workers `GO`, lets the Java party join
@@ -559,6 +649,14 @@ async fn warm_up(run: &mut Run) {
     set_up_semaphores(run).await;
     run.workers.tell("GO");
     java_joins(run).await;
+    if run.mode.soak.is_some() {
+        run.memory = Some(soak::MemoryWatch::spawn(
+            run.target.url.clone(),
+            run.workers.children.iter().map(Child::id).collect(),
+            run.java.as_ref().map(Jvm::pid),
+            Duration::from_secs(10),
+        ));
+    }
     run.sampler = Some(Sampler::spawn(
         run.target.url.clone(),
         run.names.clone(),
@@ -582,7 +680,17 @@ async fn warm_up(run: &mut Run) {
 async fn faults_without_data_loss(run: &mut Run) {
     let mut round = Vec::new();
     for _ in 0..(run.mode.phase_a.as_secs() / 3 + 2) {
-        round.extend(Fault::non_data_loss_round(&mut run.rng, VICTIM, POISON_TTL));
+        if run.mode.soak.is_some() {
+            // the server's faults and the network's, mixed
+            let mut both = NetFault::round(&mut run.rng);
+            both.extend(Fault::non_data_loss_round(&mut run.rng, VICTIM, POISON_TTL));
+            both.shuffle(&mut run.rng);
+            round.extend(both);
+        } else if run.mode.net {
+            round.extend(NetFault::round(&mut run.rng));
+        } else {
+            round.extend(Fault::non_data_loss_round(&mut run.rng, VICTIM, POISON_TTL));
+        }
     }
     let steps = spaced(&mut run.rng, round, 200..=700, DISRUPTION_SPACING);
     let nemesis = Nemesis::spawn(
@@ -591,11 +699,24 @@ async fn faults_without_data_loss(run: &mut Run) {
         instant_at(run.a_end - ns(Duration::from_secs(3))),
     );
     run.parent_log.faults = nemesis.join().await;
+    if let Some(m) = run.memory.take() {
+        run.memory_samples = m.stop().await;
+        for g in soak::growth(&run.memory_samples).iter().filter(|g| g.unbounded) {
+            run.failures.push(format!(
+                "soak: {} grows without bound (median of the middle third {:?}, of the last third {:?} {})",
+                g.series, g.middle, g.last, g.unit
+            ));
+        }
+    }
     java_leaves(run).await;
     semaphore_quiesce(run, "end of phase A", false).await;
     run.b_start = now_ns().max(run.a_end);
     run.parent_log.phases.push(Phase {
-        name: "A: faults without data loss".into(),
+        name: if run.mode.net {
+            "A: network faults (no data loss)".into()
+        } else {
+            "A: faults without data loss".into()
+        },
         data_loss: false,
         start: run.a_start,
         end: run.b_start,
@@ -755,10 +876,11 @@ fn judge_histories(run: &mut Run) -> Verdicts {
             o.describe(&h)
         ));
     }
-    for u in &unlocks {
+    // (a NotHeld or a loss after a network outage in the trust window is the promised outcome)
+    for u in unlocks.iter().filter(|u| u.severed.is_none()) {
         failures.push(format!("S4/F27: {}", u.describe(&h)));
     }
-    for l in &losses {
+    for l in losses.iter().filter(|l| l.severed.is_none()) {
         failures.push(format!("S3/F30: {}", l.describe(&h)));
     }
     // the first 50 (each description is long), then how many more
@@ -864,6 +986,7 @@ fn write_report(run: &Run, v: &Verdicts) -> PathBuf {
     let report = render_report(&ReportInput {
         mode: &run.mode,
         redis_version: &run.redis_version,
+        toxiproxy: run.toxiproxy.as_ref().map(|t| t.version.as_str()),
         h: &v.h,
         summary: &v.summary,
         overlaps_bad: &bad_overlaps,
@@ -883,14 +1006,29 @@ fn write_report(run: &Run, v: &Verdicts) -> PathBuf {
         sem_figures: &v.sem_figures,
         sem_checks: &run.sem_checks,
     });
-    let report_path = if run.mode.full {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/FAULT-REPORT.md")
-    } else {
-        Path::new(env!("CARGO_TARGET_TMPDIR"))
+    let report_path = match (run.mode.full, run.mode.net) {
+        _ if run.mode.soak.is_some() => Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/SOAK-REPORT.md"),
+        (true, false) => Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/FAULT-REPORT.md"),
+        (true, true) => Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/NETWORK-REPORT.md"),
+        (false, net) => Path::new(env!("CARGO_TARGET_TMPDIR"))
             .parent()
             .unwrap()
-            .join("fault-report.md")
+            .join(if net {
+                "network-report.md"
+            } else {
+                "fault-report.md"
+            }),
     };
+    let mut report = report;
+    if run.mode.soak.is_some() {
+        let csv_path = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .parent()
+            .unwrap()
+            .join("soak-memory.csv");
+        std::fs::write(&csv_path, soak::csv(&run.memory_samples, run.t0)).unwrap();
+        report.push('\n');
+        report.push_str(&soak::markdown(&run.memory_samples, run.t0, &csv_path));
+    }
     std::fs::write(&report_path, &report).unwrap();
     println!(
         "fault run: {} sections, {} faults, {} failures in {:.1} s; Java party: {}; report {}, histories in {}",

@@ -143,6 +143,10 @@ pub struct UnlockProblem {
     pub what: String,
     /// Faults during the acquisition and hold (for `Partial`) or around the unlock.
     pub faults: Vec<usize>,
+    /// For `NotHeld`: a fault that cut the client off the server within a watchdog timeout
+    /// before the release, so the hold could run out before the release got through (the
+    /// promised outcome, counted apart; not a failure).
+    pub severed: Option<usize>,
 }
 
 impl UnlockProblem {
@@ -185,13 +189,16 @@ pub fn check_unlocks(h: &History, rules: &Rules) -> Vec<UnlockProblem> {
                 section: i,
                 what: "unlock after a single acquire returned Partial (the acquisition was counted twice in Redis)".into(),
                 faults: h.faults_in(s.acquire_start, s.start, rules.aftermath_ns),
+                severed: None,
             }),
             UnlockResult::NotHeld => {
                 if s.lost.is_none() && erased.is_empty() {
+                    let from = s.end.saturating_sub(rules.lookback_ns);
                     out.push(UnlockProblem {
                         section: i,
                         what: "unlock returned NotHeld but no loss was signalled and no fault erased the lock".into(),
                         faults: h.faults_in(s.acquire_start, s.unlock_done, rules.aftermath_ns),
+                        severed: h.faults.iter().position(|f| f.severed_within(from, s.unlock_done)),
                     });
                 }
             }
@@ -202,6 +209,7 @@ pub fn check_unlocks(h: &History, rules: &Rules) -> Vec<UnlockProblem> {
                         section: i,
                         what: format!("unlock failed with `{message}` while no fault was active"),
                         faults: h.faults_in(s.acquire_start, s.unlock_done, rules.aftermath_ns),
+                        severed: None,
                     });
                 }
             }
@@ -209,6 +217,7 @@ pub fn check_unlocks(h: &History, rules: &Rules) -> Vec<UnlockProblem> {
                 section: i,
                 what: "unlock did not return".into(),
                 faults: h.faults_in(s.end, s.unlock_done, rules.aftermath_ns),
+                severed: None,
             }),
         }
     }
@@ -221,6 +230,10 @@ pub struct LossProblem {
     pub section: usize,
     /// Faults in the trust window before the loss was learned.
     pub faults: Vec<usize>,
+    /// A fault in that window that cut the client off the server (a network stall or outage):
+    /// renewals could not get through, and a signalled loss is the promised outcome (counted
+    /// apart; not a failure).
+    pub severed: Option<usize>,
 }
 
 impl LossProblem {
@@ -237,8 +250,9 @@ impl LossProblem {
 }
 
 /// (e) A hold is lost only when a fault erased its lock's data (restart, `FLUSHALL`, a key of
-/// another type written over it). Stalls shorter than the lease (pauses, busy scripts, killed
-/// connections) must not cost a hold (S3, F2, F7 in `docs/guarantees.md`, "Scenario ids in the
+/// another type written over it), or when a network fault cut the client off the server within
+/// the trust window (`LossProblem::severed`: counted apart). Stalls shorter than the lease
+/// (pauses, busy scripts, killed connections) must not cost a hold (S3, F2, F7 in `docs/guarantees.md`, "Scenario ids in the
 /// tests"), nor must another lock's key of another type in the same renewal batch (F30).
 /// Only this crate's sections ([`Party::Rust`]).
 pub fn check_losses(h: &History, rules: &Rules) -> Vec<LossProblem> {
@@ -253,9 +267,11 @@ pub fn check_losses(h: &History, rules: &Rules) -> Vec<LossProblem> {
             .iter()
             .any(|f| f.erases(&s.lock) && f.start <= l.learned && f.end >= s.acquire_start);
         if !erased {
+            let from = l.learned.saturating_sub(rules.lookback_ns);
             out.push(LossProblem {
                 section: i,
-                faults: h.faults_in(l.learned.saturating_sub(rules.lookback_ns), l.learned, 0),
+                faults: h.faults_in(from, l.learned, 0),
+                severed: h.faults.iter().position(|f| f.severed_within(from, l.learned)),
             });
         }
     }

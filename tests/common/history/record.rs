@@ -275,6 +275,11 @@ pub struct FaultRecord {
     pub data_loss: bool,
     /// A lock name whose data this fault overwrote (a key of another type written over it).
     pub target: Option<String>,
+    /// Cuts the clients off the server (a network stall or outage) long enough that a hold
+    /// may run out before a renewal or a release gets through: such a loss, signalled, is the
+    /// promised behaviour, not a failure.
+    #[serde(default)]
+    pub severs: bool,
     pub start: u64,
     pub end: u64,
     /// The injector failed (the fault may not have happened).
@@ -285,6 +290,11 @@ impl FaultRecord {
     /// Whether this fault may have erased the data of lock `lock`.
     pub fn erases(&self, lock: &str) -> bool {
         self.error.is_none() && (self.data_loss || self.target.as_deref() == Some(lock))
+    }
+
+    /// Whether this fault cut the clients off the server at some time in `[from, to]`.
+    pub fn severed_within(&self, from: u64, to: u64) -> bool {
+        self.error.is_none() && self.severs && self.start <= to && self.end >= from
     }
 }
 
