@@ -279,20 +279,23 @@ async fn s12(env: &Env, dir: Dir) -> Result<Outcome> {
     let (u_start, t_unlock) = a.unlock_ok(WRITE, &name).await?;
     let mut lats = Vec::new();
     let mut fields = Vec::new();
+    // Java readers that were inside readLock() before the unlock began (the subscription seen
+    // above proves one was; the others' threads may start late on a loaded machine)
+    let (mut java_waited, mut java_late) = (0, 0);
     for (r, w) in readers.iter_mut().zip(waits) {
         let (t_acq, started) = r.finish(READ, &name, w, Duration::from_secs(5)).await?;
-        if let Some(st) = started {
-            // A Java reader must have been inside lock() before the unlock (it was really waiting).
-            ensure!(
-                st <= u_start,
-                "{} started its readLock {:.0} ms after A's unlock began; it did not wait",
-                r.desc(),
-                st - u_start
-            );
+        match started {
+            Some(st) if st <= u_start => java_waited += 1,
+            Some(_) => java_late += 1,
+            None => {}
         }
         lats.push(t_acq - t_unlock);
         fields.push(r.field(READ, &name).await?);
     }
+    ensure!(
+        java_holds || java_waited >= 1,
+        "no Java reader was inside readLock() before A's unlock began; nothing waited"
+    );
     let last = lats.iter().copied().fold(f64::MIN, f64::max);
     ensure!(
         last <= RW_WAKE_BOUND_MS,
@@ -308,10 +311,15 @@ async fn s12(env: &Env, dir: Dir) -> Result<Outcome> {
     Ok(Outcome {
         latency_ms: Some(last),
         note: format!(
-            "3 {} readers woken by the write unlock (message 1): {} ms; last {:.1} ms after the unlock call started",
+            "3 {} readers woken by the write unlock (message 1): {} ms; last {:.1} ms after the unlock call started{}",
             if java_holds { "Rust" } else { "Java" },
             all.join(", "),
-            last + t_unlock - u_start
+            last + t_unlock - u_start,
+            if java_late > 0 {
+                format!(" ({java_waited} Java readers waited, {java_late} started after the unlock began)")
+            } else {
+                String::new()
+            }
         ),
     })
 }
