@@ -40,7 +40,7 @@ pub const SCENARIOS: &[Scenario] = &[
     sc(2, "A releases: B blocked in lock() acquires within 200 ms (pub/sub; TTL 30 s)"),
     sc(3, "Reentrancy: A locks 3x, B reads count via HGET; 2 unlocks keep it; 3rd lets B in"),
     sc(4, "Lease without watchdog expires on time; B gets in; A's late unlock is 'not held'"),
-    sc(5, "Watchdog 1 s: A holds 5 s, B never gets in; after A's unlock B gets in at once"),
+    sc(5, "Watchdog 1 s: A holds 3 s, B never gets in; after A's unlock B gets in at once"),
     sc(6, "force_unlock by B: waiter woken; A learns its hold is gone"),
     sc(7, "A's process SIGKILLed while holding: B acquires within watchdog + 1 s"),
     Scenario {
@@ -228,9 +228,9 @@ async fn s5(env: &Env, dir: Dir) -> Result<Outcome> {
     let mut w = b.start_lock(LOCK, &name).await?;
     env.wait_subscribers(&name, 1).await?;
     let hold_until =
-        Instant::now() + Duration::from_millis(5000u64.saturating_sub((now_ms() - t_a).max(0.0) as u64));
+        Instant::now() + Duration::from_millis(3000u64.saturating_sub((now_ms() - t_a).max(0.0) as u64));
     let (mut min_ttl, mut checks) = (i64::MAX, 0);
-    // A holds for 5 s (3 TTLs of 1 s are renewed meanwhile); B must stay out the whole time.
+    // A holds for 3 s (3 TTLs of 1 s are renewed meanwhile); B must stay out the whole time.
     while Instant::now() < hold_until {
         ensure!(
             !w.is_done(),

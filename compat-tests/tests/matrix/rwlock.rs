@@ -34,7 +34,7 @@ pub const SCENARIOS: &[Scenario] = &[
     sc(11, "RW: A's read unlock while B's readers (counts 2, 1) hold keeps the lock: mode=read, B's fields and timeout keys intact; B's unlocks delete it"),
     sc(12, "RW: A writes, 3 B readers block in lock(); A's write unlock (message 1) wakes all within 1 s (latency of the last)"),
     sc(13, "RW: downgrade by A (write, read, write unlock): B sees read locked, not write locked; B's read try_lock ok, write try_lock fails"),
-    sc(14, "RW: read watchdog 1 s on both sides: A and B read 5 s, a writer (B's language) never gets in; after both unlock it gets in at once"),
+    sc(14, "RW: read watchdog 1 s on both sides: A and B read 3 s, a writer (B's language) never gets in; after both unlock it gets in at once"),
     Scenario {
         limit_s: 300,
         ..sc(15, "RW: mutual exclusion: 3 Java + 3 Rust rwcounter tasks x 150 rounds, 30% writes; counter = writes, no write overlaps any section")
@@ -390,7 +390,7 @@ async fn s14(env: &Env, dir: Dir) -> Result<Outcome> {
     .await?;
     let wd = FAST_WATCHDOG_MS as i64;
     let hold_until =
-        Instant::now() + Duration::from_millis(5000u64.saturating_sub((now_ms() - t_a).max(0.0) as u64));
+        Instant::now() + Duration::from_millis(3000u64.saturating_sub((now_ms() - t_a).max(0.0) as u64));
     let (mut min_ttl, mut checks) = (i64::MAX, 0);
     while Instant::now() < hold_until {
         ensure!(
