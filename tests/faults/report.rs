@@ -416,6 +416,73 @@ pub(super) fn render_report(r: &ReportInput<'_>) -> String {
     semaphore_report(&mut o, r);
     let _ = writeln!(o, "## Counts\n");
     o.push_str(&summary_markdown(r.h, r.summary));
+    let _ = writeln!(o, "### By fault kind\n");
+    let _ = writeln!(
+        o,
+        "Each kind's windows (from the injector's start to 1 s after its end): what the Rust workers and the Redisson \
+         party did in them, and the checker's findings that fall in them. Overlaps are counted where the later \
+         section began; losses and `NotHeld` results where they were learned.\n"
+    );
+    let _ = writeln!(
+        o,
+        "| fault | injected | Rust sections begun | Rust acquire errors | Java sections begun | overlaps (unexplained) | losses / `NotHeld` explained by an outage | unexplained losses / unlock results |\n|---|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    let mut kinds: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, f) in r.h.faults.iter().enumerate() {
+        kinds.entry(f.kind.as_str()).or_default().push(i);
+    }
+    for (kind, idx) in &kinds {
+        let inside = |t: u64| {
+            idx.iter()
+                .any(|&i| t >= r.h.faults[i].start && t <= r.h.faults[i].end + 1_000_000_000)
+        };
+        let begun = |p: Party| {
+            r.h.sections
+                .iter()
+                .filter(|s| s.party == p && inside(s.start))
+                .count()
+        };
+        let errors =
+            r.h.attempts
+                .iter()
+                .filter(|a| inside(a.end) && matches!(a.outcome, AttemptResult::Error { .. }))
+                .count();
+        let overlaps = r
+            .overlaps_bad
+            .iter()
+            .filter(|x| inside(r.h.sections[x.b].start))
+            .count();
+        let loss_at = |sec: usize| {
+            let s = &r.h.sections[sec];
+            s.lost.as_ref().map_or(s.unlock_done, |l| l.learned)
+        };
+        let explained = r
+            .losses
+            .iter()
+            .filter(|l| l.severed.is_some() && inside(loss_at(l.section)))
+            .count()
+            + r.unlocks
+                .iter()
+                .filter(|u| u.severed.is_some() && inside(loss_at(u.section)))
+                .count();
+        let unexplained = r
+            .losses
+            .iter()
+            .filter(|l| l.severed.is_none() && inside(loss_at(l.section)))
+            .count()
+            + r.unlocks
+                .iter()
+                .filter(|u| u.severed.is_none() && inside(loss_at(u.section)))
+                .count();
+        let _ = writeln!(
+            o,
+            "| {kind} | {} | {} | {errors} | {} | {overlaps} | {explained} | {unexplained} |",
+            idx.len(),
+            begun(Party::Rust),
+            begun(Party::Java),
+        );
+    }
+    let _ = writeln!(o);
     let _ = writeln!(o, "### Faults, in order\n");
     let _ = writeln!(
         o,
