@@ -90,7 +90,11 @@ pub enum ReplicaSync {
     /// `retry_interval`); when retries run out the caller gets
     /// [`Error::ReplicasNotSynced`](crate::Error::ReplicasNotSynced). Unlocks, renewals and force
     /// unlocks that no replica confirmed are kept and logged (they already took effect on the
-    /// master; undoing them would be worse). Without connected replicas nothing is waited for.
+    /// master; undoing them would be worse). A replica that left the master (a cut link, a
+    /// restart) is still waited for during the next minute, so an acquisition while the master
+    /// is cut off from its replicas fails instead of being granted unconfirmed; a new master (a
+    /// failover) counts its own replicas at once. With no replica seen at all nothing is waited
+    /// for.
     Required,
 }
 

@@ -6,6 +6,12 @@
 //! master (`INFO replication`, re-read at most once a second). Sending both in one write on one
 //! connection makes the `WAIT` cover exactly this script's write.
 //!
+//! A replica that drops off the master (its link cut, a restart) is still counted for
+//! [`REPLICAS_REMEMBERED`]: a master cut off from its replicas reports none connected at once,
+//! and counting only those would grant locks unconfirmed exactly when a failover is likely to
+//! lose them. The memory belongs to one master (its replication id): after a failover the new
+//! master's own replicas count.
+//!
 //! `WAIT` blocks the connection it runs on, and every lock command of the client shares that
 //! connection. So once a `WAIT` times out unconfirmed, replicas count as lagging for a backoff
 //! (500 ms doubling to 5 s): meanwhile best-effort scripts run without `WAIT`, and a required
@@ -25,6 +31,8 @@ use crate::error::{Error, Result};
 
 /// How long a replica count read from `INFO replication` is used.
 const REPLICAS_FRESH: Duration = Duration::from_secs(1);
+/// How long a replica that left the master is still waited for.
+pub(crate) const REPLICAS_REMEMBERED: Duration = Duration::from_secs(60);
 const BACKOFF_MIN: Duration = Duration::from_millis(500);
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
 
@@ -48,6 +56,34 @@ struct State {
     /// Unconfirmed `WAIT`s in a row and the end of the backoff, per hash slot in a cluster
     /// (`None`: the one master otherwise), so a lagging master holds up only its own locks.
     lag: std::collections::HashMap<Option<Slot>, (u32, Instant)>,
+    /// The most replicas each master (per hash slot in a cluster) had lately.
+    seen: std::collections::HashMap<Option<Slot>, Remembered>,
+}
+
+/// The most replicas one master had, and when it last had that many.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Remembered {
+    /// The master's replication id (`master_replid`): another id is another master.
+    replid: String,
+    most: u32,
+    at: Instant,
+}
+
+impl Remembered {
+    /// The count to wait for after a reading of `n` replicas on the master `replid`: the most it
+    /// had within [`REPLICAS_REMEMBERED`], and the updated memory.
+    fn next(prev: Option<&Remembered>, replid: &str, n: u32, now: Instant) -> Remembered {
+        match prev {
+            Some(p) if p.replid == replid && n < p.most && now.duration_since(p.at) < REPLICAS_REMEMBERED => {
+                p.clone()
+            }
+            _ => Remembered {
+                replid: replid.to_owned(),
+                most: n,
+                at: now,
+            },
+        }
+    }
 }
 
 pub(crate) struct ReplicaSyncer {
@@ -141,12 +177,27 @@ impl ReplicaSyncer {
             // cannot tell: keep the last count (or none)
             return st.replicas.map_or(0, |r| r.0);
         };
-        let n = info
-            .lines()
-            .find_map(|l| l.strip_prefix("connected_slaves:"))
-            .and_then(|v| v.trim().parse().ok())
+        let field = |name: &str| {
+            info.lines()
+                .find_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(':')))
+                .map(str::trim)
+        };
+        let connected: u32 = field("connected_slaves")
+            .and_then(|v| v.parse().ok())
             .unwrap_or(0);
+        let replid = field("master_replid").unwrap_or_default();
         let now = Instant::now();
+        let memory = Remembered::next(st.seen.get(&slot), replid, connected, now);
+        let n = memory.most;
+        if n > connected {
+            tracing::debug!(
+                key,
+                connected,
+                waiting_for = n,
+                "a replica left the master lately: still waiting for it"
+            );
+        }
+        st.seen.insert(slot, memory);
         st.replicas = Some((n, now));
         if let Some(s) = slot {
             st.slot_replicas.insert(s, (n, now));
@@ -282,5 +333,30 @@ async fn send(conn: &Connection, key: &str, pipe: &redis::Pipeline) -> redis::Re
             let mut c = other.clone();
             pipe.query_async(&mut c).await
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_replica_that_left_is_waited_for_a_while_on_the_same_master_only() {
+        let t0 = Instant::now();
+        let two = Remembered::next(None, "a", 2, t0);
+        assert_eq!(two.most, 2);
+        // the link is cut: the master reports none, the two are still expected
+        let cut = Remembered::next(Some(&two), "a", 0, t0 + Duration::from_secs(5));
+        assert_eq!(cut.most, 2);
+        assert_eq!(cut.at, t0, "the memory dates from when the master last had them");
+        // gone for longer than remembered: the master's own count again
+        let later = Remembered::next(Some(&cut), "a", 0, t0 + REPLICAS_REMEMBERED);
+        assert_eq!(later.most, 0);
+        // another master (a failover): its own count at once
+        let failover = Remembered::next(Some(&two), "b", 0, t0 + Duration::from_secs(1));
+        assert_eq!(failover.most, 0);
+        // more replicas: counted at once
+        let three = Remembered::next(Some(&two), "a", 3, t0 + Duration::from_secs(1));
+        assert_eq!(three.most, 3);
     }
 }

@@ -255,6 +255,13 @@ impl SentinelLink {
                 let mut c = self.current().commands;
                 c.req_packed_commands(pipeline, offset, count).await
             }
+            // a pipeline that ignores errors (a script and its WAIT) carries them in its replies;
+            // a node that is no longer a writable master refused every write in it, so it is sent
+            // once more on the new master
+            Ok(replies) if replies.iter().any(moved_reply) && self.follow(bound.generation).await => {
+                let mut c = self.current().commands;
+                c.req_packed_commands(pipeline, offset, count).await
+            }
             res => res,
         }
     }
@@ -356,6 +363,11 @@ fn master_client(spec: &SentinelSpec, client: redis::Client) -> Result<redis::Cl
 /// A reply that means "not a writable master", and that the command did not run.
 fn moved(e: &redis::RedisError) -> bool {
     matches!(e.code(), Some("READONLY" | "MASTERDOWN" | "LOADING"))
+}
+
+/// A reply inside a pipeline's replies that means "not a writable master".
+fn moved_reply(v: &Value) -> bool {
+    matches!(v, Value::ServerError(e) if matches!(e.code(), "READONLY" | "MASTERDOWN" | "LOADING"))
 }
 
 fn no_pubsub() -> redis::RedisError {

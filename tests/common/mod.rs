@@ -85,6 +85,13 @@ impl RedisServer {
             ])
             .arg("--dir")
             .arg(&self.dir)
+            // a replica's first sync starts at once, not after Redis 7's 5 s of waiting for more
+            // replicas (servers with a config file are sentinels: no replication settings)
+            .args(if self.conf.is_none() {
+                &["--repl-diskless-sync-delay", "0"][..]
+            } else {
+                &[][..]
+            })
             .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())

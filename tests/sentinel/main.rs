@@ -1,7 +1,10 @@
 //! Redis Sentinel: 1 master, 2 replicas and 3 sentinels (real redis-server processes on loopback
-//! ports); a client built with `ClientBuilder::sentinel` follows a forced failover.
+//! ports); a client built with `ClientBuilder::sentinel` follows a forced failover. `partition`:
+//! the master ↔ replica link cut while holds are taken, then a failover, per `ReplicaSync` mode.
 
+#[path = "../common/mod.rs"]
 mod common;
+mod partition;
 
 use std::time::{Duration, Instant};
 
@@ -10,7 +13,7 @@ use redisson_lock::{Client, Config, Connection, Error, LeaseState, Unlocked};
 
 use common::topology::{Topology, MASTER};
 
-fn master_port(client: &Client) -> u16 {
+pub(crate) fn master_port(client: &Client) -> u16 {
     match client.connection() {
         Connection::Sentinel(s) => s
             .master_addr()
@@ -22,7 +25,9 @@ fn master_port(client: &Client) -> u16 {
     }
 }
 
-/// Replicates everything written so far to both replicas (`WAIT 2`).
+/// Replicates everything written so far to both replicas: a marker written on this connection,
+/// then `WAIT 2` on it (a `WAIT` covers the writes of its own connection only, and the
+/// replication stream is in order, so the marker's acknowledgement covers every earlier write).
 async fn replicate(master: &RedisServer) {
     let cfg = redis::AsyncConnectionConfig::new().set_response_timeout(Some(Duration::from_secs(10)));
     let mut c = redis::Client::open(master.url())
@@ -31,6 +36,12 @@ async fn replicate(master: &RedisServer) {
         .await
         .unwrap();
     let t = Instant::now();
+    let _: () = redis::cmd("SET")
+        .arg("test:replication-marker")
+        .arg(format!("{:?}", t))
+        .query_async(&mut c)
+        .await
+        .unwrap();
     let acked: i64 = redis::cmd("WAIT")
         .arg(2)
         .arg(5000)
@@ -160,49 +171,91 @@ async fn a_replicated_hold_survives_a_failover_and_the_client_follows() {
 
 /// Commands that meet a demoted master (`READONLY`) move to the new one and are sent again.
 /// Replication is asynchronous, so a hold granted by the old master just before the switch may
-/// be missing on the new one: its unlock then says `NotHeld` (reported, never hidden); nothing
-/// is left behind and acquisitions go on on the new master.
+/// be missing on the new one: its unlock then says `NotHeld` (reported, never hidden). With
+/// `ReplicaSync::Auto` (Required here) the old master, whose replicas have left it for the new
+/// one, grants nothing confirmed until Sentinel demotes it: those acquisitions fail with
+/// `ReplicasNotSynced` (and are undone) instead of being granted where a failover just lost
+/// them. Acquisitions go on on the new master; a hold the new master got from the old one
+/// before the switch, released only on the old one, is gone within its TTL.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acquisitions_during_a_failover_count_once() {
+    use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
     common::init_tracing();
     let t = Topology::start().await;
-    // a long scan interval: the client learns of the move from the replies
+    // a long scan interval: the client learns of the move from the replies; a short watchdog:
+    // a hold left on the new master by the switch expires soon
+    let watchdog = Duration::from_secs(5);
     let a = t
-        .client(Config::default().sentinel_scan_interval(Duration::from_secs(3600)))
+        .client(
+            Config::default()
+                .sentinel_scan_interval(Duration::from_secs(3600))
+                .lock_watchdog_timeout(watchdog),
+        )
         .await;
     let lock = a.lock("sentinel:counter").unwrap();
+    let done = std::sync::Arc::new(AtomicU32::new(0));
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
     let worker = {
-        let lock = lock.clone();
+        let (lock, done, stop) = (lock.clone(), done.clone(), stop.clone());
         tokio::spawn(async move {
-            let (mut done, mut lost) = (0u32, 0u32);
+            let (mut lost, mut unconfirmed) = (0u32, 0u32);
             let mut errors = Vec::new();
-            let until = Instant::now() + Duration::from_secs(12);
-            while Instant::now() < until {
+            while !stop.load(Ordering::SeqCst) {
                 match lock.try_lock_for(Duration::from_secs(5)).await {
                     Ok(Some(g)) => match g.unlock().await {
-                        Ok(_) => done += 1,
+                        Ok(_) => {
+                            done.fetch_add(1, Ordering::SeqCst);
+                        }
                         Err(Error::NotHeld { .. }) => lost += 1,
                         Err(e) => errors.push(format!("unlock: {e}")),
                     },
                     Ok(None) => errors.push("try_lock_for timed out".into()),
+                    // the old master's replicas leave it for the new one: a grant there is not
+                    // confirmed, and is undone
+                    Err(Error::ReplicasNotSynced { .. }) => unconfirmed += 1,
                     Err(e) => errors.push(format!("lock: {e}")),
                 }
             }
-            (done, lost, errors)
+            (lost, unconfirmed, errors)
         })
     };
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    eventually(
+        Duration::from_secs(10),
+        "acquisitions before the failover",
+        || {
+            let done = done.clone();
+            async move { done.load(Ordering::SeqCst) >= 10 }
+        },
+    )
+    .await;
     let old = t.master().await.expect("a master").port;
     let new_master = t.failover().await.0.port;
     t.wait_demoted(old).await;
-    let (done, lost, errors) = worker.await.unwrap();
-    assert_eq!(master_port(&a), new_master, "the client followed the new master");
-    assert!(done > 10, "acquisitions went on after the failover ({done})");
-    // after the move nothing is left behind on the new master
+    eventually(
+        Duration::from_secs(30),
+        "the client followed the new master",
+        || async { master_port(&a) == new_master },
+    )
+    .await;
+    let after = done.load(Ordering::SeqCst);
+    eventually(
+        Duration::from_secs(30),
+        "10 acquisitions on the new master",
+        || {
+            let done = done.clone();
+            async move { done.load(Ordering::SeqCst) >= after + 10 }
+        },
+    )
+    .await;
+    stop.store(true, Ordering::SeqCst);
+    let (lost, unconfirmed, errors) = worker.await.unwrap();
+    let done = done.load(Ordering::SeqCst);
+    assert_eq!(master_port(&a), new_master, "the client stayed on the new master");
+    // after the move nothing is left behind on the new master, beyond a hold's TTL
     let node = t.nodes.iter().find(|n| n.port == new_master).unwrap();
     let mut raw = node.conn().await;
     eventually(
-        Duration::from_secs(10),
+        watchdog + Duration::from_secs(5),
         "no lock key left on the new master",
         || {
             let mut raw = raw.clone();
@@ -219,7 +272,8 @@ async fn acquisitions_during_a_failover_count_once() {
         );
     }
     eprintln!(
-        "{done} acquisitions across the failover, {lost} lost to the switch (unlock NotHeld), {} transient errors: {errors:?}",
+        "{done} acquisitions across the failover, {lost} lost to the switch (unlock NotHeld), {unconfirmed} refused \
+         unconfirmed by replicas, {} transient errors: {errors:?}",
         errors.len()
     );
     a.shutdown().await.unwrap();
