@@ -55,17 +55,7 @@ async fn patient(master: &RedisServer, mode: ReplicaSync) -> Client {
 
 /// How many `WAIT`s the server has run (`INFO commandstats`).
 async fn waits(s: &RedisServer) -> u64 {
-    let mut c = s.conn().await;
-    let info: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query_async(&mut c)
-        .await
-        .unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix("cmdstat_wait:calls="))
-        .and_then(|r| r.split(',').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
+    common::command_calls(&mut s.conn().await, "wait").await
 }
 
 async fn exists(s: &RedisServer, key: &str) -> bool {

@@ -145,18 +145,6 @@ async fn a_release_without_message_costs_one_poll_interval_not_the_ttl() {
     );
 }
 
-async fn evalsha_calls(raw: &mut redis::aio::MultiplexedConnection) -> u64 {
-    let info: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query_async(raw)
-        .await
-        .unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))
-        .and_then(|rest| rest.split(',').next())
-        .map_or(0, |n| n.parse().unwrap())
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subscribed_waiters_cost_almost_nothing_while_they_wait() {
     // 50 waiters on 50 held locks: listening on their channels they sleep until the holders'
@@ -182,10 +170,10 @@ async fn subscribed_waiters_cost_almost_nothing_while_they_wait() {
         async move { c.stats().waiters == 50 && c.stats().watched_keys == 50 }
     })
     .await;
-    let before = evalsha_calls(&mut raw).await;
+    let before = common::command_calls(&mut raw, "evalsha").await;
     let window = Instant::now();
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let calls = evalsha_calls(&mut raw).await - before;
+    let calls = common::command_calls(&mut raw, "evalsha").await - before;
     let checks = (window.elapsed().as_millis() / 180 + 1) as u64; // poll 200 ms, jitter 90-100 %
     assert!(
         calls <= checks,
@@ -272,10 +260,10 @@ async fn a_waiter_joining_a_subscribed_channel_attempts_once_before_it_sleeps() 
     })
     .await;
     // the first waiter is subscribed: wait for its attempts to settle
-    let mut last = evalsha_calls(&mut raw).await;
+    let mut last = common::command_calls(&mut raw, "evalsha").await;
     loop {
         tokio::time::sleep(Duration::from_millis(100)).await;
-        let now = evalsha_calls(&mut raw).await;
+        let now = common::command_calls(&mut raw, "evalsha").await;
         if now == last {
             break;
         }
@@ -289,12 +277,12 @@ async fn a_waiter_joining_a_subscribed_channel_attempts_once_before_it_sleeps() 
         "the second waiter made its first attempt",
         || {
             let mut raw = raw.clone();
-            async move { evalsha_calls(&mut raw).await > before }
+            async move { common::command_calls(&mut raw, "evalsha").await > before }
         },
     )
     .await;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let calls = evalsha_calls(&mut raw).await - before;
+    let calls = common::command_calls(&mut raw, "evalsha").await - before;
     assert_eq!(
         calls, 1,
         "the second waiter attempted {calls} times before sleeping"
@@ -309,19 +297,6 @@ async fn a_waiter_joining_a_subscribed_channel_attempts_once_before_it_sleeps() 
     }
 }
 
-async fn cmd_calls(raw: &mut redis::aio::MultiplexedConnection, cmd: &str) -> u64 {
-    let info: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query_async(raw)
-        .await
-        .unwrap();
-    let prefix = format!("cmdstat_{cmd}:calls=");
-    info.lines()
-        .find_map(|l| l.strip_prefix(prefix.as_str()))
-        .and_then(|rest| rest.split(',').next())
-        .map_or(0, |n| n.parse().unwrap())
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lock_passed_back_and_forth_keeps_its_subscription() {
     // Two tasks of one client take turns: the one that re-queues right after the other took over
@@ -330,7 +305,7 @@ async fn a_lock_passed_back_and_forth_keeps_its_subscription() {
     let s = RedisServer::start();
     let client = s.client(Config::default()).await;
     let mut raw = s.conn().await;
-    let before = cmd_calls(&mut raw, "subscribe").await;
+    let before = common::command_calls(&mut raw, "subscribe").await;
     // the number of turns taken so far; a task that released waits for the other's turn before
     // it queues again (so the other, woken, has taken the lock and left the channel)
     let (turns, _) = tokio::sync::watch::channel(0usize);
@@ -363,7 +338,7 @@ async fn a_lock_passed_back_and_forth_keeps_its_subscription() {
             .unwrap();
     }
     assert_eq!(*turns.borrow(), 100);
-    let subscribes = cmd_calls(&mut raw, "subscribe").await - before;
+    let subscribes = common::command_calls(&mut raw, "subscribe").await - before;
     assert!(
         subscribes <= 10,
         "{subscribes} SUBSCRIBE calls for 100 turns of two tasks (one per hand-over without the linger)"

@@ -239,6 +239,22 @@ pub async fn key_exists(raw: &mut redis::aio::MultiplexedConnection, key: &str) 
         == 1
 }
 
+/// How many times the server has run `cmd` (lower case: `evalsha`, `wait`), from
+/// `INFO commandstats` (0 before the first call).
+pub async fn command_calls(raw: &mut redis::aio::MultiplexedConnection, cmd: &str) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(raw)
+        .await
+        .expect("INFO commandstats");
+    let prefix = format!("cmdstat_{cmd}:calls=");
+    info.lines()
+        .find_map(|l| l.strip_prefix(prefix.as_str()))
+        .and_then(|r| r.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
 /// Waits until `cond` holds, checking every 20 ms, failing the test after `limit`.
 pub async fn eventually<F, Fut>(limit: Duration, what: &str, mut cond: F)
 where

@@ -79,20 +79,6 @@ async fn acked_by_replica(raw: &mut redis::aio::MultiplexedConnection, key: &str
         .unwrap()
 }
 
-/// `WAIT`s the server has run (`INFO commandstats`).
-async fn wait_calls(raw: &mut redis::aio::MultiplexedConnection) -> u64 {
-    let info: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query_async(raw)
-        .await
-        .unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix("cmdstat_wait:calls="))
-        .and_then(|r| r.split(',').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
-}
-
 /// One master, one replica whose replication link goes through a toxiproxy proxy, one sentinel
 /// (quorum 1, down-after 1 s). Client A (`mode`, 15 s watchdog, `WAIT` timeout 300 ms) takes 3
 /// holds that reach the replica (`WAIT 1` on the master says so); the link is partitioned
@@ -241,7 +227,7 @@ async fn partition_then_failover(
     }
 
     // during the partition: 10 more names, spread over about 3 s
-    let waits_before = wait_calls(&mut raw_master).await;
+    let waits_before = common::command_calls(&mut raw_master, "wait").await;
     let partitioned = Instant::now();
     let (mut during_ok, mut during_failed, mut refusal) = (0, 0, None);
     for i in 0..10 {
@@ -275,7 +261,7 @@ async fn partition_then_failover(
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
     let during_took = partitioned.elapsed();
-    let waits = wait_calls(&mut raw_master).await - waits_before;
+    let waits = common::command_calls(&mut raw_master, "wait").await - waits_before;
     // the master's view of its replica did not change meanwhile
     let info = replication_info(&master).await;
     let expected = match partition {
