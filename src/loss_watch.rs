@@ -298,7 +298,7 @@ impl Task {
                 return true;
             }
             Ok(Err(e)) if refused(&e) => {
-                tracing::warn!(error = %e, "CLIENT TRACKINGINFO refused: a connection the cluster client replaces is noticed by renewal only; allow +client|trackinginfo");
+                tracing::warn!(error = %e, "CLIENT TRACKINGINFO refused (denied by the ACL: allow +client|trackinginfo; or unknown before Redis 6.2): a connection the cluster client replaces is noticed by renewal only");
                 return false;
             }
             // the next check asks again
@@ -317,7 +317,7 @@ impl Task {
                             && e.details()
                                 .is_some_and(|d| d.to_ascii_lowercase().contains("unknown"))) =>
                 {
-                    tracing::warn!(error = ?e, "CLIENT TRACKINGINFO refused: a connection the cluster client replaces is noticed by renewal only; allow +client|trackinginfo");
+                    tracing::warn!(error = ?e, "CLIENT TRACKINGINFO refused (denied by the ACL: allow +client|trackinginfo; or unknown before Redis 6.2): a connection the cluster client replaces is noticed by renewal only");
                     return false;
                 }
                 reply if tracks(reply) == Some(false) => off.push(node),

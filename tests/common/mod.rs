@@ -86,8 +86,9 @@ impl RedisServer {
             .arg("--dir")
             .arg(&self.dir)
             // a replica's first sync starts at once, not after Redis 7's 5 s of waiting for more
-            // replicas (servers with a config file are sentinels: no replication settings)
-            .args(if self.conf.is_none() {
+            // replicas (servers with a config file are sentinels: no replication settings; in a
+            // cluster an immediate sync made a coordinated CLUSTER FAILOVER stall now and then)
+            .args(if self.conf.is_none() && !extra.contains(&"--cluster-enabled") {
                 &["--repl-diskless-sync-delay", "0"][..]
             } else {
                 &[][..]
