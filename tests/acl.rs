@@ -428,7 +428,7 @@ async fn without_rule(rules: &[&str], i: usize) -> (String, Vec<String>) {
 /// something (ACL LOG). Slow (one full exercise per rule, `RULES_AT_ONCE` at a time):
 /// `cargo test --test acl -- --ignored`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "slow (one full exercise per ACL rule, ~40 s): scripts/test runs it after the suite"]
+#[ignore = "slow (one full exercise per ACL rule, 4 at a time, ~1 min): scripts/test runs it after the suite"]
 async fn every_rule_is_needed() {
     let rules: Vec<&str> = CRATE_COMMANDS
         .split_whitespace()

@@ -293,6 +293,52 @@ fn losses_need_a_fault_that_erased_the_lock() {
     );
 }
 
+/// A network fault that cut the client off within the trust window explains a signalled loss
+/// and a `NotHeld` unlock (counted apart); one outside that window, or one that did not cut the
+/// client off, explains nothing.
+#[test]
+fn an_outage_in_the_trust_window_explains_a_loss_and_a_not_held_unlock() {
+    let mut outage = fault("net-stall-close", 100, 1_100, false, None);
+    outage.severs = true;
+    let latency = fault("net-latency", 5_000, 9_000, false, None);
+    let h = hist(
+        vec![
+            // lost 1 s after the outage ended: inside the 3 s trust window
+            lost(
+                sec("long", 1, 50, 2_100, UnlockResult::Released),
+                2_100,
+                "RenewalFailed",
+            ),
+            // a release that began during the outage and found the hold expired
+            sec("other", 2, 20, 900, UnlockResult::NotHeld),
+            // lost while only latency was injected: unexplained
+            lost(
+                sec("renew", 1, 4_000, 8_000, UnlockResult::Released),
+                8_000,
+                "RenewalFailed",
+            ),
+        ],
+        vec![outage, latency],
+    );
+    let losses = check_losses(&h, &Rules::default());
+    assert_eq!(losses.len(), 2, "{losses:?}");
+    let by_lock = |lock: &str| {
+        losses
+            .iter()
+            .find(|l| h.sections[l.section].lock == lock)
+            .unwrap()
+    };
+    assert_eq!(by_lock("long").severed, Some(0));
+    assert_eq!(by_lock("renew").severed, None);
+    let unlocks = check_unlocks(&h, &Rules::default());
+    let not_held: Vec<_> = unlocks
+        .iter()
+        .filter(|u| h.sections[u.section].unlock == UnlockResult::NotHeld)
+        .collect();
+    assert_eq!(not_held.len(), 1, "{unlocks:?}");
+    assert_eq!(not_held[0].severed, Some(0));
+}
+
 fn java(mut s: Section) -> Section {
     s.party = Party::Java;
     s.role = "java".into();

@@ -6,11 +6,12 @@
 //! with real Redisson is in the compat matrix.
 
 use crate::common;
+use crate::subscribed_to;
 
 use std::time::{Duration, Instant};
 
 use common::{eventually, init_tracing, key_exists, RawSubscriber, RedisServer};
-use redisson_lock::{Client, Config, CountDownLatch, Error};
+use redisson_lock::{Config, CountDownLatch, Error};
 
 /// Far below the subscribed fallback poll (30 s by default): only a message wakes this fast.
 const WOKEN: Duration = Duration::from_secs(3);
@@ -23,15 +24,6 @@ async fn get(raw: &mut redis::aio::MultiplexedConnection, key: &str) -> Option<S
 fn spawn_wait(latch: &CountDownLatch) -> tokio::task::JoinHandle<redisson_lock::Result<bool>> {
     let l = latch.clone();
     tokio::spawn(async move { l.wait_for(Duration::from_secs(60)).await })
-}
-
-/// Waits until `client` is subscribed to `channels` channels.
-async fn subscribed_to(client: &Client, channels: usize, what: &str) {
-    eventually(Duration::from_secs(5), what, || {
-        let c = client.clone();
-        async move { c.stats().channels == channels }
-    })
-    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -10,3 +10,12 @@ mod cluster;
 mod count_down_latch;
 mod expirable_semaphore;
 mod semaphore;
+
+/// Waits until `client` is subscribed to `channels` channels.
+async fn subscribed_to(client: &redisson_lock::Client, channels: usize, what: &str) {
+    common::eventually(std::time::Duration::from_secs(5), what, || {
+        let c = client.clone();
+        async move { c.stats().channels == channels }
+    })
+    .await;
+}

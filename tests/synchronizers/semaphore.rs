@@ -6,6 +6,7 @@
 //! is in the compat matrix.
 
 use crate::common;
+use crate::subscribed_to;
 
 use std::time::{Duration, Instant};
 
@@ -25,14 +26,6 @@ async fn get(raw: &mut redis::aio::MultiplexedConnection, key: &str) -> Option<S
 fn spawn_acquire(sem: &Semaphore, permits: u64) -> tokio::task::JoinHandle<redisson_lock::Result<bool>> {
     let s = sem.clone();
     tokio::spawn(async move { s.try_acquire_for(permits, Duration::from_secs(60)).await })
-}
-
-async fn subscribed_to(client: &Client, channels: usize, what: &str) {
-    eventually(Duration::from_secs(5), what, || {
-        let c = client.clone();
-        async move { c.stats().channels == channels }
-    })
-    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
