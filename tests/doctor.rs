@@ -18,7 +18,7 @@ const CRATE_COMMANDS: &str = "-@all +evalsha +script|load +publish +subscribe +u
      +set +incr +rpush +lindex +lpop +lrange +lrem +zadd +zincrby +zrange +zrem +zscore";
 
 /// The checks, in output order.
-const CHECKS: [&str; 9] = [
+const CHECKS: [&str; 10] = [
     "version",
     "maxmemory-policy",
     "persistence",
@@ -27,6 +27,7 @@ const CHECKS: [&str; 9] = [
     "round-trip",
     "clock",
     "loss-detection",
+    "features",
     "acl",
 ];
 
@@ -229,6 +230,15 @@ async fn good_server_passes() {
         "{}",
         r.stdout
     );
+    // each feature as the server answers it directly (never from the version string)
+    let features = r.line("features");
+    assert!(features.starts_with("ok    features: RESP3 yes"), "{features}");
+    let mut raw = s.conn().await;
+    let has = |r: redis::RedisResult<redis::Value>| if r.is_ok() { "yes" } else { "no" };
+    let trackinginfo = has(redis::cmd("CLIENT").arg("TRACKINGINFO").query_async(&mut raw).await);
+    let sharded = has(redis::cmd("PUBSUB").arg("SHARDNUMSUB").query_async(&mut raw).await);
+    assert!(features.contains(&format!("CLIENT TRACKINGINFO {trackinginfo}")), "{features}");
+    assert!(features.contains(&format!("sharded pub/sub {sharded}")), "{features}");
 
     // --json: one object per check
     let r = doctor(&s.url(), &["--json"]).await;
@@ -262,6 +272,13 @@ async fn good_server_passes() {
         "{persistence}"
     );
     assert!(r.line("clock").contains("TIME denied"), "{}", r.stdout);
+    // the crate's rules leave out what only a cluster client sends
+    let features = r.line("features");
+    assert!(features.starts_with("ok    features: RESP3 yes"), "{features}");
+    assert!(
+        features.contains("CLIENT TRACKINGINFO denied") || features.contains("CLIENT TRACKINGINFO no"),
+        "{features}"
+    );
 }
 
 /// volatile-* with no memory limit is a warning; a replica turns "no AOF" into a warning and

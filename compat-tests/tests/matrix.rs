@@ -2,7 +2,8 @@
 //! redis-server processes and real Redisson (the JVM harness). Writes `compat-tests/RESULTS.md`
 //! and prints `compat: N passed, M failed`; exits non-zero when anything failed.
 //!
-//! Env: `COMPAT_VERSIONS` (default `4.7.0 3.52.0 3.24.3 3.17.7`), `COMPAT_SCENARIOS` (e.g. `1,2,8`;
+//! Env: `COMPAT_VERSIONS` (default `4.7.0 3.52.0 3.24.3 3.17.7`), `COMPAT_LANES` (versions run at
+//! the same time, default 2; 1 = one after another), `COMPAT_SCENARIOS` (e.g. `1,2,8`;
 //! a filtered run does not rewrite RESULTS.md), `CI=true` (a missing JDK/Maven/redis-server fails).
 //! `cargo test -p redisson-lock-compat-tests --test matrix -- --self-check` checks the report
 //! logic only (no Redis, no JVM); every full run does that first too.

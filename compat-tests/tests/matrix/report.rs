@@ -85,6 +85,8 @@ pub struct RunInfo {
     pub versions: Vec<String>,
     /// Per version: the kinds its harness jar listed (`None`: it did not start).
     pub kinds: BTreeMap<String, Option<Vec<String>>>,
+    /// How many versions (or the cluster) ran at the same time.
+    pub lanes: usize,
     pub secs: f64,
 }
 
@@ -177,8 +179,13 @@ pub fn render(rows: &[Row], info: &RunInfo) -> String {
     let _ = writeln!(md, "* maven: {}", info.mvn);
     let _ = writeln!(
         md,
-        "* host: {} CPU(s), versions run one after another",
-        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)
+        "* host: {} CPU(s), {}",
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+        if info.lanes > 1 {
+            format!("{} versions at a time (each on a redis-server and JVMs of its own)", info.lanes)
+        } else {
+            "versions run one after another".to_owned()
+        }
     );
     let _ = writeln!(md, "* Redisson versions: {}", info.versions.join(", "));
     let _ = writeln!(md, "* total run time: {:.0} s", info.secs);
@@ -384,6 +391,7 @@ pub fn self_check() -> Result<()> {
             ),
             ("3.17.7".to_owned(), Some(vec!["lock".into(), "readWrite".into()])),
         ]),
+        lanes: 1,
         secs: 0.0,
     };
     let md = render(&rows, &info);

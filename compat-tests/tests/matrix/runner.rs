@@ -23,6 +23,90 @@ use crate::report::{render, Counts, Row, RunInfo, Status};
 
 const DEFAULT_VERSIONS: &str = "4.7.0 3.52.0 3.24.3 3.17.7";
 
+/// How many versions (the cluster counts as one) run at the same time by default. Most of a
+/// scenario's time is waiting (TTLs, wake-ups, holds), so two lanes on 2 cores halve the
+/// matrix's time; every lane has its own redis-server and JVMs, and lock names carry the
+/// version, so lanes share nothing but the machine.
+const DEFAULT_LANES: usize = 2;
+
+/// `COMPAT_LANES` (1 = one version after another), else [`DEFAULT_LANES`].
+fn lanes() -> usize {
+    std::env::var("COMPAT_LANES")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n >= 1)
+        .unwrap_or(DEFAULT_LANES)
+}
+
+/// One unit of work for a lane.
+#[derive(Clone)]
+enum Job {
+    Version(String),
+    Cluster,
+}
+
+/// Runs every version's scenarios and the cluster scenarios on `lanes` lanes, each taking the
+/// next job when it is done with one (the cluster last: its scenarios take the least time).
+/// Harness jars are built one at a time (Maven's local repository is not safe for two builds
+/// downloading into it at once). Rows come back in version order, then the cluster's.
+async fn run_jobs(
+    versions: &[String],
+    only: &[usize],
+    lanes: usize,
+) -> (Vec<Row>, BTreeMap<String, Option<Vec<String>>>) {
+    let mut jobs: Vec<Job> = versions.iter().cloned().map(Job::Version).collect();
+    jobs.push(Job::Cluster);
+    let queue = std::sync::Mutex::new(jobs.into_iter().enumerate());
+    let maven = tokio::sync::Mutex::new(());
+    let lane = |_: usize| async {
+        let mut done = Vec::new();
+        loop {
+            let Some((at, job)) = queue.lock().unwrap_or_else(|p| p.into_inner()).next() else {
+                return done;
+            };
+            match job {
+                Job::Version(v) => {
+                    let jar = {
+                        let _one_build = maven.lock().await;
+                        let version = v.clone();
+                        tokio::task::spawn_blocking(move || build_jar(&version))
+                            .await
+                            .unwrap_or_else(|e| Err(format!("harness build panicked: {e}")))
+                    };
+                    let (rows, kinds) = run_version(&v, jar, only).await;
+                    done.push((at, rows, Some((v, kinds))));
+                }
+                Job::Cluster => {
+                    {
+                        // run_cluster finds these jars built (a quick up-to-date check)
+                        let _one_build = maven.lock().await;
+                        for v in versions.iter().filter(|v| CLUSTER_VERSIONS.contains(&v.as_str())) {
+                            let version = v.clone();
+                            let _ = tokio::task::spawn_blocking(move || build_jar(&version)).await;
+                        }
+                    }
+                    done.push((at, run_cluster(versions, only).await, None));
+                }
+            }
+        }
+    };
+    let mut done: Vec<_> = futures::future::join_all((0..lanes.max(1)).map(lane))
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
+    done.sort_by_key(|(at, _, _)| *at);
+    let mut rows = Vec::new();
+    let mut kinds = BTreeMap::new();
+    for (_, r, k) in done {
+        rows.extend(r);
+        if let Some((v, k)) = k {
+            kinds.insert(v, k);
+        }
+    }
+    (rows, kinds)
+}
+
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     panic
         .downcast_ref::<String>()
@@ -356,15 +440,8 @@ pub async fn run() -> i32 {
         return 0;
     }
 
-    let mut rows = Vec::new();
-    let mut kinds = BTreeMap::new();
-    for v in &versions {
-        let jar = build_jar(v);
-        let (r, k) = run_version(v, jar, &only).await;
-        rows.extend(r);
-        kinds.insert(v.clone(), k);
-    }
-    rows.extend(run_cluster(&versions, &only).await);
+    let lanes = lanes();
+    let (rows, kinds) = run_jobs(&versions, &only, lanes).await;
     let info = RunInfo {
         date: command_line("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
         redis: command_line(&redis_bin, &["--version"]),
@@ -375,6 +452,7 @@ pub async fn run() -> i32 {
             .replace("\u{1b}[0m", ""),
         versions: versions.clone(),
         kinds,
+        lanes,
         secs: t0.elapsed().as_secs_f64(),
     };
     let md = render(&rows, &info);

@@ -97,6 +97,7 @@ pub(crate) async fn doctor(url: &str, out: &Out, args: DoctorArgs) -> Result<Out
     checks.push(d.round_trip().await);
     checks.push(d.clock().await);
     checks.push(d.loss_detection().await);
+    checks.push(d.features().await);
     checks.push(d.acl(&args, url_user.as_deref()).await);
 
     for c in &checks {

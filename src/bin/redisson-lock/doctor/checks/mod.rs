@@ -5,6 +5,7 @@
 
 mod acl;
 mod connection;
+mod features;
 mod server;
 mod topology;
 
