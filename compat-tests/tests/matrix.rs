@@ -24,7 +24,8 @@
 //! | [`cluster`] | scenarios 38–42 in a Redis Cluster (3 masters + 3 replicas): RLock, fair lock, `Auto` vs `Both` against classic/sharded Redisson |
 //! | [`latch`] | count-down latch scenarios 43–47 (`RCountDownLatch` vs `Client::count_down_latch`: count, wake-ups, delete, stress) |
 //! | [`semaphore`] | semaphore scenarios 48–52 (`RSemaphore` vs `Client::semaphore`: counts, TTL, releaseIfExists, wake-up, mixed stress) |
-//! | [`expirable`] | permit-expirable semaphore scenarios 53–56 (`RPermitExpirableSemaphore` vs `Client::permit_expirable_semaphore`: ids, leases, expiry, wake-up) |
+//! | [`expirable`] | permit-expirable semaphore (`RPermitExpirableSemaphore` vs `Client::permit_expirable_semaphore`): the kind's table, both languages' wrapper and the raw state helpers, scenarios 53–54 (ids, leases, several at once) |
+//! | [`expirable_lease`] | permit-expirable semaphore scenarios 55–57 (lease expiry, wake-up, the leases of a SIGKILLed holder process) |
 //! | [`counter`] | the mixed-language counter of scenarios 19, 23, 26, 30, 34 and 37 |
 //! | [`party`] | one side of a scenario: a Java worker or a Rust owner, every kind's operations |
 //! | [`env`] | the per-version environment (harnesses, clients, raw Redis) and party naming |
@@ -55,6 +56,8 @@ mod counter;
 mod env;
 #[path = "matrix/expirable.rs"]
 mod expirable;
+#[path = "matrix/expirable_lease.rs"]
+mod expirable_lease;
 #[path = "matrix/fair.rs"]
 mod fair;
 #[path = "matrix/fenced.rs"]
@@ -87,10 +90,10 @@ mod spin;
 mod support;
 
 /// The old fixed run order, kept as a check of [`kinds::run_order`].
-const RUN_ORDER: [usize; 56] = [
+const RUN_ORDER: [usize; 57] = [
     1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29,
     30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55,
-    56, 9,
+    56, 57, 9,
 ];
 
 fn self_check() -> Result<(), String> {
@@ -107,6 +110,7 @@ fn self_check() -> Result<(), String> {
         (54, "3.17.7", false),
         (54, "3.24.3", true),
         (48, "3.17.7", true),
+        (57, "3.17.7", true),
     ] {
         let (_, spec) = kinds::scenario(no).ok_or_else(|| format!("no scenario {no}"))?;
         let why = spec.unavailable(version);

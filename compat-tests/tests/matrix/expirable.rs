@@ -1,6 +1,8 @@
-//! Permit-expirable semaphore scenarios 53–56 (`getPermitExpirableSemaphore` /
+//! Permit-expirable semaphore scenarios 53–57 (`getPermitExpirableSemaphore` /
 //! `Client::permit_expirable_semaphore`, every Redisson version of the matrix; 54 needs the
-//! multi-permit calls, 3.23.4+, else n/a). Permits are taken under ids (Redisson's strings of 32
+//! multi-permit calls, 3.23.4+, else n/a): the kind's table, 53 and 54 here; the leases and
+//! wake-ups (55–57) in [`crate::expirable_lease`], which uses the helpers of this module
+//! ([`Pes`], [`state`], [`about`]). Permits are taken under ids (Redisson's strings of 32
 //! hex digits, the crate's `PermitId`), and an id taken in one language is given back in the
 //! other. A is the side that sets the permits up and takes first, B the other language; J→R =
 //! Java is A, R→J = Rust is A.
@@ -24,20 +26,14 @@ use redisson_lock_compat_tests::{now_ms, version_at_least, Harness, Pending, Res
 use serde_json::Value;
 
 use crate::env::{Env, Speed};
+use crate::expirable_lease;
 use crate::kinds::{Dir, Needs, Outcome, Scenario, BOTH_WAYS};
 use crate::party::{Lang, Party};
-use crate::semaphore::{expect_sem_messages, wait_sem_listening, SEM_WAKE_BOUND_MS};
+use crate::semaphore::expect_sem_messages;
 use crate::support::{Watch, CMD};
 
 /// The score of a permit taken without a lease (Redisson's).
-pub const NO_LEASE: i64 = 922_337_203_685_477;
-/// Scenario 56: how long a waiter is left after it subscribed before the release that should
-/// wake it (a waiter of either library tries once more right after subscribing; a release
-/// before that try would let it in without any message). Scenario 51 needs no pause: its first
-/// release cannot satisfy the waiter, and the second comes 300 ms later.
-const SETTLE: Duration = Duration::from_millis(300);
-/// Scenario 55: the lease of A's permit.
-const SHORT_LEASE_MS: u64 = 1500;
+pub(crate) const NO_LEASE: i64 = 922_337_203_685_477;
 /// How far a lease read back may be below what was set (the time the calls in between took).
 const LEASE_SLACK_MS: i64 = 2000;
 /// Scenario 54: the Redisson version seen to give back a list of permit ids all or none (a list
@@ -47,7 +43,7 @@ const LEASE_SLACK_MS: i64 = 2000;
 /// is in the matrix.
 const ALL_OR_NONE_SEEN: &str = "3.52.0";
 
-const fn sc(no: usize, title: &'static str) -> Scenario {
+pub(crate) const fn sc(no: usize, title: &'static str) -> Scenario {
     Scenario {
         no,
         title,
@@ -67,16 +63,18 @@ pub const SCENARIOS: &[Scenario] = &[
         }),
         ..sc(54, "Permit ids, several at once: A's trySetPermits(3); A's acquire(2, 10 s lease) gives 2 ids (2 zset members); B's tryRelease(A's 2 ids) gives back 2 (N = \"3\", zset gone, message 2: the number given back); B's tryAcquire(3, wait 0, no lease) gives 3 ids scored 922337203685477, A's tryAcquire() gets nothing; A's tryRelease([B's first id, an unknown id]) gives back 0 and changes nothing (all or none: Rust, Redisson 3.52.0+) or the known one (Redisson 3.24.3: message 1), A's release(that list) is refused; A's release(the rest of B's ids) gives them back, a second time refused; channel 3, 2, [1,] 3 or 2")
     },
-    sc(55, "Lease expiry across languages: A's trySetPermits(1); A takes it with a 1.5 s lease and never releases it (a crashed holder); B blocks in acquire() (subscribed); B has not returned shortly before the lease end and gets the permit ≤ 5 s after it (J→R: Rust's retry at the earliest lease end; R→J: Java's scheduled retry; nobody publishes); A's late release is refused and its tryRelease false; channel 1 (set), 1 (the reclaim by B's attempt), 1 (B's release)"),
-    sc(56, "Permit wake-up across languages: A's trySetPermits(1), A takes it without a lease; B blocks in acquire() (subscribed; no lease to wait for, so only a message can wake it: Java's waiter does not poll, Rust's re-polls every 30 s); A's release(id) gets B in ≤ 5 s; B's id is the zset's only member; B releases; channel 1, 1, 1"),
+    expirable_lease::S55,
+    expirable_lease::S56,
+    expirable_lease::S57,
 ];
 
 pub async fn run(env: &Env, no: usize, dir: Dir) -> Result<Outcome> {
     match no {
         53 => s53(env, dir).await,
         54 => s54(env, dir).await,
-        55 => s55(env, dir).await,
-        56 => s56(env, dir).await,
+        55 => expirable_lease::s55(env, dir).await,
+        56 => expirable_lease::s56(env, dir).await,
+        57 => expirable_lease::s57(env, dir).await,
         _ => Err(format!("no permit-expirable semaphore scenario {no}")),
     }
 }
@@ -112,7 +110,7 @@ async fn raw_count(env: &Env, name: &str) -> Result<Option<String>> {
 
 /// N holds `count` and the zset exactly `held` (ids in any order, each with a score that
 /// `score_ok` accepts).
-async fn state(
+pub(crate) async fn state(
     env: &Env,
     name: &str,
     count: Option<&str>,
@@ -146,17 +144,17 @@ async fn state(
 }
 
 /// A score `lease_ms` from now, give or take the calls in between.
-fn about(lease_ms: i64) -> impl Fn(&str, i64) -> bool {
+pub(crate) fn about(lease_ms: i64) -> impl Fn(&str, i64) -> bool {
     let now = now_ms() as i64;
     move |_, s| s <= now + lease_ms + 50 && s >= now + lease_ms - LEASE_SLACK_MS
 }
 
 /// A release that was refused: Java's exception (`class: message`) or Rust's error.
-type Refused = String;
+pub(crate) type Refused = String;
 
 /// One side's handle on permit-expirable semaphore N: the harness' `expirable<Op> N …` on the
 /// party's worker, or the Rust `client.permit_expirable_semaphore(N)`.
-enum Pes<'a> {
+pub(crate) enum Pes<'a> {
     Java {
         h: &'a Harness,
         worker: String,
@@ -167,20 +165,20 @@ enum Pes<'a> {
 }
 
 /// An `acquire()` started in the background: its id and the epoch ms of its return.
-enum PesWaiting {
+pub(crate) enum PesWaiting {
     Java(Box<Pending>),
     Rust(tokio::task::JoinHandle<Result<(String, f64)>>),
 }
 
 impl PesWaiting {
-    fn is_done(&mut self) -> bool {
+    pub(crate) fn is_done(&mut self) -> bool {
         match self {
             PesWaiting::Java(p) => p.is_done(),
             PesWaiting::Rust(j) => j.is_finished(),
         }
     }
 
-    async fn finish(self, limit: Duration) -> Result<(String, f64)> {
+    pub(crate) async fn finish(self, limit: Duration) -> Result<(String, f64)> {
         match self {
             PesWaiting::Java(p) => {
                 let r = p.wait(limit).await?;
@@ -226,7 +224,7 @@ fn parse_ids(ids: &[String]) -> Result<Vec<PermitId>> {
 }
 
 impl<'a> Pes<'a> {
-    fn of(env: &Env, party: &Party<'a>, name: &str) -> Result<Pes<'a>> {
+    pub(crate) fn of(env: &Env, party: &Party<'a>, name: &str) -> Result<Pes<'a>> {
         Ok(match &party.lang {
             Lang::Java { h, worker } => Pes::Java {
                 h,
@@ -241,7 +239,7 @@ impl<'a> Pes<'a> {
         })
     }
 
-    fn lang(&self) -> &'static str {
+    pub(crate) fn lang(&self) -> &'static str {
         match self {
             Pes::Java { .. } => "Java",
             Pes::Rust(_) => "Rust",
@@ -266,7 +264,7 @@ impl<'a> Pes<'a> {
         h.call(worker, cmd, &all, CMD).await
     }
 
-    async fn try_set_permits(&self, n: i64) -> Result<bool> {
+    pub(crate) async fn try_set_permits(&self, n: i64) -> Result<bool> {
         match self {
             Pes::Java { .. } => self
                 .java("expirableTrySetPermits", &[n.to_string().as_str()])
@@ -310,7 +308,7 @@ impl<'a> Pes<'a> {
     }
 
     /// `acquire()` / `acquire(lease)`: the id.
-    async fn acquire(&self, lease_ms: Option<u64>) -> Result<String> {
+    pub(crate) async fn acquire(&self, lease_ms: Option<u64>) -> Result<String> {
         match self {
             Pes::Java { .. } => {
                 let lease = lease_ms.map(|l| l.to_string());
@@ -377,7 +375,7 @@ impl<'a> Pes<'a> {
     }
 
     /// `release(id)`: `Ok(Ok(reply epoch ms))` when given back, `Ok(Err(..))` when refused.
-    async fn release(&self, id: &str) -> Result<std::result::Result<f64, Refused>> {
+    pub(crate) async fn release(&self, id: &str) -> Result<std::result::Result<f64, Refused>> {
         match self {
             Pes::Java { .. } => {
                 let r = self.java("expirableRelease", &[id]).await?;
@@ -399,7 +397,7 @@ impl<'a> Pes<'a> {
         }
     }
 
-    async fn try_release(&self, id: &str) -> Result<bool> {
+    pub(crate) async fn try_release(&self, id: &str) -> Result<bool> {
         match self {
             Pes::Java { .. } => self.java("expirableTryRelease", &[id]).await?.bool(),
             Pes::Rust(s) => s
@@ -488,7 +486,7 @@ impl<'a> Pes<'a> {
         }
     }
 
-    async fn available(&self) -> Result<i64> {
+    pub(crate) async fn available(&self) -> Result<i64> {
         match self {
             Pes::Java { .. } => self.java("expirableAvailablePermits", &[]).await?.int(),
             Pes::Rust(s) => s
@@ -520,7 +518,7 @@ impl<'a> Pes<'a> {
         }
     }
 
-    async fn delete(&self) -> Result<bool> {
+    pub(crate) async fn delete(&self) -> Result<bool> {
         match self {
             Pes::Java { .. } => self.java("expirableDelete", &[]).await?.bool(),
             Pes::Rust(s) => s.delete().await.map_err(|e| format!("rust delete: {e}")),
@@ -528,7 +526,7 @@ impl<'a> Pes<'a> {
     }
 
     /// Starts `acquire()` (no lease) in the background.
-    async fn start_acquire(&self) -> Result<PesWaiting> {
+    pub(crate) async fn start_acquire(&self) -> Result<PesWaiting> {
         match self {
             Pes::Java { h, worker, name, .. } => Ok(PesWaiting::Java(Box::new(
                 h.send(worker, "expirableAcquire", &[name.as_str()]).await?,
@@ -932,145 +930,6 @@ async fn s54(env: &Env, dir: Dir) -> Result<Outcome> {
             a.lang(),
             if all_or_none { "0 (all or none)" } else { "1 (the known id: Redisson 3.24.3)" },
             want.join(", ")
-        ),
-    })
-}
-
-async fn s55(env: &Env, dir: Dir) -> Result<Outcome> {
-    let name = env.name(55, dir);
-    let (pa, pb) = env.pair(55, dir, Speed::QuietPoll);
-    let (a, b) = (Pes::of(env, &pa, &name)?, Pes::of(env, &pb, &name)?);
-    let watch = Watch::lock_channels(&env.url, &env.raw, &name).await?;
-    ensure!(a.try_set_permits(1).await?, "A's trySetPermits(1) returned false");
-    let id_a = a.acquire(Some(SHORT_LEASE_MS)).await?;
-    let leases = state(
-        env,
-        &name,
-        Some("0"),
-        &[&id_a],
-        about(SHORT_LEASE_MS as i64),
-        "after A's acquire(1.5 s)",
-    )
-    .await?;
-    let lease_end = leases[0].1 as f64;
-    let mut w = b.start_acquire().await?;
-    wait_sem_listening(env, &name, 1).await?;
-    // shortly before the lease ends, B still waits
-    let before = lease_end - 150.0 - now_ms();
-    if before > 0.0 {
-        tokio::time::sleep(Duration::from_millis(before as u64)).await;
-    }
-    ensure!(
-        !w.is_done(),
-        "B's acquire() returned {:.0} ms before A's lease ended",
-        lease_end - now_ms()
-    );
-    let (id_b, t_ret) = w
-        .finish(Duration::from_millis(SHORT_LEASE_MS + SEM_WAKE_BOUND_MS as u64) + CMD)
-        .await?;
-    let lat = t_ret - lease_end;
-    ensure!(
-        lat >= -5.0,
-        "B got a permit {:.1} ms before A's lease ended",
-        -lat
-    );
-    ensure!(
-        lat <= SEM_WAKE_BOUND_MS,
-        "B got the permit {lat:.1} ms after A's lease ended (bound {SEM_WAKE_BOUND_MS} ms)"
-    );
-    ensure!(id_b != id_a, "B got A's id {id_a}");
-    state(
-        env,
-        &name,
-        Some("0"),
-        &[&id_b],
-        |_, s| s == NO_LEASE,
-        "after B's acquire()",
-    )
-    .await?;
-    let refused = a.release(&id_a).await?;
-    let Err(refusal) = refused else {
-        return Err(format!("A's release of its expired {id_a} succeeded"));
-    };
-    ensure!(
-        !a.try_release(&id_a).await?,
-        "A's tryRelease of its expired {id_a} returned true"
-    );
-    state(
-        env,
-        &name,
-        Some("0"),
-        &[&id_b],
-        |_, _| true,
-        "after A's late releases",
-    )
-    .await?;
-    b.release(&id_b)
-        .await?
-        .map_err(|e| format!("B's release of its {id_b} was refused: {e}"))?;
-    state(env, &name, Some("1"), &[], |_, _| true, "after B's release").await?;
-    ensure!(a.delete().await?, "A's delete() returned false");
-    expect_sem_messages(env, &watch, &name, &["1", "1", "1"]).await?;
-    Ok(Outcome {
-        latency_ms: Some(lat),
-        note: format!(
-            "{} waiter got the permit {lat:.1} ms after the end of {}'s {SHORT_LEASE_MS} ms lease; A's late release refused (`{refusal}`); messages 1, 1 (reclaim), 1",
-            b.lang(),
-            a.lang()
-        ),
-    })
-}
-
-async fn s56(env: &Env, dir: Dir) -> Result<Outcome> {
-    let name = env.name(56, dir);
-    let (pa, pb) = env.pair(56, dir, Speed::QuietPoll);
-    let (a, b) = (Pes::of(env, &pa, &name)?, Pes::of(env, &pb, &name)?);
-    let watch = Watch::lock_channels(&env.url, &env.raw, &name).await?;
-    ensure!(a.try_set_permits(1).await?, "A's trySetPermits(1) returned false");
-    let id_a = a.acquire(None).await?;
-    let mut w = b.start_acquire().await?;
-    wait_sem_listening(env, &name, 1).await?;
-    // a waiter tries once more right after it subscribed; let it go to sleep first, so that only
-    // the release's message can wake it
-    tokio::time::sleep(SETTLE).await;
-    ensure!(
-        !w.is_done(),
-        "B's acquire() returned while A held the only permit"
-    );
-    let t_rel = a
-        .release(&id_a)
-        .await?
-        .map_err(|e| format!("A's release of its {id_a} was refused: {e}"))?;
-    let (id_b, t_ret) = w
-        .finish(Duration::from_millis(SEM_WAKE_BOUND_MS as u64) + CMD)
-        .await?;
-    let lat = t_ret - t_rel;
-    ensure!(
-        lat <= SEM_WAKE_BOUND_MS,
-        "B's acquire() returned {lat:.1} ms after A's release (bound {SEM_WAKE_BOUND_MS} ms: not woken by the message)"
-    );
-    ensure!(id_b != id_a, "B got A's id {id_a}");
-    state(
-        env,
-        &name,
-        Some("0"),
-        &[&id_b],
-        |_, s| s == NO_LEASE,
-        "after B's acquire()",
-    )
-    .await?;
-    b.release(&id_b)
-        .await?
-        .map_err(|e| format!("B's release of its {id_b} was refused: {e}"))?;
-    state(env, &name, Some("1"), &[], |_, _| true, "after B's release").await?;
-    ensure!(a.delete().await?, "A's delete() returned false");
-    expect_sem_messages(env, &watch, &name, &["1", "1", "1"]).await?;
-    Ok(Outcome {
-        latency_ms: Some(lat),
-        note: format!(
-            "{} acquire() returned {lat:.1} ms after {}'s release(id); messages 1, 1, 1",
-            b.lang(),
-            a.lang()
         ),
     })
 }

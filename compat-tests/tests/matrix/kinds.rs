@@ -3,7 +3,7 @@
 //! Every kind has a scenario module (`rlock.rs`: 1–9, `rwlock.rs`: 10–15, `fenced.rs`: 16–19,
 //! `spin.rs`: 20–23, `non_reentrant.rs`: 24–26, `fair.rs`: 27–30, `non_reentrant_fair.rs`: 31–34,
 //! `multi.rs`: 35–37, `cluster.rs`: 38–42, `latch.rs`: 43–47, `semaphore.rs`: 48–52,
-//! `expirable.rs`: 53–56)
+//! `expirable.rs` and `expirable_lease.rs`: 53–57)
 //! with a `SCENARIOS`
 //! table and a `run` function; [`Kind::ALL`] fixes the order of the run and of the report.
 //! [`Kind::Cluster`] is a topology rather than a lock kind: its scenarios (RLock and fair lock
@@ -23,7 +23,7 @@
 //! whose [`Scenario::needs`] names a Redisson API newer than the version.
 //!
 //! **Adding a kind's scenarios**:
-//! 1. `tests/matrix/<kind>.rs` with `pub const SCENARIOS: &[Scenario]` (numbers from 57 on; `needs`
+//! 1. `tests/matrix/<kind>.rs` with `pub const SCENARIOS: &[Scenario]` (numbers from 58 on; `needs`
 //!    names a Redisson call newer than 3.17.7 that a scenario uses, else `None`) and
 //!    `pub async fn run(env, no, dir) -> Result<Outcome>`; declare it in `tests/matrix.rs` and add
 //!    its numbers to `RUN_ORDER` there;
@@ -240,7 +240,7 @@ impl Kind {
                 "Semaphore wake-up per version (ms; 51: B's acquire(2) after A's second release(1) reply; Java waiters do not poll, Rust re-polls every 30 s; bound 5000 ms)",
             ),
             Kind::PermitExpirable => Some(
-                "Permit-expirable semaphore wake-up per version (ms; 55: B's acquire() after the end of A's 1.5 s lease (its zset score), 56: B's acquire() after A's release(id) reply; bound 5000 ms)",
+                "Permit-expirable semaphore wake-up per version (ms; 55: B's acquire() after the end of A's 1.5 s lease (its zset score), 56: B's acquire() after A's release(id) reply, 57: B's acquire() after the end of the first 2 s lease of a SIGKILLed holder process; bound 5000 ms)",
             ),
         }
     }
@@ -306,7 +306,7 @@ pub fn scenario(no: usize) -> Option<(Kind, &'static Scenario)> {
 }
 
 /// Every scenario number in run order: each kind's in [`Kind::ALL`] order, the `last` ones at
-/// the end (1–8, 10–56, 9).
+/// the end (1–8, 10–57, 9).
 pub fn run_order() -> Vec<usize> {
     let all = || Kind::ALL.into_iter().flat_map(|k| k.scenarios().iter());
     all()

@@ -182,7 +182,10 @@ pub fn render(rows: &[Row], info: &RunInfo) -> String {
         "* host: {} CPU(s), {}",
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
         if info.lanes > 1 {
-            format!("{} versions at a time (each on a redis-server and JVMs of its own)", info.lanes)
+            format!(
+                "{} versions at a time (each on a redis-server and JVMs of its own)",
+                info.lanes
+            )
         } else {
             "versions run one after another".to_owned()
         }
@@ -232,12 +235,13 @@ pub fn render(rows: &[Row], info: &RunInfo) -> String {
     let _ = writeln!(md, "`0` the count-down to exactly 0) are checked on `redisson_countdownlatch__channel__{{N}}`. Wake-ups: Rust waiters use the 10 s-poll client");
     let _ = writeln!(md, "(30 s when subscribed), bound {LATCH_WAKE_BOUND_MS} ms. 46 R→J only reports the Java waiter: Redisson's waiters are not woken by a delete.");
     let _ = writeln!(md, "48–52: semaphore (`getSemaphore` / `Client::semaphore`, every version; 49 needs `trySetPermits(int, Duration)`, 3.29.0+, 50 `releaseIfExists`,");
-    let _ = writeln!(md, "4.0.0+), 53–56: permit-expirable semaphore (`getPermitExpirableSemaphore` / `Client::permit_expirable_semaphore`, every version; 54 needs");
+    let _ = writeln!(md, "4.0.0+), 53–57: permit-expirable semaphore (`getPermitExpirableSemaphore` / `Client::permit_expirable_semaphore`, every version; 54 needs");
     let _ = writeln!(md, "the multi-permit calls, 3.23.4+). Not locks: A sets the permits up and takes first, B is the other language, permits and permit ids");
     let _ = writeln!(md, "taken by one language are given back by the other. The count is the string at N, the leases the scores of `{{N}}:timeout` (16 raw id bytes;");
     let _ = writeln!(md, "922337203685477 = no lease), and every message on `redisson_sc:{{N}}` is checked (the permits available after a set, release, add or reclaim;");
-    let _ = writeln!(md, "the number given back by a multi-permit release). Wake-ups (51, 55, 56): Redisson's waiters do not poll and are not woken by a message `0`,");
-    let _ = writeln!(md, "Rust's use the 10 s-poll client (30 s when subscribed); bound {SEM_WAKE_BOUND_MS} ms, 55 from the end of A's lease. 52: 3 permits, 3 Java workers");
+    let _ = writeln!(md, "the number given back by a multi-permit release). Wake-ups (51, 55–57): Redisson's waiters do not poll and are not woken by a message `0`,");
+    let _ = writeln!(md, "Rust's use the 10 s-poll client (30 s when subscribed); bound {SEM_WAKE_BOUND_MS} ms, 55 from the end of A's lease, 57 from the end of the first");
+    let _ = writeln!(md, "lease a SIGKILLed holder process (a harness JVM, or `rust-holder`) left behind. 52: 3 permits, 3 Java workers");
     let _ = writeln!(md, "and 3 Rust tasks in a loop; J→R = Java starts first.");
     let _ = writeln!(md, "19, 23, 26, 30, 34, 37: J→R = the Java counter workers start first, R→J the Rust tasks; the lock must pass between the languages");
     let _ = writeln!(md, "at least {MIN_HANDOVERS} times each way (a kind whose unlock wakes no waiter of the other language manages 0–3);");
