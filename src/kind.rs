@@ -47,9 +47,11 @@ fn epoch_ms() -> u64 {
 pub struct AcquireArgs<'a> {
     /// The TTL to give the key (the lease, or what the owner's longest hold needs).
     pub ttl_ms: u64,
-    /// The attempt's latch key (records the grant: see `lua/common/resolve_acquire.lua`).
+    /// The attempt's latch key (records the grant: see `lua/common/resolve_acquire.lua`; an
+    /// attempt settled through its owner's field marks it cancelled).
     pub latch: &'a str,
-    /// The latch's TTL.
+    /// The latch's TTL; 0 when the owner is new to the attempt and its field in the lock
+    /// records the grant ([`AcquireKind::field_records_grant`]).
     pub latch_ms: u64,
     /// The kind's wait budget for this acquisition ([`Kind::wait_budget`]).
     pub wait_ms: u64,
@@ -211,6 +213,14 @@ pub trait AcquireKind: Kind {
     /// The fencing token a grant carries, for the kinds that hand one out.
     fn fencing_token(_grant: &Self::Grant) -> Option<u64> {
         None
+    }
+    /// Whether the owner's field in the lock hash, holding its count, is all a grant is: then
+    /// an attempt whose owner is new to it records nothing else (its latch TTL argument is 0,
+    /// see `lua/common/attempt.lua`) and is settled by reading the field
+    /// (`lua/common/resolve_by_field.lua`). Not for a kind whose grant carries more (the fenced
+    /// lock's token lives only in its latch).
+    fn field_records_grant(&self) -> bool {
+        true
     }
 }
 

@@ -73,6 +73,7 @@ pub(crate) use lua;
 // the machinery's own scripts: settling an acquisition, the gone-key check, the two batched
 // renewals (a kind's layout names the renewal it uses)
 lua!(RESOLVE_ACQUIRE, "common/resolve_acquire");
+lua!(RESOLVE_BY_FIELD, "common/resolve_by_field");
 lua!(MISSING, "common/missing");
 lua!(LOCK_RENEW_BATCH, "lock/renew_batch");
 lua!(RW_READ_RENEW_BATCH, "rw/read_renew_batch");

@@ -331,7 +331,11 @@ async fn foreign_redisson_shaped_holder_blocks_and_its_publish_wakes_us() {
     let client = s.client(Config::default()).await;
     let mut raw = s.conn().await;
     let foreign = "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10:57";
-    let acquire = include_str!("../lua/lock/acquire.lua");
+    let acquire = concat!(
+        include_str!("../lua/common/attempt.lua"),
+        "\n",
+        include_str!("../lua/lock/acquire.lua")
+    );
     let unlock = concat!(
         include_str!("../lua/common/notify.lua"),
         "\n",

@@ -251,9 +251,20 @@ async fn a_mixed_reentry_keeps_the_key_alive_for_the_longest_hold() {
 }
 
 /// Item 4: an acquire whose reply times out (Redis busy) is settled, not re-sent: one guard is
-/// one hold, and its unlock releases the lock.
+/// one hold, and its unlock releases the lock. Settled through the owner's field (a fresh
+/// owner, the default) ...
 #[tokio::test]
 async fn an_ambiguous_acquire_counts_once() {
+    ambiguous_acquire_counts_once(None).await;
+}
+
+/// ... and through the attempt's latch (a pinned owner, which may hold the lock already).
+#[tokio::test]
+async fn an_ambiguous_acquire_of_a_pinned_owner_counts_once() {
+    ambiguous_acquire_counts_once(Some(OwnerId::from(7))).await;
+}
+
+async fn ambiguous_acquire_counts_once(owner: Option<OwnerId>) {
     init_tracing();
     let s = RedisServer::start();
     let config = Config::default()
@@ -262,6 +273,10 @@ async fn an_ambiguous_acquire_counts_once() {
     let client = s.client(config).await;
     let mut raw = s.conn().await;
     let lock = client.lock("ambiguous").unwrap();
+    let lock = match owner {
+        Some(o) => lock.with_owner(o),
+        None => lock,
+    };
     // load the scripts first (a NOSCRIPT reply is not ambiguous: nothing ran)
     lock.lock().await.unwrap().unlock().await.unwrap();
     let busy = busy(&s, 1_500).await;
@@ -488,57 +503,142 @@ async fn shutdown_releases_everything_and_stops() {
 
 /// Item 4, at the script level: a connection layer that re-sends an acquire (redis-rs' cluster
 /// client retries after a dropped connection) replays the first grant instead of counting it
-/// twice, and an attempt settled as "never" stays cancelled.
+/// twice, and an attempt settled as "never" stays cancelled; with the grant recorded in the
+/// attempt's latch (a pinned owner: latch TTL > 0) and in the owner's field (an owner new to
+/// the attempt: latch TTL 0, no latch written).
 #[tokio::test]
 async fn an_acquire_sent_twice_counts_once() {
     let s = RedisServer::start();
     let mut raw = s.conn().await;
     let field = "6f1c2a9e-3b7d-4c11-9a0e-5d2f8b7c4e10:1";
-    for script in [
-        include_str!("../lua/lock/acquire.lua"),
-        include_str!("../lua/rw/write_acquire.lua"),
+    let prelude = include_str!("../lua/common/attempt.lua");
+    for (name, script) in [
+        ("lock", include_str!("../lua/lock/acquire.lua")),
+        ("write", include_str!("../lua/rw/write_acquire.lua")),
     ] {
-        let _: () = redis::cmd("FLUSHALL").query_async(&mut raw).await.unwrap();
-        let send = |latch: &'static str| {
-            let mut c = redis::cmd("EVAL");
-            c.arg(script)
-                .arg(2)
-                .arg("twice")
-                .arg(latch)
-                .arg(30_000)
-                .arg(field)
-                .arg(10_000);
-            c
-        };
-        let first: Vec<i64> = send("redisson_unlock_latch:{twice}:a")
-            .query_async(&mut raw)
-            .await
-            .unwrap();
-        let again: Vec<i64> = send("redisson_unlock_latch:{twice}:a")
-            .query_async(&mut raw)
-            .await
-            .unwrap();
-        assert_eq!((first, again), (vec![1, 1], vec![1, 1]));
-        let count: String = raw.hget("twice", field).await.unwrap();
-        assert_eq!(count, "1", "the copy did not count");
-        // an attempt settled as never-granted stays cancelled when its copy arrives later
-        let settled: Vec<i64> = redis::cmd("EVAL")
-            .arg(include_str!("../lua/common/resolve_acquire.lua"))
-            .arg(1)
-            .arg("redisson_unlock_latch:{twice}:b")
-            .arg(60_000)
-            .query_async(&mut raw)
-            .await
-            .unwrap();
-        assert_eq!(settled, vec![0, 0]);
-        let late: Vec<i64> = send("redisson_unlock_latch:{twice}:b")
-            .query_async(&mut raw)
-            .await
-            .unwrap();
-        assert_eq!(late, vec![2, 0]);
-        let count: String = raw.hget("twice", field).await.unwrap();
-        assert_eq!(count, "1", "the cancelled attempt changed nothing");
+        let script = format!("{prelude}\n{script}");
+        for latch_ms in [10_000u64, 0] {
+            let what = format!("{name}, latch TTL {latch_ms}");
+            let _: () = redis::cmd("FLUSHALL").query_async(&mut raw).await.unwrap();
+            let send = |latch: &'static str| {
+                let mut c = redis::cmd("EVAL");
+                c.arg(&script)
+                    .arg(2)
+                    .arg("twice")
+                    .arg(latch)
+                    .arg(30_000)
+                    .arg(field)
+                    .arg(latch_ms);
+                c
+            };
+            let first: Vec<i64> = send("redisson_unlock_latch:{twice}:a")
+                .query_async(&mut raw)
+                .await
+                .unwrap();
+            let latch_written = key_exists(&mut raw, "redisson_unlock_latch:{twice}:a").await;
+            assert_eq!(
+                latch_written,
+                latch_ms > 0,
+                "{what}: the latch is the record only when asked"
+            );
+            let again: Vec<i64> = send("redisson_unlock_latch:{twice}:a")
+                .query_async(&mut raw)
+                .await
+                .unwrap();
+            assert_eq!((first, again), (vec![1, 1], vec![1, 1]), "{what}");
+            let count: String = raw.hget("twice", field).await.unwrap();
+            assert_eq!(count, "1", "{what}: the copy did not count");
+            // settling asks the record where it is; a granted attempt reads as granted, twice
+            let settle = |latch: &'static str| {
+                let mut c = redis::cmd("EVAL");
+                if latch_ms > 0 {
+                    c.arg(include_str!("../lua/common/resolve_acquire.lua"))
+                        .arg(1)
+                        .arg(latch)
+                        .arg(60_000);
+                } else {
+                    c.arg(include_str!("../lua/common/resolve_by_field.lua"))
+                        .arg(2)
+                        .arg(latch)
+                        .arg("twice")
+                        .arg(60_000)
+                        .arg(field);
+                }
+                c
+            };
+            for _ in 0..2 {
+                // (no copy can be on its way once the attempt ran: nothing is marked)
+                let granted: Vec<i64> = settle("redisson_unlock_latch:{twice}:a")
+                    .query_async(&mut raw)
+                    .await
+                    .unwrap();
+                assert_eq!(
+                    granted,
+                    vec![1, 1],
+                    "{what}: the granted attempt settles as granted"
+                );
+            }
+            // an attempt settled as never-granted stays cancelled when its copy arrives later
+            // (with the owner's field already there from the first attempt: a new attempt's
+            // owner would be new, so this is the strictest case for the field record)
+            let _: () = raw.del("twice").await.unwrap();
+            let settled: Vec<i64> = settle("redisson_unlock_latch:{twice}:b")
+                .query_async(&mut raw)
+                .await
+                .unwrap();
+            assert_eq!(settled, vec![0, 0], "{what}");
+            let late: Vec<i64> = send("redisson_unlock_latch:{twice}:b")
+                .query_async(&mut raw)
+                .await
+                .unwrap();
+            assert_eq!(late, vec![2, 0], "{what}");
+            assert!(
+                !key_exists(&mut raw, "twice").await,
+                "{what}: the cancelled attempt changed nothing"
+            );
+            let again: Vec<i64> = settle("redisson_unlock_latch:{twice}:b")
+                .query_async(&mut raw)
+                .await
+                .unwrap();
+            assert_eq!(again, vec![0, 0], "{what}: asked again, the same answer");
+        }
     }
+}
+
+/// An acquisition whose owner is new to it (the default) writes what Redisson's writes and no
+/// more: the hash, no latch; a pinned owner's attempt records its grant in a latch, which the
+/// client deletes after the reply.
+#[tokio::test]
+async fn a_fresh_owners_grant_writes_no_latch() {
+    let s = RedisServer::start();
+    let client = s.client(Config::default()).await;
+    let mut raw = s.conn().await;
+    let lock = client.lock("fresh").unwrap();
+    lock.lock().await.unwrap().unlock().await.unwrap(); // scripts loaded
+    let sets = common::command_calls(&mut raw, "set").await;
+    let g = lock.lock().await.unwrap();
+    assert_eq!(
+        common::command_calls(&mut raw, "set").await,
+        sets,
+        "a fresh owner's acquire wrote a key besides the hash"
+    );
+    g.unlock().await.unwrap();
+    let after_unlock = common::command_calls(&mut raw, "set").await;
+    assert_eq!(
+        after_unlock,
+        sets + 1,
+        "the unlock records its reply (Redisson's latch)"
+    );
+    let pinned = lock.with_owner(7);
+    let g = pinned.lock().await.unwrap();
+    assert_eq!(
+        common::command_calls(&mut raw, "set").await,
+        after_unlock + 1,
+        "a pinned owner's acquire records its grant in a latch"
+    );
+    g.unlock().await.unwrap();
+    // the client deletes the pinned attempt's latch and both unlocks' latches after the replies
+    common::latches_deleted(&s).await;
 }
 
 /// A hold that ended on its own (its lease ran out; nobody unlocked it) leaves nothing in the

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use common::kinds::{self, queues, BlockingLock, KINDS};
 use common::{eventually, init_tracing, key_exists, leftovers, pause_all, pttl, script_calls, RedisServer};
-use redisson_lock::{blocking, Config, Error};
+use redisson_lock::{blocking, Config, Error, OwnerId};
 
 /// The command timeout of the clients under test.
 const CT: Duration = Duration::from_millis(500);
@@ -399,14 +399,16 @@ fn acquire_records_live_no_longer_than_settling_needs() {
     eprintln!("{left} latch keys left by 200 lock/unlock cycles without shutdown");
 
     // a process that dies while its acquisition waits, unread, in the socket of a stopped Redis:
-    // Redis runs it when it continues (the bytes come before the close), and nobody settles it
+    // Redis runs it when it continues (the bytes come before the close), and nobody settles it.
+    // A pinned owner's attempt records its grant in a latch, whose life is checked here (an
+    // owner new to its attempt writes no record: its hold alone expires with its TTL)
     let pid = rt.block_on(common::faults::pid(&s.url())).unwrap();
     let worker = tokio::runtime::Runtime::new().unwrap();
     let stopped = worker.block_on(async {
         let c = s.client(config.clone()).await;
         load_scripts(&c).await;
         let stopped = common::faults::Stopped::new(pid).unwrap();
-        let lock = kinds::open("lock", &c, "exit:in-flight");
+        let lock = kinds::open("lock", &c, "exit:in-flight").with_owner(OwnerId::from(7));
         drop(tokio::spawn(async move {
             lock.lock().await.map(|g| g.field().to_owned())
         }));

@@ -11,7 +11,12 @@ use redis::Script;
 use crate::stats::p50;
 use crate::sysinfo::proc_cpu;
 
-pub(crate) const ACQUIRE_LUA: &str = include_str!("../../lua/lock/acquire.lua");
+/// `lua/lock/acquire.lua` with its prelude (`recorded`, `record`), as `src/script.rs` assembles it.
+pub(crate) const ACQUIRE_LUA: &str = concat!(
+    include_str!("../../lua/common/attempt.lua"),
+    "\n",
+    include_str!("../../lua/lock/acquire.lua")
+);
 /// `lua/lock/unlock.lua` with its prelude (`notify`), as `src/script.rs` assembles it.
 pub(crate) const UNLOCK_LUA: &str = concat!(
     include_str!("../../lua/common/notify.lua"),
@@ -54,8 +59,9 @@ impl Raw {
         }
     }
 
-    /// The acquire script with a fresh attempt latch (as ours sends): `None` when granted,
-    /// else the PTTL (the Redisson-shaped answer the callers expect).
+    /// The acquire script with a fresh attempt latch, recording the grant in the owner's field
+    /// (latch TTL 0, as ours sends for an owner new to the attempt): `None` when granted, else
+    /// the PTTL (the Redisson-shaped answer the callers expect).
     pub(crate) async fn acquire(&self, key: &str) -> Option<i64> {
         let n = self.seq.fetch_add(1, Ordering::Relaxed);
         let mut c = self.con.clone();
@@ -65,7 +71,7 @@ impl Raw {
             .key(format!("redisson_unlock_latch:{{{key}}}:a{n:031x}"))
             .arg(LEASE_MS)
             .arg(RAW_FIELD)
-            .arg(LATCH_MS)
+            .arg(0)
             .invoke_async(&mut c)
             .await
             .unwrap();

@@ -32,7 +32,11 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-const ACQUIRE_LUA: &str = include_str!("../../lua/lock/acquire.lua");
+const ACQUIRE_LUA: &str = concat!(
+    include_str!("../../lua/common/attempt.lua"),
+    "\n",
+    include_str!("../../lua/lock/acquire.lua")
+);
 const UNLOCK_LUA: &str = concat!(
     include_str!("../../lua/common/notify.lua"),
     "\n",
@@ -107,7 +111,7 @@ async fn main() {
                         .key(format!("redisson_unlock_latch:{{{key}}}:a{i:031x}"))
                         .arg(30_000)
                         .arg(RAW_FIELD)
-                        .arg(12_400)
+                        .arg(0) // the owner's field records the grant, as ours sends by default
                         .invoke_async(&mut raw)
                         .await
                         .expect("acquire");

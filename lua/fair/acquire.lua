@@ -6,7 +6,8 @@
 --         counts as gone), KEYS[4] this attempt's latch "redisson_unlock_latch:{N}:<attempt id>"
 -- ARGV[1] TTL ms, ARGV[2] owner field, ARGV[3] wait ms (the waiter's own budget, Redisson's
 --         threadWaitTime), ARGV[4] now (client epoch ms: clocks of all clients must agree),
---         ARGV[5] latch TTL ms, ARGV[6] "1" = queue up when refused (lock(), tryLock(wait)),
+--         ARGV[5] latch TTL ms ('0': the owner is new to this acquisition and its field records
+--         the grant, lua/common/attempt.lua), ARGV[6] "1" = queue up when refused (lock(), tryLock(wait)),
 --         "0" = one attempt without queueing (tryLock()), ARGV[7] "1" = non-reentrant variant
 -- Reply: {1, count} granted (the latch records it); {0, ttl} refused: how long the waiter should
 --        expect to wait (its predecessor's deadline, or the lock's PTTL); {2, 0} cancelled attempt.
@@ -15,11 +16,9 @@ local lock_key, queue, deadlines, latch = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local ttl_ms, owner, wait_ms, now = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local latch_ms, queued, non_reentrant = ARGV[5], ARGV[6], ARGV[7]
 
-local seen = redis.call('get', latch)
-if seen == 'cancelled' then
-  return {2, 0}
-elseif seen then
-  return {1, tonumber(seen)}
+local earlier = recorded(latch)
+if earlier then
+  return earlier
 end
 
 -- (lua/fair/purge.lua is prepended)
@@ -36,17 +35,20 @@ if redis.call('exists', lock_key) == 0
   end
   redis.call('hset', lock_key, owner, 1)
   redis.call('pexpire', lock_key, ttl_ms)
-  redis.call('set', latch, 1, 'px', latch_ms)
+  record(latch, 1, latch_ms)
   return {1, 1}
 end
 
-if redis.call('hexists', lock_key, owner) == 1 then
+local held = redis.call('hget', lock_key, owner)
+if held and latch_ms == '0' then
+  return {1, tonumber(held)} -- the field of an owner new to this acquisition: a copy of it ran
+elseif held then
   if non_reentrant == '1' then
     return redis.error_reply('NON_REENTRANT_REACQUIRE the owner already holds this non-reentrant fair lock')
   end
   local holds = redis.call('hincrby', lock_key, owner, 1)
   redis.call('pexpire', lock_key, ttl_ms)
-  redis.call('set', latch, holds, 'px', latch_ms)
+  record(latch, holds, latch_ms)
   return {1, holds}
 end
 

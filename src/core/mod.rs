@@ -168,6 +168,9 @@ impl<K: AcquireKind> Lock<K> {
             deadline: wait.map(|w| after(start, w)),
             wait_ms: self.kind.wait_budget(wait, cfg),
             waits: wait != Some(Duration::ZERO),
+            // without a fixed owner every owner below is made for this acquisition: its field
+            // in the lock is the grant's record (no latch to write, nor to delete afterwards)
+            by_field: self.owner.fixed().is_none() && self.kind.field_records_grant(),
         };
         // a kind whose waiters leave traces (the fair queue) gives up when the wait ends without
         // the lock: at once on timeout or error, in the background when the caller is cancelled
@@ -489,7 +492,7 @@ impl<K: AcquireKind> Lock<K> {
         let args = AcquireArgs {
             ttl_ms: need_ms,
             latch: &latch,
-            latch_ms: cfg.settle_window_ms(),
+            latch_ms: if plan.by_field { 0 } else { cfg.settle_window_ms() },
             wait_ms: plan.wait_ms,
             waits: plan.waits,
         };
@@ -511,6 +514,7 @@ impl<K: AcquireKind> Lock<K> {
             sent: Some(Sent {
                 turn,
                 latch,
+                by_field: plan.by_field,
                 mode,
                 sent_at,
                 need_ms,
@@ -536,7 +540,9 @@ impl<K: AcquireKind> Lock<K> {
                     return Err(Error::Shutdown); // `flight` settles it in the background
                 }
                 let settled = if deadline.is_none_or(|d| Instant::now() < d) {
-                    Box::pin(self.settle(flight.latch())).await.ok() // boxed: rare and large
+                    Box::pin(self.settle(flight.latch(), plan.by_field.then_some(&*field)))
+                        .await
+                        .ok() // boxed: rare and large
                 } else {
                     None
                 };
@@ -563,7 +569,9 @@ impl<K: AcquireKind> Lock<K> {
             Reply::Granted { count, grant } => {
                 let held = match self.record_grant(sent, count, grant, false) {
                     Ok((held, latch)) => {
-                        self.client.latches.discard(latch);
+                        if let Some(latch) = latch {
+                            self.client.latches.discard(latch);
+                        }
                         held
                     }
                     // the client is shutting down, or the reply came too late to trust the hold:
@@ -599,17 +607,34 @@ impl<K: AcquireKind> Lock<K> {
         }
     }
 
-    /// Asks Redis whether the acquire that wrote `latch` took effect, making sure it never will
-    /// if it has not. `Reply::Granted`: it did; anything else: not, and never.
-    async fn settle(&self, latch: &str) -> Result<Reply<K::Grant>> {
+    /// Asks Redis whether the acquire whose latch is `latch` took effect, making sure it never
+    /// will if it has not. `by_field`: the owner field that records its grant, when its owner was
+    /// new to it (else the latch records it). `Reply::Granted`: it did; anything else: not, and
+    /// never. Asking again gives the same answer.
+    async fn settle(&self, latch: &str, by_field: Option<&str>) -> Result<Reply<K::Grant>> {
         let cfg = &self.client.config;
-        let mut inv = script::RESOLVE_ACQUIRE.prepare_invoke();
         // a copy of the request still on its way finds the marker for as long as a grant's
         // record would live
-        inv.key(latch).arg(cfg.settle_window_ms());
+        let inv = match by_field {
+            None => {
+                let mut inv = script::RESOLVE_ACQUIRE.prepare_invoke();
+                inv.key(latch).arg(cfg.settle_window_ms());
+                inv
+            }
+            Some(field) => {
+                let mut inv = script::RESOLVE_BY_FIELD.prepare_invoke();
+                inv.key(latch)
+                    .key(&*self.key)
+                    .arg(cfg.settle_window_ms())
+                    .arg(field);
+                inv
+            }
+        };
         let v: Value = script::run(&self.client.conn, cfg.command_timeout, &self.key, &inv).await?;
         let reply = self.kind.decode(&v)?;
-        if matches!(reply, Reply::Granted { .. }) {
+        // a latch that recorded the grant is garbage now (a grant found in the owner's field
+        // wrote none)
+        if by_field.is_none() && matches!(reply, Reply::Granted { .. }) {
             self.client.latches.discard(latch.to_owned());
         }
         Ok(reply)
@@ -637,7 +662,8 @@ impl<K: AcquireKind> Lock<K> {
         let cfg = &self.client.config;
         let window = cfg.settling();
         loop {
-            match self.settle(&sent.latch).await {
+            let by_field = sent.by_field.then(|| sent.turn.field().clone());
+            match self.settle(&sent.latch, by_field.as_deref()).await {
                 Ok(Reply::Granted { count, grant }) => {
                     // an abandoned grant is late: `record_grant` queues its release (were it ever
                     // recorded as live, dropping its guard would release it all the same)
@@ -660,7 +686,7 @@ impl<K: AcquireKind> Lock<K> {
     }
 
     /// Records a grant of the attempt `sent` in the hold table and gives its turn back: the
-    /// guard of that hold, and the attempt's latch. `abandoned`: the caller gave up before the
+    /// guard of that hold, and the attempt's latch if it recorded the grant. `abandoned`: the caller gave up before the
     /// outcome was known. A grant nobody will use (abandoned, the client shutting down, or
     /// answered after the hold's trusted time) is released at once, as background work under
     /// the attempt's turn; `Err` says why.
@@ -670,10 +696,11 @@ impl<K: AcquireKind> Lock<K> {
         count: i64,
         grant: K::Grant,
         abandoned: bool,
-    ) -> std::result::Result<(Guard<K>, String), LateWhy> {
+    ) -> std::result::Result<(Guard<K>, Option<String>), LateWhy> {
         let Sent {
             turn,
             latch,
+            by_field,
             mode,
             sent_at,
             need_ms,
@@ -691,10 +718,13 @@ impl<K: AcquireKind> Lock<K> {
             Recorded::Live(lease) => {
                 // the loss watch reads the key, so that Redis tells it when the key changes
                 self.client.invalidated.key(&self.key);
+                let latch = (!by_field).then_some(latch);
                 Ok((Guard::new(self.clone(), field, owner, lease, mode, grant), latch))
             }
             Recorded::Late(late) => {
-                self.client.latches.discard(latch);
+                if !by_field {
+                    self.client.latches.discard(latch);
+                }
                 let why = late.why;
                 let releaser = Releaser::of(self);
                 let job: crate::background::Job =
@@ -712,6 +742,9 @@ impl<K: AcquireKind> Lock<K> {
 struct Sent {
     turn: Turn,
     latch: String,
+    /// The owner's field records the grant (its owner was new to the attempt): nothing was
+    /// written in `latch` unless settling marked it cancelled.
+    by_field: bool,
     mode: Mode,
     sent_at: Instant,
     need_ms: u64,
@@ -760,4 +793,6 @@ struct Plan {
     deadline: Option<Instant>,
     wait_ms: u64,
     waits: bool,
+    /// Every attempt's owner is new to it, and the kind keeps grants in the owner's field.
+    by_field: bool,
 }

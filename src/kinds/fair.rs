@@ -161,7 +161,7 @@ impl Reenterable for Fair {}
 pub(crate) static FAIR: Fair = FairKind { _sealed: () };
 pub(crate) static NON_REENTRANT_FAIR: NonReentrantFair = FairKind { _sealed: () };
 
-lua!(FAIR_ACQUIRE, "fair/acquire", with "fair/purge");
+lua!(FAIR_ACQUIRE, "fair/acquire", with "fair/purge", "common/attempt");
 lua!(FAIR_UNLOCK, "fair/unlock", with "fair/purge", "common/notify");
 lua!(FAIR_FORCE_UNLOCK, "fair/force_unlock", with "common/lock_shape", "fair/purge", "common/notify");
 lua!(FAIR_GIVE_UP, "fair/give_up");
@@ -185,8 +185,8 @@ const FAIR_KEYS: &[KeySpec] = &[
         Some("hash"),
         false,
         &[
-            "del", "exists", "hexists", "hgetall", "hincrby", "hlen", "hscan", "hset", "pexpire", "pttl",
-            "type",
+            "del", "exists", "hexists", "hget", "hgetall", "hincrby", "hlen", "hscan", "hset", "pexpire",
+            "pttl", "type",
         ],
     )
     .with_client_commands(common::LOCK_READS),
@@ -219,6 +219,7 @@ const FAIR_SCRIPTS: &[&script::Lua] = &[
     &FAIR_GIVE_UP,
     &script::LOCK_RENEW_BATCH,
     &script::RESOLVE_ACQUIRE,
+    &script::RESOLVE_BY_FIELD,
     &script::MISSING,
 ];
 

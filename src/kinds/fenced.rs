@@ -79,6 +79,11 @@ impl AcquireKind for Fenced {
     /// The fencing token this grant took.
     type Grant = u64;
 
+    /// The token lives only in the attempt's latch: every attempt records its grant there.
+    fn field_records_grant(&self) -> bool {
+        false
+    }
+
     fn acquire(&self, c: &Ctx<'_>, a: &AcquireArgs<'_>) -> ScriptInvocation<'static> {
         let mut inv = FENCED_ACQUIRE.prepare_invoke();
         inv.key(c.key)

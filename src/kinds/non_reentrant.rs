@@ -73,7 +73,7 @@ impl AcquireKind for NonReentrant {
 
 pub(crate) static NON_REENTRANT: NonReentrant = NonReentrant { _sealed: () };
 
-lua!(NON_REENTRANT_ACQUIRE, "non_reentrant/acquire");
+lua!(NON_REENTRANT_ACQUIRE, "non_reentrant/acquire", with "common/attempt");
 
 pub(crate) static LAYOUT: Layout = Layout::new(
     "non-reentrant",
@@ -85,8 +85,8 @@ pub(crate) static LAYOUT: Layout = Layout::new(
             Some("hash"),
             false,
             &[
-                "del", "exists", "hexists", "hgetall", "hincrby", "hlen", "hscan", "hset", "pexpire", "pttl",
-                "type",
+                "del", "exists", "hexists", "hget", "hgetall", "hincrby", "hlen", "hscan", "hset", "pexpire",
+                "pttl", "type",
             ],
         )
         .with_client_commands(common::LOCK_READS),
@@ -100,6 +100,7 @@ pub(crate) static LAYOUT: Layout = Layout::new(
         &LOCK_FORCE_UNLOCK,
         &script::LOCK_RENEW_BATCH,
         &script::RESOLVE_ACQUIRE,
+        &script::RESOLVE_BY_FIELD,
         &script::MISSING,
     ],
 );

@@ -59,13 +59,13 @@ impl Reenterable for Reentrant {}
 pub(crate) static REENTRANT: Reentrant = Reentrant { _sealed: () };
 
 // the RLock's scripts; the fenced, non-reentrant and spin locks share some of them
-lua!(LOCK_ACQUIRE, "lock/acquire");
+lua!(LOCK_ACQUIRE, "lock/acquire", with "common/attempt");
 lua!(LOCK_UNLOCK, "lock/unlock", with "common/notify");
 lua!(LOCK_FORCE_UNLOCK, "lock/force_unlock", with "common/lock_shape", "common/notify");
 
 /// The commands the RLock's scripts run on its hash.
 pub(crate) const HASH_COMMANDS: &[&str] = &[
-    "del", "exists", "hexists", "hgetall", "hincrby", "hlen", "hscan", "pexpire", "pttl", "type",
+    "del", "exists", "hexists", "hget", "hgetall", "hincrby", "hlen", "hscan", "pexpire", "pttl", "type",
 ];
 
 pub(crate) static LAYOUT: Layout = Layout::new(
@@ -84,6 +84,7 @@ pub(crate) static LAYOUT: Layout = Layout::new(
         &LOCK_FORCE_UNLOCK,
         &script::LOCK_RENEW_BATCH,
         &script::RESOLVE_ACQUIRE,
+        &script::RESOLVE_BY_FIELD,
         &script::MISSING,
     ],
 );

@@ -192,8 +192,8 @@ impl Reenterable for Write {}
 pub(crate) static READ: Read = Read { _sealed: () };
 pub(crate) static WRITE: Write = Write { _sealed: () };
 
-lua!(RW_READ_ACQUIRE, "rw/read_acquire");
-lua!(RW_WRITE_ACQUIRE, "rw/write_acquire");
+lua!(RW_READ_ACQUIRE, "rw/read_acquire", with "common/attempt");
+lua!(RW_WRITE_ACQUIRE, "rw/write_acquire", with "common/attempt");
 lua!(RW_READ_UNLOCK, "rw/read_unlock", with "common/notify");
 lua!(RW_WRITE_UNLOCK, "rw/write_unlock", with "common/notify");
 lua!(RW_READ_FORCE_UNLOCK, "rw/read_force_unlock", with "common/lock_shape", "common/notify");
@@ -255,6 +255,7 @@ pub(crate) static READ_LAYOUT: Layout = Layout::new(
         &RW_READ_IS_LOCKED,
         &script::RW_READ_RENEW_BATCH,
         &script::RESOLVE_ACQUIRE,
+        &script::RESOLVE_BY_FIELD,
         &script::MISSING,
     ],
 );
@@ -275,6 +276,7 @@ pub(crate) static WRITE_LAYOUT: Layout = Layout::new(
         &RW_WRITE_FORCE_UNLOCK,
         &script::LOCK_RENEW_BATCH,
         &script::RESOLVE_ACQUIRE,
+        &script::RESOLVE_BY_FIELD,
         &script::MISSING,
     ],
 );

@@ -110,6 +110,7 @@ pub(crate) static LAYOUT: Layout = Layout::new(
         &SPIN_FORCE_UNLOCK,
         &script::LOCK_RENEW_BATCH,
         &script::RESOLVE_ACQUIRE,
+        &script::RESOLVE_BY_FIELD,
         &script::MISSING,
     ],
 );

@@ -108,7 +108,10 @@ mod tests {
         assert!(s == Status::Ok && m.starts_with("RESP3 yes"), "{m}");
         let (s, m) = judge_features(&Probe::Yes, &no(), &no());
         assert!(s == Status::Ok, "{m}");
-        assert!(m.contains("TRACKINGINFO no") && m.contains("sharded pub/sub no"), "{m}");
+        assert!(
+            m.contains("TRACKINGINFO no") && m.contains("sharded pub/sub no"),
+            "{m}"
+        );
         let (s, m) = judge_features(&no(), &no(), &no());
         assert!(s == Status::Warn && m.contains("waiters poll"), "{m}");
         let (s, m) = judge_features(&Probe::Denied, &Probe::Denied, &Probe::Yes);
