@@ -88,8 +88,14 @@
 //! }
 //! # Ok(()) }
 //! ```
+//!
+//! # Finding them by name
+//!
+//! [`scan_locks`] finds the locks whose names match a glob, [`scan_synchronizers`] the counts
+//! (every decimal integer string: latch, `RSemaphore` or an application's integer) and the
+//! permit-expirable semaphores (an integer beside its `{N}:timeout` set); both with `SCAN`,
+//! never `KEYS`, and on the node the connection talks to.
 
-use std::collections::HashSet;
 use std::time::Duration;
 
 use redis::aio::ConnectionLike;
@@ -100,6 +106,7 @@ use crate::Ttl;
 mod field;
 mod latch;
 mod names;
+mod scan;
 mod semaphore;
 mod subscribers;
 
@@ -107,8 +114,9 @@ use field::{field_problem, hold_count, not_a_lock, owner_field, shown};
 pub use field::{parse_field, Field};
 pub use latch::*;
 pub use names::*;
+pub use scan::*;
 pub use semaphore::*;
-pub use subscribers::ChannelSubscribers;
+pub use subscribers::{channel_subscribers, ChannelSubscribers};
 
 /// The most read-timeout keys probed per reader (a guard against a corrupted hold count).
 const MAX_TIMEOUT_KEYS: u64 = 1_000;
@@ -570,70 +578,4 @@ where
         ));
     }
     Ok(())
-}
-
-/// Finds the locks whose keys match the glob `pattern` (`*` for all) with `SCAN` (never `KEYS`)
-/// and inspects each one; hashes that do not look like locks are skipped. Sorted by key.
-///
-/// Only lock hashes are found (a fair lock's queue or a fenced lock's token alone, with nobody
-/// holding the lock, is not listed). On a Redis Cluster connection `SCAN` reaches one node only.
-///
-/// # Errors
-///
-/// [`Error::Redis`] for connection errors.
-///
-/// # Examples
-///
-/// ```no_run
-/// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
-/// for info in redisson_lock::inspect::scan_locks(&mut client.connection(), "lock:*").await? {
-///     println!("{} {:?} {} holder(s)", info.key, info.kind, info.holders.len());
-/// }
-/// # Ok(()) }
-/// ```
-pub async fn scan_locks<C>(conn: &mut C, pattern: &str) -> Result<Vec<LockInfo>>
-where
-    C: ConnectionLike + Send,
-{
-    let mut seen = HashSet::new();
-    let mut keys = Vec::new();
-    let mut cursor: u64 = 0;
-    // `TYPE hash` needs Redis 6; fall back to checking every key's type on older servers.
-    let mut typed = true;
-    loop {
-        let mut cmd = redis::cmd("SCAN");
-        cmd.arg(cursor).arg("MATCH").arg(pattern).arg("COUNT").arg(500);
-        if typed {
-            cmd.arg("TYPE").arg("hash");
-        }
-        let reply: redis::RedisResult<(u64, Vec<String>)> = cmd.query_async(conn).await;
-        let (next, batch) = match reply {
-            Ok(r) => r,
-            Err(e) if typed && cursor == 0 && !e.is_io_error() => {
-                typed = false;
-                continue;
-            }
-            Err(e) => return Err(e.into()),
-        };
-        for k in batch {
-            if seen.insert(k.clone()) {
-                keys.push(k);
-            }
-        }
-        cursor = next;
-        if cursor == 0 {
-            break;
-        }
-    }
-    keys.sort();
-    let mut out = Vec::new();
-    for k in keys {
-        match inspect(conn, &k).await {
-            Ok(info) if info.is_locked() => out.push(info),
-            // another type, or a hash (or token) that is not a lock's
-            Ok(_) | Err(Error::WrongType { .. } | Error::Protocol(_)) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(out)
 }

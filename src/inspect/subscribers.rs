@@ -47,8 +47,51 @@ pub(super) async fn subscribers<C, const N: usize>(
 where
     C: ConnectionLike + Send,
 {
-    let classic = numsub(conn, "NUMSUB", &channels).await.map_err(Error::Redis)?;
-    let sharded = match numsub(conn, "SHARDNUMSUB", &channels).await {
+    let mut counts = channel_subscribers(conn, &channels).await?.into_iter();
+    // one count per channel, in order
+    Ok(channels.map(|channel| {
+        counts.next().unwrap_or(ChannelSubscribers {
+            channel,
+            classic: 0,
+            sharded: None,
+        })
+    }))
+}
+
+/// How many connections subscribe to each of `channels`, in their order, as the views of counts
+/// and semaphores show it (e.g. [`LatchInfo::latch_channel`](super::LatchInfo::latch_channel)).
+///
+/// Only reads: one `PUBSUB NUMSUB` and one `PUBSUB SHARDNUMSUB` for all the channels. A refused
+/// `SHARDNUMSUB` (before Redis 7, or by an ACL) leaves `sharded` unknown (`None`) rather than
+/// zero. Both count the subscribers of the node `conn` talks to: classic subscribers may be
+/// connected to any node of a Redis Cluster (a cluster connection sums every node's replies),
+/// sharded ones to the node serving the channel's slot.
+///
+/// # Errors
+///
+/// [`Error::Redis`] when `NUMSUB` fails or the connection does.
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+/// use redisson_lock::inspect::{channel_subscribers, semaphore_channel};
+///
+/// let channels = [semaphore_channel("sem:a"), semaphore_channel("sem:b")];
+/// for c in channel_subscribers(&mut client.connection(), &channels).await? {
+///     println!("{}: {} listening", c.channel, c.total());
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn channel_subscribers<C>(conn: &mut C, channels: &[String]) -> Result<Vec<ChannelSubscribers>>
+where
+    C: ConnectionLike + Send,
+{
+    if channels.is_empty() {
+        return Ok(Vec::new());
+    }
+    let classic = numsub(conn, "NUMSUB", channels).await.map_err(Error::Redis)?;
+    let sharded = match numsub(conn, "SHARDNUMSUB", channels).await {
         Ok(counts) => Some(counts),
         Err(e) if e.is_io_error() || e.is_connection_dropped() || e.is_timeout() => {
             return Err(Error::Redis(e))
@@ -56,13 +99,15 @@ where
         Err(_) => None,
     };
     // `numsub` gives one count per channel, in order
-    let mut classic = classic.into_iter();
-    let mut sharded = sharded.map(Vec::into_iter);
-    Ok(channels.map(|channel| ChannelSubscribers {
-        channel,
-        classic: classic.next().unwrap_or(0),
-        sharded: sharded.as_mut().and_then(Iterator::next),
-    }))
+    Ok(channels
+        .iter()
+        .enumerate()
+        .map(|(i, channel)| ChannelSubscribers {
+            channel: channel.clone(),
+            classic: classic.get(i).copied().unwrap_or(0),
+            sharded: sharded.as_ref().and_then(|s| s.get(i).copied()),
+        })
+        .collect())
 }
 
 /// `PUBSUB <sub> <channels...>`: the subscriber count of each channel, in their order.

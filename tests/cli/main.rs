@@ -11,6 +11,7 @@ mod hold;
 mod inspect;
 mod java;
 mod latch;
+mod list;
 mod semaphore;
 mod watch;
 

@@ -1,5 +1,5 @@
 //! `redisson-lock`: inspect, list, hold, force-unlock and watch Redisson-compatible locks (and
-//! inspect and watch count-down latches and semaphores), and check a deployment (`doctor`).
+//! inspect, list and watch count-down latches and semaphores), and check a deployment (`doctor`).
 //!
 //! Exit codes: 0 success, 1 error (one line on stderr; with `--json` one JSON object, see
 //! [`render::error_line`]) or a failed `doctor` check, 2 `hold --wait` did not acquire in time,
@@ -12,6 +12,7 @@ mod count;
 mod doctor;
 mod follow;
 mod hold;
+mod list;
 mod render;
 mod semaphore;
 mod watch;
@@ -26,7 +27,7 @@ use redisson_lock::inspect::{self, LockInfo, LockKind};
 use redisson_lock::{Client, Config, Error};
 
 /// Inspect, list, hold, force-unlock and watch distributed locks that are wire-compatible with
-/// Java's Redisson (RLock, RReadWriteLock, RFairLock, RFencedLock), inspect and watch its
+/// Java's Redisson (RLock, RReadWriteLock, RFairLock, RFencedLock), inspect, list and watch its
 /// count-down latches and semaphores (RCountDownLatch, RSemaphore, RPermitExpirableSemaphore),
 /// and check that a deployment keeps them safe.
 #[derive(Parser, Debug)]
@@ -77,15 +78,22 @@ enum Command {
         #[command(flatten)]
         as_kind: count::AsKind,
     },
-    /// Find locks with SCAN (never KEYS) and show one line per lock; in a Redis Cluster, SCAN
-    /// every master
+    /// Find locks with SCAN (never KEYS) and show one line per lock; with --synchronizers also
+    /// counts and permit-expirable semaphores; in a Redis Cluster, SCAN every master
     ///
-    /// Counts and semaphores are not listed (an integer string is as likely an application's
-    /// counter): inspect them by name.
+    /// Without --synchronizers only locks are listed. With it, a second table (after the locks;
+    /// in JSON, objects as inspect prints them) lists every integer string as a count (a
+    /// count-down latch, an RSemaphore or an application's integer: the kind says whose
+    /// channel has subscribers, never more) and every integer beside a {NAME}:timeout set of
+    /// permit ids as a permit-expirable semaphore. Only reads.
     List {
-        /// Glob pattern over lock names
+        /// Glob pattern over names
         #[arg(default_value = "*")]
         pattern: String,
+        /// Also list counts (count-down latches, RSemaphores, any integer string) and
+        /// permit-expirable semaphores
+        #[arg(long)]
+        synchronizers: bool,
     },
     /// Acquire a lock, hold it (for --for, or until Ctrl-C), then release it
     Hold(HoldArgs),
@@ -419,11 +427,12 @@ async fn run(mut cli: Cli) -> Result<Outcome, Failure> {
             }
             Ok(Outcome::Done)
         }
-        Command::List { pattern } => {
+        Command::List {
+            pattern,
+            synchronizers,
+        } => {
             let client = connect(&cli.url).await?;
-            let locks = cluster::scan_locks(&cli.url, &mut client.connection(), &pattern).await?;
-            out.list(&locks);
-            Ok(Outcome::Done)
+            list::list(&client, &cli.url, &out, &pattern, synchronizers).await
         }
         Command::Hold(args) => {
             let client = connect(&cli.url).await?;

@@ -71,7 +71,7 @@ pub(crate) fn fmt_ttl(ttl: Ttl) -> String {
     }
 }
 
-fn kind_str(info: &LockInfo) -> String {
+pub(crate) fn kind_str(info: &LockInfo) -> String {
     match (info.kind, &info.mode) {
         (Some(k), Some(m)) => format!("{k} (mode {m})"),
         (Some(k), None) => k.to_string(),
@@ -158,7 +158,7 @@ pub(crate) fn subscribers_str(c: &ChannelSubscribers) -> String {
     }
 }
 
-fn holder_short(h: &Holder) -> String {
+pub(crate) fn holder_short(h: &Holder) -> String {
     let mut s = format!("{} x{}", h.field, h.hold_count);
     if h.role != Role::Exclusive {
         s.push_str(&format!(" ({})", h.role));
@@ -311,50 +311,6 @@ impl Out {
             _ => "cannot tell: nobody listens on either channel (--latch or --semaphore say which)",
         };
         println!("likely   {likely}");
-    }
-
-    pub(crate) fn list(&self, locks: &[LockInfo]) {
-        if self.json {
-            for info in locks {
-                println!("{}", info_json(info));
-            }
-            return;
-        }
-        if locks.is_empty() {
-            println!("no locks found");
-            return;
-        }
-        let rows: Vec<[String; 4]> = locks
-            .iter()
-            .map(|i| {
-                let holders: Vec<String> = i.holders.iter().map(holder_short).collect();
-                [i.key.clone(), kind_str(i), holders.join(", "), fmt_ttl(i.ttl)]
-            })
-            .collect();
-        let header = [
-            "NAME".to_owned(),
-            "KIND".to_owned(),
-            "HOLDERS".to_owned(),
-            "TTL".to_owned(),
-        ];
-        let mut w = [0usize; 4];
-        for r in std::iter::once(&header).chain(rows.iter()) {
-            for (c, cell) in r.iter().enumerate() {
-                w[c] = w[c].max(cell.chars().count());
-            }
-        }
-        for r in std::iter::once(&header).chain(rows.iter()) {
-            println!(
-                "{:<w0$}  {:<w1$}  {:<w2$}  {}",
-                r[0],
-                r[1],
-                r[2],
-                r[3],
-                w0 = w[0],
-                w1 = w[1],
-                w2 = w[2]
-            );
-        }
     }
 
     pub(crate) fn force_unlock_nothing(&self, info: &LockInfo) {
