@@ -24,7 +24,9 @@
 //! | [`cluster`] | scenarios 38–42 in a Redis Cluster (3 masters + 3 replicas): RLock, fair lock, `Auto` vs `Both` against classic/sharded Redisson |
 //! | [`latch`] | count-down latch scenarios 43–47 (`RCountDownLatch` vs `Client::count_down_latch`: count, wake-ups, delete, stress) |
 //! | [`semaphore`] | semaphore scenarios 48–52 (`RSemaphore` vs `Client::semaphore`: counts, TTL, releaseIfExists, wake-up, mixed stress) |
-//! | [`expirable`] | permit-expirable semaphore (`RPermitExpirableSemaphore` vs `Client::permit_expirable_semaphore`): the kind's table, both languages' wrapper and the raw state helpers, scenarios 53–54 (ids, leases, several at once) |
+//! | [`semaphore_party`] | both languages' semaphore operations (`Sem`) and a waiter started in the background |
+//! | [`expirable`] | permit-expirable semaphore (`RPermitExpirableSemaphore` vs `Client::permit_expirable_semaphore`): the kind's table and the raw state helpers, scenarios 53–54 (ids, leases, several at once) |
+//! | [`expirable_party`] | both languages' permit-expirable semaphore operations (`Pes`) and a waiter started in the background |
 //! | [`expirable_lease`] | permit-expirable semaphore scenarios 55–57 (lease expiry, wake-up, the leases of a SIGKILLed holder process) |
 //! | [`counter`] | the mixed-language counter of scenarios 19, 23, 26, 30, 34 and 37 |
 //! | [`party`] | one side of a scenario: a Java worker or a Rust owner, every kind's operations |
@@ -58,6 +60,8 @@ mod env;
 mod expirable;
 #[path = "matrix/expirable_lease.rs"]
 mod expirable_lease;
+#[path = "matrix/expirable_party.rs"]
+mod expirable_party;
 #[path = "matrix/fair.rs"]
 mod fair;
 #[path = "matrix/fenced.rs"]
@@ -84,6 +88,8 @@ mod runner;
 mod rwlock;
 #[path = "matrix/semaphore.rs"]
 mod semaphore;
+#[path = "matrix/semaphore_party.rs"]
+mod semaphore_party;
 #[path = "matrix/spin.rs"]
 mod spin;
 #[path = "matrix/support.rs"]

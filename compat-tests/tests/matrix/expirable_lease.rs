@@ -2,9 +2,9 @@
 //! holder that never releases (a Java worker / Rust task of the shared environment); 56: a
 //! release wakes the other language's waiter; 57: the holder is a process of its own (a harness
 //! JVM / `rust-holder --expirable-permits`) that is SIGKILLed while it holds every permit, and
-//! its leases give them back. The kind's table, the [`Pes`] wrapper of both languages and the
-//! raw state helpers are in [`crate::expirable`] (its docs describe the Redis state); A sets the
-//! permits up, B is the other language.
+//! its leases give them back. The kind's table and the raw state helpers are in
+//! [`crate::expirable`] (its docs describe the Redis state), the [`Pes`] wrapper of both
+//! languages in [`crate::expirable_party`]; A sets the permits up, B is the other language.
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
@@ -14,7 +14,8 @@ use redisson_lock_compat_tests::{now_ms, Harness, Result};
 use tokio::io::AsyncBufReadExt;
 
 use crate::env::{Env, Speed};
-use crate::expirable::{about, sc, state, Pes, NO_LEASE};
+use crate::expirable::{about, sc, state, NO_LEASE};
+use crate::expirable_party::Pes;
 use crate::kinds::{Dir, Outcome, Scenario};
 use crate::semaphore::{expect_sem_messages, sem_channel, wait_sem_listening, SEM_WAKE_BOUND_MS};
 use crate::support::{Watch, CMD, FAST_WATCHDOG_MS};

@@ -3,6 +3,7 @@
 //! else they are n/a). A semaphore is not a lock and its permits have no owner: in these rows A is
 //! the side that sets the permits up and takes or gives back first, B the other language; J→R =
 //! Java is A, R→J = Rust is A.
+//! Both languages' operations are [`Sem`], in [`crate::semaphore_party`].
 //!
 //! Redis state: the available permits are a decimal string at the semaphore's name N (no TTL
 //! unless `trySetPermits(p, ttl)` gave one); nothing else is stored. The channel is
@@ -22,12 +23,12 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use redisson_lock::Semaphore;
-use redisson_lock_compat_tests::{now_ms, Harness, Pending, Response, Result};
+use redisson_lock_compat_tests::Result;
 
 use crate::env::{Env, Speed};
 use crate::kinds::{Dir, Needs, Outcome, Scenario, BOTH_WAYS};
-use crate::party::{Lang, Party};
+use crate::party::Lang;
+use crate::semaphore_party::Sem;
 use crate::support::{until, Watch, CMD};
 
 /// The bound from the release that lets a waiter in to the waiter's return (scenarios 51, 56),
@@ -95,211 +96,6 @@ pub async fn run(env: &Env, no: usize, dir: Dir) -> Result<Outcome> {
 /// The semaphores' channel: `redisson_sc:{N}` (both kinds).
 pub fn sem_channel(name: &str) -> String {
     format!("redisson_sc:{{{name}}}")
-}
-
-/// One side's handle on semaphore N: the harness' `semaphore<Op> N …` on the party's worker, or
-/// the Rust `client.semaphore(N)` (permits have no owner: the party's owner id plays no part).
-enum Sem<'a> {
-    Java {
-        h: &'a Harness,
-        worker: String,
-        name: String,
-    },
-    Rust(Semaphore),
-}
-
-/// An `acquire` started in the background: the Java `semaphoreAcquire` on its worker, or a Rust
-/// task that gives the epoch ms of its return.
-enum SemWaiting {
-    Java(Box<Pending>),
-    Rust(tokio::task::JoinHandle<Result<f64>>),
-}
-
-impl SemWaiting {
-    fn is_done(&mut self) -> bool {
-        match self {
-            SemWaiting::Java(p) => p.is_done(),
-            SemWaiting::Rust(j) => j.is_finished(),
-        }
-    }
-
-    /// The epoch ms of the acquisition's return (Java: the harness' `ts_ms`).
-    async fn finish(self, limit: Duration) -> Result<f64> {
-        match self {
-            SemWaiting::Java(p) => {
-                let r = p.wait(limit).await?;
-                let ts = r.ts_ms;
-                r.into_ok()?;
-                Ok(ts)
-            }
-            SemWaiting::Rust(j) => {
-                let abort = j.abort_handle();
-                tokio::time::timeout(limit, j)
-                    .await
-                    .map_err(|_| {
-                        abort.abort();
-                        format!("rust semaphore acquire did not return within {limit:?}")
-                    })?
-                    .map_err(|e| format!("rust acquire task: {e}"))?
-            }
-        }
-    }
-}
-
-impl<'a> Sem<'a> {
-    fn of(party: &Party<'a>, name: &str) -> Result<Sem<'a>> {
-        Ok(match &party.lang {
-            Lang::Java { h, worker } => Sem::Java {
-                h,
-                worker: worker.clone(),
-                name: name.to_owned(),
-            },
-            Lang::Rust { c, .. } => Sem::Rust(
-                c.semaphore(name)
-                    .map_err(|e| format!("client.semaphore({name}): {e}"))?,
-            ),
-        })
-    }
-
-    fn lang(&self) -> &'static str {
-        match self {
-            Sem::Java { .. } => "Java",
-            Sem::Rust(_) => "Rust",
-        }
-    }
-
-    /// A harness call `cmd N args…` on the worker.
-    async fn java(&self, cmd: &str, args: &[String]) -> Result<Response> {
-        let Sem::Java { h, worker, name } = self else {
-            return Err("not a Java semaphore".into());
-        };
-        let mut all = vec![name.as_str()];
-        all.extend(args.iter().map(String::as_str));
-        h.call(worker, cmd, &all, CMD).await
-    }
-
-    /// `trySetPermits(n)` / `trySetPermits(n, ttl)`.
-    async fn try_set_permits(&self, n: i64, ttl_ms: Option<u64>) -> Result<bool> {
-        match self {
-            Sem::Java { .. } => {
-                let mut args = vec![n.to_string()];
-                args.extend(ttl_ms.map(|t| t.to_string()));
-                self.java("semaphoreTrySetPermits", &args).await?.bool()
-            }
-            Sem::Rust(s) => match ttl_ms {
-                None => s.try_set_permits(n).await,
-                Some(t) => s.try_set_permits_with_ttl(n, Duration::from_millis(t)).await,
-            }
-            .map_err(|e| format!("rust try_set_permits({n}, ttl {ttl_ms:?}): {e}")),
-        }
-    }
-
-    /// One attempt to take `n` (`tryAcquire(n)`).
-    async fn try_acquire(&self, n: u64) -> Result<bool> {
-        match self {
-            Sem::Java { .. } => self.java("semaphoreTryAcquire", &[n.to_string()]).await?.bool(),
-            Sem::Rust(s) => s
-                .try_acquire(n)
-                .await
-                .map_err(|e| format!("rust try_acquire({n}): {e}")),
-        }
-    }
-
-    /// `release(n)`; returns the epoch ms of its reply.
-    async fn release(&self, n: u64) -> Result<f64> {
-        match self {
-            Sem::Java { .. } => {
-                let r = self.java("semaphoreRelease", &[n.to_string()]).await?;
-                let ts = r.ts_ms;
-                r.into_ok()?;
-                Ok(ts)
-            }
-            Sem::Rust(s) => {
-                s.release(n)
-                    .await
-                    .map_err(|e| format!("rust release({n}): {e}"))?;
-                Ok(now_ms())
-            }
-        }
-    }
-
-    async fn release_if_exists(&self, n: u64) -> Result<bool> {
-        match self {
-            Sem::Java { .. } => self
-                .java("semaphoreReleaseIfExists", &[n.to_string()])
-                .await?
-                .bool(),
-            Sem::Rust(s) => s
-                .release_if_exists(n)
-                .await
-                .map_err(|e| format!("rust release_if_exists({n}): {e}")),
-        }
-    }
-
-    async fn available(&self) -> Result<i64> {
-        match self {
-            Sem::Java { .. } => self.java("semaphoreAvailablePermits", &[]).await?.int(),
-            Sem::Rust(s) => s
-                .available_permits()
-                .await
-                .map_err(|e| format!("rust available_permits: {e}")),
-        }
-    }
-
-    async fn drain(&self) -> Result<i64> {
-        match self {
-            Sem::Java { .. } => self.java("semaphoreDrainPermits", &[]).await?.int(),
-            Sem::Rust(s) => s
-                .drain_permits()
-                .await
-                .map_err(|e| format!("rust drain_permits: {e}")),
-        }
-    }
-
-    async fn add_permits(&self, delta: i64) -> Result<()> {
-        match self {
-            Sem::Java { .. } => self
-                .java("semaphoreAddPermits", &[delta.to_string()])
-                .await?
-                .into_ok()
-                .map(drop),
-            Sem::Rust(s) => s
-                .add_permits(delta)
-                .await
-                .map(drop)
-                .map_err(|e| format!("rust add_permits({delta}): {e}")),
-        }
-    }
-
-    async fn delete(&self) -> Result<bool> {
-        match self {
-            Sem::Java { .. } => self.java("semaphoreDelete", &[]).await?.bool(),
-            Sem::Rust(s) => s.delete().await.map_err(|e| format!("rust delete: {e}")),
-        }
-    }
-
-    /// Starts `acquire(n)` in the background.
-    async fn start_acquire(&self, n: u64) -> Result<SemWaiting> {
-        match self {
-            Sem::Java { h, worker, name } => Ok(SemWaiting::Java(Box::new(
-                h.send(
-                    worker,
-                    "semaphoreAcquire",
-                    &[name.as_str(), n.to_string().as_str()],
-                )
-                .await?,
-            ))),
-            Sem::Rust(s) => {
-                let s = s.clone();
-                Ok(SemWaiting::Rust(tokio::spawn(async move {
-                    s.acquire(n)
-                        .await
-                        .map_err(|e| format!("rust acquire({n}): {e}"))?;
-                    Ok(now_ms())
-                })))
-            }
-        }
-    }
 }
 
 /// Raw `GET N`, both sides' `availablePermits` and `want` agree (`None`: no key, both read 0).
