@@ -303,6 +303,10 @@ impl ClientBuilder {
                     )));
                 }
                 let info = redis::IntoConnectionInfo::into_connection_info(url.as_str()).map_err(bad_url)?;
+                // no `CLIENT SETINFO` on connect: a user with the crate's ACL rules may not run it
+                // (denied, it is only logged, but it fills ACL LOG with one entry per connection)
+                let settings = info.redis_settings().clone().set_skip_set_lib_name();
+                let info = info.set_redis_settings(settings);
                 #[cfg(feature = "tls-rustls")]
                 let client = match &tls {
                     Some(tls) => tls.client(info)?,
@@ -519,6 +523,12 @@ async fn resolve_mode(wanted: PublishMode, conn: &Connection, config: &Config) -
             "PublishMode::Sharded needs a cluster connection (Redisson shards pub/sub only in cluster mode)"
                 .into(),
         )),
+        PublishMode::Sharded if !supports_sharded(conn, config).await => {
+            return Err(Error::InvalidArgument(
+                "PublishMode::Sharded needs sharded pub/sub (Redis 7.0+): this cluster does not answer PUBSUB SHARDNUMSUB; use PublishMode::Auto"
+                    .into(),
+            ))
+        }
         PublishMode::Sharded => Mode::Sharded,
         PublishMode::Auto | PublishMode::Both if !conn.is_cluster() => Mode::Classic,
         PublishMode::Auto | PublishMode::Both if !supports_sharded(conn, config).await => Mode::Classic,

@@ -162,6 +162,7 @@ impl Error {
                                 | redis::ServerErrorKind::ClusterDown
                         ) | redis::ErrorKind::ClusterConnectionNotFound
                     )
+                    || (e.code() == Some("ERR") && names_not_master(&e.to_string()))
             }
             _ => false,
         }
@@ -199,6 +200,15 @@ impl Error {
     }
 }
 
+/// Whether an error message names a server that is not a writable master (`READONLY`, a
+/// `MASTERDOWN` replica, a `LOADING` one): before Redis 7 a script whose call failed that way
+/// replies `ERR Error running script ... -READONLY You can't write against a read only replica.`
+pub(crate) fn names_not_master(message: &str) -> bool {
+    ["READONLY You can't write", "-MASTERDOWN ", "-LOADING "]
+        .iter()
+        .any(|m| message.contains(m))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,5 +233,16 @@ mod tests {
         assert!(!server(ServerErrorKind::NoScript).is_transient());
         assert!(!Error::WrongType { key: "k".into() }.is_transient());
         assert!(!Error::InvalidArgument("x".into()).is_transient());
+    }
+
+    #[test]
+    fn a_script_refused_by_a_replica_before_redis_7_is_transient() {
+        let e = redis::RedisError::from((
+            redis::ErrorKind::Server(ServerErrorKind::ResponseError),
+            "Error running script (call to f_0): @user_script:60: @user_script: 60: -READONLY You can't write against a read only replica.",
+        ));
+        assert_eq!(e.code(), Some("ERR"), "{e:?}");
+        assert!(Error::Redis(e).is_transient());
+        assert!(!names_not_master("ERR unknown command"));
     }
 }

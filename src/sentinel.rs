@@ -360,14 +360,18 @@ fn master_client(spec: &SentinelSpec, client: redis::Client) -> Result<redis::Cl
     Ok(client)
 }
 
-/// A reply that means "not a writable master", and that the command did not run.
+/// A reply that means "not a writable master", and that the command did not run (a script's
+/// first write failed: nothing before it wrote). Before Redis 7 a script's failed call comes
+/// back as `ERR` with the reason inside the message.
 fn moved(e: &redis::RedisError) -> bool {
     matches!(e.code(), Some("READONLY" | "MASTERDOWN" | "LOADING"))
+        || (e.code() == Some("ERR") && crate::error::names_not_master(&e.to_string()))
 }
 
 /// A reply inside a pipeline's replies that means "not a writable master".
 fn moved_reply(v: &Value) -> bool {
-    matches!(v, Value::ServerError(e) if matches!(e.code(), "READONLY" | "MASTERDOWN" | "LOADING"))
+    matches!(v, Value::ServerError(e) if matches!(e.code(), "READONLY" | "MASTERDOWN" | "LOADING")
+        || (e.code() == "ERR" && e.details().is_some_and(crate::error::names_not_master)))
 }
 
 fn no_pubsub() -> redis::RedisError {

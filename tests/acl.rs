@@ -53,6 +53,7 @@ const WATCHDOG: Duration = Duration::from_millis(1500);
 
 /// (Re)defines the user with exactly `rules` (after a reset).
 async fn set_user(admin: &mut redis::aio::MultiplexedConnection, rules: &str) {
+    let rules = &common::acl_rules(admin, rules).await;
     let mut cmd = redis::cmd("ACL");
     cmd.arg("SETUSER")
         .arg(USER)

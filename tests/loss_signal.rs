@@ -213,12 +213,7 @@ async fn nothing_that_leaves_the_hold_in_place_is_reported() {
 /// `HEXISTS` and `PTTL` calls so far (INFO commandstats: top-level and inside scripts), and
 /// the keys in the server's tracking table, read by one command (one moment).
 async fn counts(raw: &mut redis::aio::MultiplexedConnection) -> (u64, u64, u64) {
-    let info: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .arg("stats")
-        .query_async(raw)
-        .await
-        .unwrap();
+    let info = common::info_sections(raw, &["commandstats", "stats"]).await;
     let calls = |cmd: &str| {
         common::faults::info_field(&info, &format!("cmdstat_{cmd}"))
             .and_then(|v| v.split(',').find_map(|p| p.strip_prefix("calls=")))

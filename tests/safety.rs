@@ -29,20 +29,10 @@ async fn busy(s: &RedisServer, ms: u64) -> tokio::task::JoinHandle<()> {
         .get_multiplexed_async_connection_with_config(&cfg)
         .await
         .unwrap();
+    // (a loop over TIME, which Redis 7.2+ freezes during a script: see `busy_cmd`)
+    let spin = common::busy_cmd(&s.url(), Duration::from_millis(ms)).await;
     let task = tokio::spawn(async move {
-        let script = "local t0 = redis.call('TIME') \
-                      local start = t0[1] * 1000 + t0[2] / 1000 \
-                      while true do \
-                        local t = redis.call('TIME') \
-                        if t[1] * 1000 + t[2] / 1000 - start >= tonumber(ARGV[1]) then break end \
-                      end \
-                      return 1";
-        let _: redis::RedisResult<i64> = redis::cmd("EVAL")
-            .arg(script)
-            .arg(0)
-            .arg(ms)
-            .query_async(&mut c)
-            .await;
+        let _: redis::RedisResult<i64> = spin.query_async(&mut c).await;
     });
     // The script must be running before the caller's commands are sent; it cannot be observed
     // from outside (Redis answers nobody while it runs), so give it a moment to start.

@@ -68,15 +68,16 @@ fn matches(w: W, word: &str, key: &str) -> bool {
 
 /// Makes Redis log every command it runs (`SLOWLOG` with a 0 µs threshold), with room for all.
 async fn log_every_command(raw: &mut redis::aio::MultiplexedConnection) {
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("slowlog-log-slower-than")
-        .arg(0)
-        .arg("slowlog-max-len")
-        .arg(100_000)
-        .query_async(raw)
-        .await
-        .unwrap();
+    // one CONFIG SET each: several parameters in one need Redis 7.0
+    for (param, value) in [("slowlog-max-len", 100_000), ("slowlog-log-slower-than", 0)] {
+        let _: () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg(param)
+            .arg(value)
+            .query_async(raw)
+            .await
+            .unwrap();
+    }
 }
 
 /// The `EVALSHA` commands Redis ran since the last call, oldest first, without the SHA.

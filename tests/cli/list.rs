@@ -430,13 +430,13 @@ async fn list_synchronizers_walks_every_master_of_a_cluster() {
                     .await
                     .unwrap();
                 for sub in ["NUMSUB", "SHARDNUMSUB"] {
-                    let (_, k): (String, i64) = redis::cmd("PUBSUB")
+                    // (SHARDNUMSUB is unknown before Redis 7.0: nobody is subscribed that way)
+                    let r: redis::RedisResult<(String, i64)> = redis::cmd("PUBSUB")
                         .arg(sub)
                         .arg(latch_channel)
                         .query_async(&mut conn)
-                        .await
-                        .unwrap();
-                    n += k;
+                        .await;
+                    n += r.map_or(0, |(_, k)| k);
                 }
             }
             n == 1

@@ -30,6 +30,226 @@ fn redis_server_bin() -> String {
     std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".to_owned())
 }
 
+/// The version of the server binary the tests run (`REDIS_SERVER` or `redis-server`), from its
+/// `--version` line (`Redis server v=7.0.15 ...`, `Valkey server v=8.1.8 ...`), read once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServerVersion {
+    pub valkey: bool,
+    pub major: u32,
+    pub minor: u32,
+    pub patch: u32,
+}
+
+impl ServerVersion {
+    /// Whether it is at least Redis `major.minor` (Valkey forked from Redis 7.2 and has all of
+    /// its options: Valkey 7.2 and later count as at least Redis 7.2).
+    pub fn at_least(&self, major: u32, minor: u32) -> bool {
+        (self.major, self.minor) >= (major, minor)
+    }
+}
+
+impl std::fmt::Display for ServerVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = if self.valkey { "Valkey" } else { "Redis" };
+        write!(f, "{name} {}.{}.{}", self.major, self.minor, self.patch)
+    }
+}
+
+/// Parses a `redis-server --version` / `valkey-server --version` line.
+pub fn parse_server_version(line: &str) -> Option<ServerVersion> {
+    let v = line.split_whitespace().find_map(|w| w.strip_prefix("v="))?;
+    let mut n = v.split('.').map(|p| p.parse::<u32>().ok());
+    Some(ServerVersion {
+        valkey: line.starts_with("Valkey"),
+        major: n.next()??,
+        minor: n.next()??,
+        patch: n.next().flatten().unwrap_or(0),
+    })
+}
+
+/// The test server binary's version (see [`ServerVersion`]).
+pub fn server_version() -> ServerVersion {
+    static VERSION: std::sync::OnceLock<ServerVersion> = std::sync::OnceLock::new();
+    *VERSION.get_or_init(|| {
+        let bin = redis_server_bin();
+        let out = match Command::new(&bin).arg("--version").output() {
+            Ok(out) => out,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!("{}", not_found(&bin)),
+            Err(e) => panic!("cannot run `{bin} --version`: {e}"),
+        };
+        let line = String::from_utf8_lossy(&out.stdout);
+        parse_server_version(&line)
+            .unwrap_or_else(|| panic!("`{bin} --version` printed no version: {line:?}"))
+    })
+}
+
+/// Server options newer than some servers the tests run on, with the Redis version that added
+/// them: left out on older servers, where what they turn on is there without them
+/// (`DEBUG` before 7.0 needed no `enable-debug-command`).
+const NEWER_OPTIONS: &[(&str, (u32, u32))] = &[
+    ("--enable-debug-command", (7, 0)),
+    ("--enable-module-command", (7, 0)),
+    ("--enable-protected-configs", (7, 0)),
+];
+
+/// `extra` (pairs of `--option value`) without the options this server does not know.
+fn known_options<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let v = server_version();
+    let mut out = Vec::with_capacity(extra.len());
+    let mut i = 0;
+    while i < extra.len() {
+        match NEWER_OPTIONS.iter().find(|(o, _)| *o == extra[i]) {
+            Some((_, (major, minor))) if !v.at_least(*major, *minor) => i += 2,
+            _ => {
+                out.push(extra[i]);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// Says that a test (or one check of it) is left out because this server lacks a feature it
+/// needs (`what`: the feature and what the server answered): on stderr, and as one line in the
+/// file `REDISSON_TEST_SKIPS` names, where scripts/versions collects them for its report. Only
+/// for a feature found missing by asking the server, never by its version number.
+pub fn skip_unsupported(test: &str, what: &str) {
+    let line = format!("{test}: skipped on {}: {what}", server_version());
+    eprintln!("{line}");
+    if let Some(path) = std::env::var_os("REDISSON_TEST_SKIPS") {
+        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+            let _ = writeln!(f, "{line}");
+        }
+    }
+}
+
+/// Whether a server reply error says the server does not know the command or subcommand
+/// (`ERR unknown command`, `ERR unknown subcommand`, `ERR Unknown PUBSUB subcommand`, ...).
+pub fn is_unknown_command(e: &redis::RedisError) -> bool {
+    let text = e.to_string().to_ascii_lowercase();
+    text.contains("unknown command") || text.contains("unknown subcommand")
+}
+
+/// Whether the server at `url` has sharded pub/sub (Redis 7.0+): asks `PUBSUB SHARDNUMSUB`,
+/// which older servers answer with an unknown-subcommand error.
+pub async fn sharded_pubsub(url: &str) -> bool {
+    let mut c = redis::Client::open(url)
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .expect("connect to the test redis");
+    match redis::cmd("PUBSUB")
+        .arg("SHARDNUMSUB")
+        .query_async::<redis::Value>(&mut c)
+        .await
+    {
+        Ok(_) => true,
+        Err(e) if is_unknown_command(&e) => false,
+        Err(e) => panic!("PUBSUB SHARDNUMSUB: {e}"),
+    }
+}
+
+/// `rules` (ACL SETUSER rules, space-separated) as this server takes them: a server without
+/// pub/sub channel permissions (Redis 6.0: `resetchannels` and `&pattern` are syntax errors
+/// there, and every user may use every channel) gets them without the channel rules.
+pub async fn acl_rules(admin: &mut redis::aio::MultiplexedConnection, rules: &str) -> String {
+    let probe = redis::cmd("ACL")
+        .arg("SETUSER")
+        .arg("redisson-lock-acl-probe")
+        .arg("resetchannels")
+        .query_async::<()>(admin)
+        .await;
+    let _: redis::RedisResult<i64> = redis::cmd("ACL")
+        .arg("DELUSER")
+        .arg("redisson-lock-acl-probe")
+        .query_async(admin)
+        .await;
+    match probe {
+        Ok(()) => rules.to_owned(),
+        Err(e) if e.to_string().contains("Syntax error") => {
+            let kept: Vec<&str> = rules
+                .split_whitespace()
+                .filter(|r| !r.starts_with('&') && *r != "resetchannels" && *r != "allchannels")
+                .collect();
+            if kept.len() != rules.split_whitespace().count() {
+                skip_unsupported(
+                    "ACL channel rules (&pattern, resetchannels)",
+                    &format!("no channel permissions, every channel allowed ({e})"),
+                );
+            }
+            kept.join(" ")
+        }
+        Err(e) => panic!("ACL SETUSER probe: {e}"),
+    }
+}
+
+/// The Lua loop of [`busy_cmd`]: calls `TIME` until `ARGV[1]` ms have passed or it has gone
+/// round `ARGV[2]` times; returns the rounds.
+const BUSY_SPIN: &str = r"
+local t = redis.call('TIME')
+local start = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local n = 0
+repeat
+  t = redis.call('TIME')
+  n = n + 1
+until tonumber(t[1]) * 1000000 + tonumber(t[2]) - start >= tonumber(ARGV[1]) * 1000 or n >= tonumber(ARGV[2])
+return n
+";
+
+/// An `EVAL` that keeps the server at `url` busy for about `d` (Redis serves nobody meanwhile;
+/// keep `d` below `busy-reply-threshold`, 5 s by default). Redis 7.2 and later (and Valkey)
+/// give a script the same `TIME` from its start to its end, so the loop also stops after the
+/// number of rounds that take `d` on this server, measured once per server by timing a fixed
+/// number of rounds.
+pub async fn busy_cmd(url: &str, d: Duration) -> redis::Cmd {
+    static ROUNDS_PER_MS: std::sync::Mutex<Vec<(String, f64)>> = std::sync::Mutex::new(Vec::new());
+    let known = ROUNDS_PER_MS
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|(u, _)| u == url)
+        .map(|(_, r)| *r);
+    let rate = match known {
+        Some(r) => r,
+        None => {
+            const ROUNDS: u64 = 20_000;
+            let cfg = redis::AsyncConnectionConfig::new().set_response_timeout(Some(Duration::from_secs(30)));
+            let mut c = redis::Client::open(url)
+                .unwrap()
+                .get_multiplexed_async_connection_with_config(&cfg)
+                .await
+                .expect("connect to the test redis");
+            let t0 = Instant::now();
+            let _: i64 = redis::cmd("EVAL")
+                .arg(BUSY_SPIN)
+                .arg(0)
+                .arg(60_000)
+                .arg(ROUNDS)
+                .query_async(&mut c)
+                .await
+                .expect("the busy script's timing run");
+            let r = ROUNDS as f64 / (t0.elapsed().as_secs_f64() * 1000.0).max(0.001);
+            ROUNDS_PER_MS.lock().unwrap().push((url.to_owned(), r));
+            r
+        }
+    };
+    let ms = d.as_millis() as u64;
+    let mut cmd = redis::cmd("EVAL");
+    cmd.arg(BUSY_SPIN)
+        .arg(0)
+        .arg(ms)
+        .arg(((ms as f64) * rate).ceil().max(1.0) as u64);
+    cmd
+}
+
+fn not_found(bin: &str) -> String {
+    format!(
+        "`{bin}` not found. The tests run real redis-server processes: install it \
+         (Debian/Ubuntu: `sudo apt-get install -y redis-server`; macOS: `brew install redis`), \
+         or run `scripts/test`, which installs it, or set REDIS_SERVER=/path/to/redis-server."
+    )
+}
+
 pub fn free_port() -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral loopback port");
     l.local_addr().unwrap().port()
@@ -93,17 +313,13 @@ impl RedisServer {
             } else {
                 &[][..]
             })
-            .args(extra)
+            .args(known_options(extra))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn();
         let mut child = match child {
             Ok(c) => c,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!(
-                "`{bin}` not found. The tests run real redis-server processes: install it \
-                 (Debian/Ubuntu: `sudo apt-get install -y redis-server`; macOS: `brew install redis`), \
-                 or run `scripts/test`, which installs it, or set REDIS_SERVER=/path/to/redis-server."
-            ),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!("{}", not_found(&bin)),
             Err(e) => panic!("cannot run `{bin}`: {e}"),
         };
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -331,16 +547,38 @@ pub fn init_tracing() {
 /// Until it runs out Redis reads every other client's commands but runs none of them, so a
 /// request sent meanwhile is in Redis with its fate unknown to its sender (as behind a slow
 /// script or a fork stall), and runs when the pause ends.
+/// (Redis 6.0 knows no mode argument, and pauses every client: the same.)
 pub async fn pause_all(server: &RedisServer, d: Duration) -> Instant {
     let mut c = server.conn().await;
-    let _: () = redis::cmd("CLIENT")
+    let ms = d.as_millis() as u64;
+    let all = redis::cmd("CLIENT")
         .arg("PAUSE")
-        .arg(d.as_millis() as u64)
+        .arg(ms)
         .arg("ALL")
-        .query_async(&mut c)
-        .await
-        .expect("CLIENT PAUSE");
+        .query_async::<()>(&mut c)
+        .await;
+    // 6.0: `ERR Unknown subcommand or wrong number of arguments for 'PAUSE'`
+    if let Err(e) = all {
+        let _: () = redis::cmd("CLIENT")
+            .arg("PAUSE")
+            .arg(ms)
+            .query_async(&mut c)
+            .await
+            .unwrap_or_else(|e2| panic!("CLIENT PAUSE {ms} ALL: {e}; CLIENT PAUSE {ms}: {e2}"));
+    }
     Instant::now() + d
+}
+
+/// `INFO` of several sections read at one moment: one `INFO <section>` each in a `MULTI`/`EXEC`
+/// transaction, joined (`INFO a b` with several sections needs Redis 7.0).
+pub async fn info_sections(raw: &mut redis::aio::MultiplexedConnection, sections: &[&str]) -> String {
+    let mut p = redis::pipe();
+    p.atomic();
+    for s in sections {
+        p.cmd("INFO").arg(*s);
+    }
+    let infos: Vec<String> = p.query_async(raw).await.expect("INFO (in MULTI/EXEC)");
+    infos.join("\r\n")
 }
 
 /// Lock scripts Redis has run so far (`EVALSHA` and `EVAL` calls in `INFO commandstats`).

@@ -27,11 +27,11 @@ impl Doctor {
                 Status::Fail,
                 format!("{who} has no Lua scripting (EVAL needs 2.6): locks cannot work — upgrade to 7.0 or later"),
             )
-        } else if parsed < (6, 2, 0) {
+        } else if parsed < (6, 0, 0) {
             check(
                 NAME,
                 Status::Warn,
-                format!("{who} is older than 6.2 (no ACL DRYRUN, no sharded pub/sub, untested here) — upgrade to 7.0 or later"),
+                format!("{who} is older than 6.0 (no RESP3, no client tracking, untested here): waiters poll and a lost lock is noticed at the next renewal — upgrade to 6.0 or later"),
             )
         } else if parsed < (7, 0, 0) && cluster {
             check(
@@ -43,7 +43,7 @@ impl Doctor {
             check(
                 NAME,
                 Status::Ok,
-                format!("{who} (7.0+ adds sharded pub/sub and ACL DRYRUN)"),
+                format!("{who} (supported; 7.0+ adds sharded pub/sub and ACL DRYRUN)"),
             )
         } else if cluster {
             check(NAME, Status::Ok, format!("{who} (sharded pub/sub available)"))
