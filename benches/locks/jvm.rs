@@ -34,6 +34,12 @@ impl Drop for Jvm {
 
 impl Jvm {
     pub(crate) fn start(jar: &str, url: &str) -> Result<Jvm, String> {
+        Jvm::start_with(jar, url, 30_000)
+    }
+
+    /// A harness whose Redisson has `lockWatchdogTimeout` = `watchdog_ms`.
+    pub(crate) fn start_with(jar: &str, url: &str, watchdog_ms: u64) -> Result<Jvm, String> {
+        let watchdog = watchdog_ms.to_string();
         let mut child = Command::new("java")
             .args([
                 "-jar",
@@ -41,7 +47,7 @@ impl Jvm {
                 "--url",
                 url.trim_end_matches('/'),
                 "--watchdog-ms",
-                "30000",
+                &watchdog,
                 "--bench",
             ])
             .stdin(Stdio::piped())

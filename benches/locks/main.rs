@@ -12,7 +12,9 @@
 //! * `BENCH_COMMAND`: the command line shown in the report.
 //! * While developing: `BENCH_SECTIONS` (e.g. `latency,throughput`; default all),
 //!   `BENCH_TP_ROUNDS`, `BENCH_TP_MS`, `BENCH_TP_C` (e.g. `256`) override the throughput
-//!   section's repeats, run time and concurrencies. A report made with them is partial.
+//!   section's repeats, run time and concurrencies; `BENCH_SC_ROUNDS`, `BENCH_SC_MS`, `BENCH_SC_PARTS`
+//!   (some of `lock_unlock,handoff,held`) the server cost section's rounds, run time per cell
+//!   and parts. A report made with them is partial.
 //!
 //! Every figure is a ratio against a baseline measured in the same run, with p50/p99 and the
 //! spread (min–max of per-repeat ratios) over repeats. Outputs: `REPORT.md`, `summary.json`
@@ -24,7 +26,8 @@
 //! * `scale.rs`: the `full` and `quick` counts.
 //! * `sections/`: the measurements, one `impl Bench` per report section: `latency.rs` (1),
 //!   `throughput.rs` (2), `handoff.rs` (3), `watchdog.rs` (4), `many_waited.rs` (5),
-//!   `replica_sync.rs` (6), `loss_signal.rs` (7); `mod.rs` holds `Bench`, the state they share.
+//!   `replica_sync.rs` (6), `loss_signal.rs` (7), `server_cost.rs` (8); `mod.rs` holds `Bench`,
+//!   the state they share.
 //! * `systems.rs`: the systems under test behind one interface (`Sys`: floor, ours, rslock).
 //! * `raw.rs`: the floor, our Lua scripts as raw EVALSHA (acquire/release, a renewal round).
 //! * `jvm.rs`: the Redisson peer, the compat-tests harness jar driven over stdin/stdout.
@@ -33,6 +36,7 @@
 //! * `stats.rs`: percentiles, per-repeat distributions, ratios, number formatting.
 //! * `plot.rs`: `handoff.svg`.
 //! * `report.rs`: the summary table and the "Reading" at the top of `REPORT.md`.
+//! * `report_cost.rs`: section 8's tables, summary rows and reading.
 //! * `summary.rs`: `summary.json`, the run's figures without the samples.
 //! * `common` is the test suite's redis-server harness, `tests/common/mod.rs`.
 
@@ -46,6 +50,7 @@ mod jvm;
 mod plot;
 mod raw;
 mod report;
+mod report_cost;
 mod scale;
 mod sections;
 mod stats;
@@ -172,6 +177,9 @@ async fn run(scale: Scale) {
     }
     if on("loss_signal") {
         b.loss_signal().await;
+    }
+    if on("server_cost") {
+        b.server_cost().await;
     }
     let jvm_version = b.jvm.as_ref().map(|j| j.lock().unwrap().version.clone());
     b.jvm = None; // stops the JVM

@@ -125,6 +125,9 @@ pub(crate) fn summary(j: &serde_json::Map<String, Value>, target_us: f64) -> Str
     if let Some(l) = j.get("loss_signal") {
         loss_rows(&mut s, l);
     }
+    if let Some(c) = j.get("server_cost") {
+        crate::report_cost::summary_rows(&mut s, c);
+    }
     s.push_str(&reading(j, target_us));
     s
 }
@@ -650,6 +653,9 @@ pub(crate) fn reading(j: &serde_json::Map<String, Value>, target_us: f64) -> Str
     }
     if let Some(l) = j.get("loss_signal") {
         loss_reading(&mut s, l);
+    }
+    if let Some(c) = j.get("server_cost") {
+        crate::report_cost::reading(&mut s, c);
     }
     s
 }

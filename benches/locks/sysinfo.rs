@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::process::Command;
+use std::time::Duration;
 
 use redis::aio::ConnectionManager;
 
@@ -59,6 +60,159 @@ pub(crate) async fn server_cpu(con: &mut ConnectionManager) -> f64 {
     let i = info(con, "cpu").await;
     let g = |k: &str| i.get(k).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
     g("used_cpu_user") + g("used_cpu_sys")
+}
+
+/// What one `INFO cpu persistence commandstats` read says about the server's work so far.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ServerSnap {
+    /// `used_cpu_user` + `used_cpu_sys`, seconds (the whole process: getrusage).
+    pub(crate) cpu_s: f64,
+    /// `rdb_changes_since_last_save`: Redis's own count of keyspace changes (`server.dirty`:
+    /// one per key a command sets, expires or deletes, one per hash field it writes).
+    pub(crate) dirty: u64,
+    /// Per command (lower-case name): (calls, usec), commands run by scripts included.
+    pub(crate) cmds: BTreeMap<String, (u64, u64)>,
+}
+
+impl ServerSnap {
+    /// `later` − `self`: CPU seconds, keyspace changes and, per command, (calls, usec); the
+    /// bench's own reads (`info`, `config|resetstat`, `flushall`) are left out.
+    pub(crate) fn delta(&self, later: &ServerSnap) -> (f64, u64, BTreeMap<String, (u64, u64)>) {
+        let cmds = later
+            .cmds
+            .iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "info" | "config|resetstat" | "flushall"))
+            .filter_map(|(k, (c, u))| {
+                let (c0, u0) = self.cmds.get(k).copied().unwrap_or((0, 0));
+                let d = (c.saturating_sub(c0), u.saturating_sub(u0));
+                (d.0 > 0).then(|| (k.clone(), d))
+            })
+            .collect();
+        (
+            later.cpu_s - self.cpu_s,
+            later.dirty.saturating_sub(self.dirty),
+            cmds,
+        )
+    }
+}
+
+/// One `INFO cpu persistence commandstats` (one command, so the three are read at one instant).
+pub(crate) async fn server_snap(con: &mut ConnectionManager) -> ServerSnap {
+    let s: String = redis::cmd("INFO")
+        .arg("cpu")
+        .arg("persistence")
+        .arg("commandstats")
+        .query_async(con)
+        .await
+        .expect("INFO");
+    let mut snap = ServerSnap::default();
+    for (k, v) in s.lines().filter_map(|l| l.split_once(':')) {
+        let num = |f: &str| {
+            v.split(',')
+                .find_map(|kv| kv.strip_prefix(f))?
+                .parse::<u64>()
+                .ok()
+        };
+        match k {
+            "used_cpu_user" | "used_cpu_sys" => snap.cpu_s += v.trim().parse::<f64>().unwrap_or(0.0),
+            "rdb_changes_since_last_save" => snap.dirty = v.trim().parse().unwrap_or(0),
+            _ => {
+                if let (Some(name), Some(calls), Some(usec)) =
+                    (k.strip_prefix("cmdstat_"), num("calls="), num("usec="))
+                {
+                    snap.cmds.insert(name.to_owned(), (calls, usec));
+                }
+            }
+        }
+    }
+    snap
+}
+
+/// `CONFIG RESETSTAT`: commandstats and INFO stats from zero (not the CPU times).
+pub(crate) async fn resetstat(con: &mut ConnectionManager) {
+    let _: () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query_async(con)
+        .await
+        .expect("CONFIG RESETSTAT");
+}
+
+/// Every key (SCAN) with its `MEMORY USAGE key SAMPLES 0` (bytes; 0 for a key gone meanwhile).
+pub(crate) async fn key_memory(con: &mut ConnectionManager) -> Vec<(String, u64)> {
+    let mut keys: Vec<String> = Vec::new();
+    let mut cursor: u64 = 0;
+    loop {
+        let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("COUNT")
+            .arg(1000)
+            .query_async(con)
+            .await
+            .expect("SCAN");
+        keys.extend(batch);
+        cursor = next;
+        if cursor == 0 {
+            break;
+        }
+    }
+    keys.sort();
+    keys.dedup();
+    let mut out = Vec::with_capacity(keys.len());
+    for chunk in keys.chunks(500) {
+        let mut p = redis::pipe();
+        for k in chunk {
+            p.cmd("MEMORY").arg("USAGE").arg(k).arg("SAMPLES").arg(0);
+        }
+        let sizes: Vec<Option<u64>> = p.query_async(con).await.expect("MEMORY USAGE");
+        out.extend(
+            chunk
+                .iter()
+                .cloned()
+                .zip(sizes.into_iter().map(|x| x.unwrap_or(0))),
+        );
+    }
+    out
+}
+
+/// INFO memory: (`used_memory` less the clients' buffers, `used_memory`). The clients' query
+/// and reply buffers grow and shrink with the traffic of the moment, not with the locks held.
+pub(crate) async fn used_memory(admin: &mut ConnectionManager) -> (f64, f64, BTreeMap<String, f64>) {
+    let i = info(admin, "memory").await;
+    let g = |k: &str| i.get(k).and_then(|v| v.parse::<f64>().ok()).unwrap_or(f64::NAN);
+    let used = g("used_memory");
+    let parts = [
+        "used_memory_dataset",
+        "used_memory_overhead",
+        "mem_clients_normal",
+        "used_memory_scripts_eval",
+    ]
+    .iter()
+    .map(|k| (k.to_string(), g(k)))
+    .collect();
+    (
+        used - g("mem_clients_normal") - g("mem_clients_slaves"),
+        used,
+        parts,
+    )
+}
+
+pub(crate) async fn dbsize(admin: &mut ConnectionManager) -> u64 {
+    redis::cmd("DBSIZE").query_async(admin).await.unwrap()
+}
+
+/// Waits until the number of keys stops moving (latches deleted or expired), at most 15 s.
+pub(crate) async fn settle_keys(admin: &mut ConnectionManager) {
+    let mut last = u64::MAX;
+    let mut same = 0;
+    for _ in 0..60 {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let n = dbsize(admin).await;
+        same = if n == last { same + 1 } else { 0 };
+        last = n;
+        if same >= 2 {
+            break;
+        }
+    }
 }
 
 pub(crate) async fn flushall(con: &mut ConnectionManager) {

@@ -15,6 +15,7 @@ mod latency;
 mod loss_signal;
 mod many_waited;
 mod replica_sync;
+pub(crate) mod server_cost;
 mod throughput;
 mod watchdog;
 

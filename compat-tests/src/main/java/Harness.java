@@ -454,6 +454,23 @@ public final class Harness {
             case "benchHandoff":
                 argc(cmd, a, 3, 3);
                 return benchHandoff(redisson.getLock(a[0]), (int) num(a[1]), (int) num(a[2]));
+            // ---- the server-cost section (benches/locks/sections/server_cost.rs); KIND = lock|read|fair
+            case "benchThroughputKind":
+                argc(cmd, a, 4, 4);
+                benchLoopStart(a[0], a[1], (int) num(a[2]), 200);
+                return benchLoopRun(num(a[3]));
+            case "benchLoopStart":
+                argc(cmd, a, 4, 4);
+                return benchLoopStart(a[0], a[1], (int) num(a[2]), num(a[3]));
+            case "benchLoopRun":
+                argc(cmd, a, 1, 1);
+                return benchLoopRun(num(a[0]));
+            case "benchHold":
+                argc(cmd, a, 3, 3);
+                return benchHold(a[0], a[1], (int) num(a[2]));
+            case "benchRelease":
+                argc(cmd, a, 1, 1);
+                return benchRelease(a[0]);
 
             default:
                 break;
@@ -994,6 +1011,164 @@ public final class Harness {
         r.put("waiters", waiters);
         r.put("handoffs", handoffs);
         r.put("ns", ns);
+        return r;
+    }
+
+    /** The lock of bench KIND ({@code lock}, {@code read}: the read side of a read/write lock, {@code fair}) on NAME. */
+    private static RLock benchKindLock(String kind, String name) {
+        switch (kind) {
+            case "lock":
+                return redisson.getLock(name);
+            case "read":
+                return redisson.getReadWriteLock(name).readLock();
+            case "fair":
+                return redisson.getFairLock(name);
+            default:
+                throw new IllegalArgumentException("bad KIND (lock|read|fair): " + kind);
+        }
+    }
+
+    /** The threads of the loop {@code benchLoopStart} started, waiting for {@code benchLoopRun}. */
+    private static final class BenchLoop {
+        final java.util.concurrent.CountDownLatch ready;
+        final java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+        final java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        final java.util.concurrent.atomic.AtomicLong ops = new java.util.concurrent.atomic.AtomicLong();
+        final java.util.concurrent.atomic.AtomicLong failures = new java.util.concurrent.atomic.AtomicLong();
+        final List<Thread> threads = new ArrayList<>();
+
+        BenchLoop(int n) {
+            ready = new java.util.concurrent.CountDownLatch(n);
+        }
+    }
+
+    private static BenchLoop benchLoop;
+
+    /**
+     * {@code benchLoopStart KIND PREFIX THREADS WARMUP_MS}: THREADS threads, each lock() + unlock()
+     * (watchdog mode) on its own lock PREFIX:i of KIND for WARMUP_MS (at least once); returns once
+     * every thread has warmed up and waits for {@code benchLoopRun}, so the caller can read the
+     * server's counters in between.
+     */
+    private static Object benchLoopStart(String kind, String prefix, int threads, long warmupMs) throws Exception {
+        if (threads < 1 || threads > 4096 || warmupMs < 0) {
+            throw new IllegalArgumentException("bad THREADS/WARMUP_MS");
+        }
+        if (benchLoop != null) {
+            throw new IllegalStateException("a bench loop is already started");
+        }
+        BenchLoop loop = new BenchLoop(threads);
+        for (int t = 0; t < threads; t++) {
+            RLock lock = benchKindLock(kind, prefix + ":" + t);
+            Thread th = new Thread(() -> {
+                try {
+                    long until = System.nanoTime() + warmupMs * 1_000_000L;
+                    do {
+                        lock.lock();
+                        lock.unlock();
+                    } while (System.nanoTime() < until);
+                } catch (Exception e) {
+                    loop.failures.incrementAndGet();
+                    System.err.println("harness: benchLoopStart warm-up failed: " + e);
+                    return;
+                } finally {
+                    loop.ready.countDown();
+                }
+                try {
+                    loop.go.await();
+                    long n = 0;
+                    while (!loop.stop.get()) {
+                        lock.lock();
+                        lock.unlock();
+                        n++;
+                    }
+                    loop.ops.addAndGet(n);
+                } catch (Exception e) {
+                    loop.failures.incrementAndGet();
+                    System.err.println("harness: benchLoopRun thread failed: " + e);
+                }
+            });
+            th.setDaemon(true);
+            th.start();
+            loop.threads.add(th);
+        }
+        loop.ready.await();
+        benchLoop = loop;
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("threads", threads);
+        r.put("failures", loop.failures.get());
+        return r;
+    }
+
+    /** {@code benchLoopRun MILLIS}: runs the started loop for MILLIS, stops it; ops and elapsed time. */
+    private static Object benchLoopRun(long millis) throws Exception {
+        BenchLoop loop = benchLoop;
+        if (loop == null) {
+            throw new IllegalStateException("no bench loop started (benchLoopStart)");
+        }
+        benchLoop = null;
+        long t0 = System.nanoTime();
+        loop.go.countDown();
+        Thread.sleep(millis);
+        loop.stop.set(true);
+        for (Thread th : loop.threads) {
+            th.join();
+        }
+        long elapsed = System.nanoTime() - t0;
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("threads", loop.threads.size());
+        r.put("ops", loop.ops.get());
+        r.put("failures", loop.failures.get());
+        r.put("elapsed_ns", elapsed);
+        return r;
+    }
+
+    /** Locks held by {@code benchHold}, per PREFIX (only touched by the worker that runs them). */
+    private static final Map<String, List<RLock>> BENCH_HELD = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * {@code benchHold KIND PREFIX N}: lock() (watchdog mode) N locks PREFIX:0..N-1 of KIND on this
+     * worker's thread, one after the other, and keep them (renewed by the watchdog) until
+     * {@code benchRelease PREFIX} on the same worker.
+     */
+    private static Object benchHold(String kind, String prefix, int n) {
+        if (n < 1 || n > 1_000_000) {
+            throw new IllegalArgumentException("bad N");
+        }
+        if (BENCH_HELD.containsKey(prefix)) {
+            throw new IllegalStateException("already holding " + prefix);
+        }
+        long t0 = System.nanoTime();
+        List<RLock> held = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            RLock lock = benchKindLock(kind, prefix + ":" + i);
+            lock.lock();
+            held.add(lock);
+        }
+        BENCH_HELD.put(prefix, held);
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("held", held.size());
+        r.put("elapsed_ns", System.nanoTime() - t0);
+        return r;
+    }
+
+    /** {@code benchRelease PREFIX}: unlock() every lock {@code benchHold PREFIX} took. */
+    private static Object benchRelease(String prefix) {
+        List<RLock> held = BENCH_HELD.remove(prefix);
+        if (held == null) {
+            throw new IllegalStateException("not holding " + prefix);
+        }
+        long failures = 0;
+        for (RLock lock : held) {
+            try {
+                lock.unlock();
+            } catch (Exception e) {
+                failures++;
+            }
+        }
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("released", held.size() - failures);
+        r.put("failures", failures);
         return r;
     }
 
