@@ -15,7 +15,7 @@ use crate::name;
 use crate::script::{self, lua};
 
 use super::common;
-use super::reentrant::{HASH_COMMANDS, LOCK_FORCE_UNLOCK, LOCK_UNLOCK};
+use super::reentrant::{LOCK_FORCE_UNLOCK, LOCK_UNLOCK};
 
 /// Redisson's fenced lock (`RFencedLock`, `getFencedLock(name)`, Redisson 3.19+): a reentrant
 /// lock that hands out **fencing tokens**; [`RFencedLock`](crate::RFencedLock) is `Lock<Fenced>`.
@@ -123,6 +123,12 @@ pub(crate) static FENCED: Fenced = Fenced { _sealed: () };
 
 lua!(FENCED_ACQUIRE, "fenced/acquire");
 
+/// The commands the fenced lock's scripts run on its hash: the RLock's, without the `HGET` of
+/// settling through an owner's field (its grants are always settled through their latch).
+const FENCED_HASH_COMMANDS: &[&str] = &[
+    "del", "exists", "hexists", "hgetall", "hincrby", "hlen", "hscan", "pexpire", "pttl", "type",
+];
+
 fn token_key(key: &str, _: &str) -> String {
     name::token_key(key)
 }
@@ -131,8 +137,14 @@ pub(crate) static LAYOUT: Layout = Layout::new(
     "fenced",
     "getFencedLock",
     &[
-        KeySpec::new("lock", common::lock_key, Some("hash"), false, HASH_COMMANDS)
-            .with_client_commands(common::LOCK_READS),
+        KeySpec::new(
+            "lock",
+            common::lock_key,
+            Some("hash"),
+            false,
+            FENCED_HASH_COMMANDS,
+        )
+        .with_client_commands(common::LOCK_READS),
         KeySpec::new("fencing token", token_key, Some("string"), false, &["incr"])
             .with_client_commands(&["get"]),
         common::LOCK_CHANNEL_KEY,
