@@ -303,10 +303,6 @@ impl ClientBuilder {
                     )));
                 }
                 let info = redis::IntoConnectionInfo::into_connection_info(url.as_str()).map_err(bad_url)?;
-                // no `CLIENT SETINFO` on connect: a user with the crate's ACL rules may not run it
-                // (denied, it is only logged, but it fills ACL LOG with one entry per connection)
-                let settings = info.redis_settings().clone().set_skip_set_lib_name();
-                let info = info.set_redis_settings(settings);
                 #[cfg(feature = "tls-rustls")]
                 let client = match &tls {
                     Some(tls) => tls.client(info)?,
