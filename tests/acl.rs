@@ -51,9 +51,35 @@ const POLL: Duration = Duration::from_secs(60);
 /// Short, so the watchdog renews (every third of it) during the test.
 const WATCHDOG: Duration = Duration::from_millis(1500);
 
-/// (Re)defines the user with exactly `rules` (after a reset).
+/// `+client|setinfo` where the server takes the rule, else nothing. redis-rs names each
+/// connection with `CLIENT SETINFO`; a user without the rule is refused (redis-rs ignores that)
+/// and the refusal lands in `ACL LOG`, so README's ACL notes add it where it can be added: Redis
+/// 6.x takes the rule without knowing the subcommand (the command then fails as unknown,
+/// unlogged), 7.2+ and Valkey know it; 7.0 refuses the rule and the command alike.
+async fn connection_naming_rule(admin: &mut redis::aio::MultiplexedConnection) -> &'static str {
+    let probe = redis::cmd("ACL")
+        .arg("SETUSER")
+        .arg("redisson-lock-setinfo-probe")
+        .arg("+client|setinfo")
+        .query_async::<()>(admin)
+        .await;
+    let _: redis::RedisResult<i64> = redis::cmd("ACL")
+        .arg("DELUSER")
+        .arg("redisson-lock-setinfo-probe")
+        .query_async(admin)
+        .await;
+    match probe {
+        Ok(()) => "+client|setinfo",
+        Err(e) if e.to_string().contains("Unknown command") => "",
+        Err(e) => panic!("ACL SETUSER probe +client|setinfo: {e}"),
+    }
+}
+
+/// (Re)defines the user with exactly `rules` (after a reset), plus the connection-naming rule
+/// where the server takes it ([`connection_naming_rule`]).
 async fn set_user(admin: &mut redis::aio::MultiplexedConnection, rules: &str) {
-    let rules = &common::acl_rules(admin, rules).await;
+    let naming = connection_naming_rule(admin).await;
+    let rules = &format!("{} {naming}", common::acl_rules(admin, rules).await);
     let mut cmd = redis::cmd("ACL");
     cmd.arg("SETUSER")
         .arg(USER)

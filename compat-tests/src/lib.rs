@@ -178,6 +178,14 @@ impl Pending {
     }
 }
 
+/// JVM flags for harness processes that prove behaviour (not speed): the client compiler only
+/// and the serial collector. A harness JVM lives seconds to minutes and spends most of its CPU
+/// compiling Redisson and Netty with C2 and running parallel GC threads; with these it needs
+/// about half the CPU (the Redisson 4.7.0 matrix: 79 s instead of 152 s on 2 cores), which
+/// the other processes of a test run get instead. The benchmarks start their own JVMs without
+/// them, so Redisson is measured fully optimised.
+pub const TEST_JVM_FLAGS: &[&str] = &["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"];
+
 /// A running JVM harness process; SIGKILLed on drop if still running.
 pub struct Harness {
     child: Child,
@@ -251,6 +259,7 @@ impl Harness {
     ) -> Result<Harness> {
         let java = std::env::var("JAVA").unwrap_or_else(|_| "java".to_owned());
         let mut child = Command::new(&java)
+            .args(TEST_JVM_FLAGS)
             .arg("-jar")
             .arg(jar)
             .args(source)

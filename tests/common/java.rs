@@ -180,6 +180,9 @@ impl Jvm {
     /// Starts `java -jar <jar> <args>` with piped stdin and stdout.
     pub fn spawn(java: &str, jar: &Path, args: &[&str], stderr: Stdio) -> Result<Jvm, String> {
         let mut child = Command::new(java)
+            // behaviour, not speed: the client compiler only and the serial collector (about
+            // half the CPU of a default JVM for the same run; the benchmarks' JVMs keep C2)
+            .args(["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"])
             .arg("-jar")
             .arg(jar)
             .args(args)

@@ -406,7 +406,15 @@ pub async fn run() -> i32 {
         }
         _ => order.clone(),
     };
-    let full = only.len() == order.len();
+    // RESULTS.md is the committed record of the whole matrix: every scenario, every default
+    // version, on the machine's redis-server; a narrower run only prints its summary
+    let default_versions: Vec<&str> = DEFAULT_VERSIONS.split(' ').collect();
+    let full = only.len() == order.len()
+        && versions
+            .iter()
+            .map(String::as_str)
+            .eq(default_versions.iter().copied())
+        && std::env::var_os("REDIS_SERVER").is_none();
 
     let redis_bin = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
     let missing: Vec<&str> = [
@@ -464,7 +472,10 @@ pub async fn run() -> i32 {
             Err(e) => eprintln!("compat: cannot write {}: {e}", path.display()),
         }
     } else {
-        eprintln!("compat: scenario filter {only:?}: RESULTS.md not rewritten");
+        eprintln!(
+            "compat: a partial run (scenarios {only:?}, versions {versions:?}, or another \
+             redis-server): RESULTS.md not rewritten"
+        );
     }
     for r in rows.iter().filter(|r| r.status == Status::Fail) {
         eprintln!(
