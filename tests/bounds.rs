@@ -125,6 +125,7 @@ async fn async_api_futures_are_send(
     send(fenced.try_lock_with_lease_and_get_token(d, d)).await?;
     let _held = send(fenced.lock_with_lease_and_get_token(d)).await?;
     send(fenced.get_token()).await?;
+    send(fenced.raise_token_to(1)).await?;
     send(fg.unlock()).await?;
     let w = send(rw.write_lock().lock()).await?;
     send(send(w.downgrade()).await?.unlock()).await?;

@@ -15,7 +15,8 @@
 //! | [`kinds`] | the lock kinds, their scenarios, run order, directions; how to add a kind |
 //! | [`rlock`] | RLock scenarios 1–9 (9: nothing left behind, runs last) |
 //! | [`rwlock`] | read-write lock scenarios 10–15 and their assertions |
-//! | [`fenced`] | fenced lock scenarios 16–19 (tokens across languages) |
+//! | [`fenced`] | fenced lock scenarios 16–19 (tokens across languages) and the table entry of 58 |
+//! | [`fenced_write`] | fenced lock scenario 58: a holder paused past its lease, the next holder's write, and the database (SQLite, `orders`) refusing the stale one, across languages |
 //! | [`spin`] | spin lock scenarios 20–23 (hand-over by polling, nothing published) |
 //! | [`non_reentrant`] | non-reentrant lock scenarios 24–26 (re-acquire refused in both languages) |
 //! | [`fair`] | fair lock scenarios 27–30 (FIFO across languages, leaving the queue, head-only wake-up) and the queue helpers |
@@ -28,6 +29,7 @@
 //! | [`expirable`] | permit-expirable semaphore (`RPermitExpirableSemaphore` vs `Client::permit_expirable_semaphore`): the kind's table and the raw state helpers, scenarios 53–54 (ids, leases, several at once) |
 //! | [`expirable_party`] | both languages' permit-expirable semaphore operations (`Pes`) and a waiter started in the background |
 //! | [`expirable_lease`] | permit-expirable semaphore scenarios 55–57 (lease expiry, wake-up, the leases of a SIGKILLed holder process) |
+//! | [`orders`] | the order database of `examples/fenced_write/` (the Rust side of scenario 58) |
 //! | [`counter`] | the mixed-language counter of scenarios 19, 23, 26, 30, 34 and 37 |
 //! | [`party`] | one side of a scenario: a Java worker or a Rust owner, every kind's operations |
 //! | [`env`] | the per-version environment (harnesses, clients, raw Redis) and party naming |
@@ -66,6 +68,8 @@ mod expirable_party;
 mod fair;
 #[path = "matrix/fenced.rs"]
 mod fenced;
+#[path = "matrix/fenced_write.rs"]
+mod fenced_write;
 #[path = "matrix/kinds.rs"]
 mod kinds;
 #[path = "matrix/latch.rs"]
@@ -76,6 +80,10 @@ mod multi;
 mod non_reentrant;
 #[path = "matrix/non_reentrant_fair.rs"]
 mod non_reentrant_fair;
+// the example's order database, as the example uses it (scenario 58 uses part of it)
+#[allow(dead_code)]
+#[path = "../../examples/fenced_write/orders.rs"]
+mod orders;
 #[path = "matrix/party.rs"]
 mod party;
 #[path = "matrix/report.rs"]
@@ -96,10 +104,10 @@ mod spin;
 mod support;
 
 /// The old fixed run order, kept as a check of [`kinds::run_order`].
-const RUN_ORDER: [usize; 57] = [
-    1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29,
-    30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55,
-    56, 57, 9,
+const RUN_ORDER: [usize; 58] = [
+    1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 58, 20, 21, 22, 23, 24, 25, 26, 27, 28,
+    29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54,
+    55, 56, 57, 9,
 ];
 
 fn self_check() -> Result<(), String> {

@@ -218,6 +218,11 @@ impl Lock<kinds::Fenced> {
     pub fn get_token(&self) -> Result<Option<u64>> {
         self.rt.block_on(self.core.get_token())
     }
+
+    /// Blocking [`crate::Lock::raise_token_to`].
+    pub fn raise_token_to(&self, floor: u64) -> Result<u64> {
+        self.rt.block_on(self.core.raise_token_to(floor))
+    }
 }
 
 impl Lock<kinds::Spin> {

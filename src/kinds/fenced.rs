@@ -30,19 +30,26 @@ use super::reentrant::{LOCK_FORCE_UNLOCK, LOCK_UNLOCK};
 /// A lock can end without its holder noticing in time: a GC or VM pause longer than the lease, a
 /// network partition, a Redis failover that lost the lock. The holder then writes to the protected
 /// resource *after* someone else took the lock. Fencing stops that at the resource: pass the
-/// token with every write, and have the resource reject a token lower than the highest it has
-/// seen. With SQL:
+/// token to the resource, and have it reject a token lower than the highest it has seen. With
+/// SQL, the row keeping the highest token it has seen (`fence`):
 ///
 /// ```sql
-/// UPDATE orders SET state = $1, fence = $2 WHERE id = $3 AND fence < $2;
-/// -- 0 rows updated: a newer holder already wrote; this holder's lock is stale
+/// -- first, before reading the row: claim it (0 rows: a newer holder came; stop)
+/// UPDATE orders SET fence = $token WHERE id = $id AND fence < $token;
+/// -- the write, checked in its own statement (0 rows: a newer holder claimed it since)
+/// UPDATE orders SET state = 'paid', fence = $token WHERE id = $id AND fence <= $token;
 /// ```
+///
+/// Claim before reading: checked only at write time, a stale holder that writes *before* the new
+/// holder's first statement looks current to the resource, and the new holder, having read the
+/// old state, writes again.
 ///
 /// ```no_run
 /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
 /// let lock = client.fenced_lock("lock:order:42")?;
 /// let (token, guard) = lock.lock_and_get_token().await?;
-/// // UPDATE orders SET ..., fence = token WHERE id = 42 AND fence < token
+/// // UPDATE orders SET fence = token WHERE id = 42 AND fence < token, then read, then
+/// // UPDATE orders SET ..., fence = token WHERE id = 42 AND fence <= token
 /// # let _ = token;
 /// guard.unlock().await?;
 /// # Ok(()) }
@@ -52,7 +59,12 @@ use super::reentrant::{LOCK_FORCE_UNLOCK, LOCK_UNLOCK};
 /// `INCR`, or a restart without persistence, can hand out a token again (Redisson's too). Run
 /// fenced locks on a Redis that persists (AOF) and replicates synchronously enough for your
 /// needs, and keep the resource's check strict (`fence < token`), so that of two holders with an
-/// equal token only the first write wins.
+/// equal token only the first claim wins. A counter that went back leaves the resource safe but
+/// stuck: it refuses every new holder until the tokens pass its highest fence again, or
+/// [`raise_token_to`](crate::Lock::raise_token_to) lifts the counter past that fence.
+///
+/// `examples/fenced_write/` runs the whole pattern against SQLite: a holder paused past its
+/// lease, the next holder's write, and the database refusing the stale one.
 pub struct Fenced {
     _sealed: (),
 }
@@ -122,6 +134,11 @@ impl Reenterable for Fenced {}
 pub(crate) static FENCED: Fenced = Fenced { _sealed: () };
 
 lua!(FENCED_ACQUIRE, "fenced/acquire");
+lua!(FENCED_RAISE_TOKEN, "fenced/raise_token");
+
+/// The highest floor [`raise_token_to`](crate::Lock::raise_token_to) accepts: 2^53 − 1, the
+/// largest integer the script's Lua numbers hold exactly.
+const MAX_TOKEN_FLOOR: u64 = (1 << 53) - 1;
 
 /// The commands the fenced lock's scripts run on its hash: the RLock's, without the `HGET` of
 /// settling through an owner's field (its grants are always settled through their latch).
@@ -145,14 +162,21 @@ pub(crate) static LAYOUT: Layout = Layout::new(
             FENCED_HASH_COMMANDS,
         )
         .with_client_commands(common::LOCK_READS),
-        KeySpec::new("fencing token", token_key, Some("string"), false, &["incr"])
-            .with_client_commands(&["get"]),
+        KeySpec::new(
+            "fencing token",
+            token_key,
+            Some("string"),
+            false,
+            &["get", "incr", "set"],
+        )
+        .with_client_commands(&["get"]),
         common::LOCK_CHANNEL_KEY,
         common::LATCH,
     ],
     &[common::LOCK_CHANNEL],
     &[
         &FENCED_ACQUIRE,
+        &FENCED_RAISE_TOKEN,
         &LOCK_UNLOCK,
         &LOCK_FORCE_UNLOCK,
         &script::LOCK_RENEW_BATCH,
@@ -275,6 +299,53 @@ impl Lock<Fenced> {
     pub async fn get_token(&self) -> Result<Option<u64>> {
         self.query(redis::cmd("GET").arg(name::token_key(&self.key)))
             .await
+    }
+
+    /// Raises the token counter `redisson_lock_token:{<key>}` to at least `floor` and returns
+    /// its value afterwards; it never lowers it (a counter at or above `floor` stays as it is).
+    /// Every later acquisition, Java's too, then takes a token above `floor`.
+    ///
+    /// The recovery after the counter went back — Redis restarted without persistence, or failed
+    /// over to a replica that had not seen the last increments: tokens start again below the
+    /// highest fence the protected resource stored, so a resource that checks `fence < token`
+    /// refuses every new holder (safe, but stuck). Read that highest fence from the resource
+    /// (`SELECT max(fence) FROM orders`) and raise the counter to it.
+    ///
+    /// Errors: a `floor` above 2^53 − 1 is [`Error::InvalidArgument`] (nothing sent); a key of
+    /// another type under the counter's name is [`Error::WrongType`], a counter that is not an
+    /// integer [`Error::Redis`]; in every case the counter is left as it was.
+    ///
+    /// # Cancel safety
+    ///
+    /// One script, which Redis applies whole or not at all; a dropped call may or may not have
+    /// run. Raising is idempotent (the counter becomes the larger of itself and `floor`), so
+    /// calling it again is always safe.
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: redisson_lock::RFencedLock, highest_fence: u64) -> redisson_lock::Result<()> {
+    /// // Redis came back empty: tokens restarted at 1, below the fences the database stored
+    /// let counter = lock.raise_token_to(highest_fence).await?;
+    /// assert!(counter >= highest_fence);
+    /// let (token, guard) = lock.lock_and_get_token().await?;
+    /// assert!(token > highest_fence); // the database accepts this holder's writes again
+    /// # guard.unlock().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn raise_token_to(&self, floor: u64) -> Result<u64> {
+        if floor > MAX_TOKEN_FLOOR {
+            return Err(Error::InvalidArgument(format!(
+                "a token floor of {floor} for `{}` is above 2^53 - 1",
+                self.key
+            )));
+        }
+        let counter = name::token_key(&self.key);
+        let mut inv = FENCED_RAISE_TOKEN.prepare_invoke();
+        inv.key(&counter).arg(floor);
+        let cfg = &self.client.config;
+        let after: String = script::run(&self.client.conn, cfg.command_timeout, &counter, &inv).await?;
+        after
+            .parse()
+            .map_err(|_| Error::Protocol(format!("the token counter {counter} is `{after}` after a raise")))
     }
 }
 

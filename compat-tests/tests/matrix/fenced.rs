@@ -1,6 +1,7 @@
 //! Fenced lock scenarios 16–19 (`getFencedLock` / `Client::fenced_lock`, Redisson 3.19.0+),
 //! both directions: fencing tokens across languages, refused attempts, the wake-up over the RLock
-//! channel, and mutual exclusion with token order.
+//! channel, and mutual exclusion with token order; and the table entry of scenario 58, the
+//! fenced write against a database (`fenced_write.rs`).
 //!
 //! The token counter `redisson_lock_token:{N}` is shared: every grant (re-entries and the plain
 //! `lock()`/`try_lock()` too) increments it, a refused attempt does not. Java's `getToken()`
@@ -38,6 +39,7 @@ pub const SCENARIOS: &[Scenario] = &[
         limit_s: 120,
         ..sc(19, "Fenced: mutual exclusion: 3 Java + 3 Rust tasks x 150 rounds; counter = 900, no overlap, ≥ 10 hand-overs each way, tokens 1..=900 increasing in section order")
     },
+    sc(58, "Fenced write: A (1 s lease) claims an order in SQLite and stalls 1.5 s; B gets the lock with A's token + 1 once the lease ran out and charges; A's late charge is refused by the database (fence B's token > A's), A's lock says it is gone (Java unlock IllegalMonitorStateException, Rust lost() LeaseExpired); one payment, by B"),
 ];
 
 pub async fn run(env: &Env, no: usize, dir: Dir) -> Result<Outcome> {
@@ -46,6 +48,7 @@ pub async fn run(env: &Env, no: usize, dir: Dir) -> Result<Outcome> {
         17 => s17(env, dir).await,
         18 => s18(env, dir).await,
         19 => s19(env, dir).await,
+        58 => crate::fenced_write::s58(env, dir).await,
         _ => Err(format!("no fenced lock scenario {no}")),
     }
 }

@@ -1,6 +1,7 @@
 //! What the matrix runs: the lock kinds, their scenarios, the directions.
 //!
-//! Every kind has a scenario module (`rlock.rs`: 1–9, `rwlock.rs`: 10–15, `fenced.rs`: 16–19,
+//! Every kind has a scenario module (`rlock.rs`: 1–9, `rwlock.rs`: 10–15, `fenced.rs`: 16–19 and
+//! 58, run by `fenced_write.rs`,
 //! `spin.rs`: 20–23, `non_reentrant.rs`: 24–26, `fair.rs`: 27–30, `non_reentrant_fair.rs`: 31–34,
 //! `multi.rs`: 35–37, `cluster.rs`: 38–42, `latch.rs`: 43–47, `semaphore.rs`: 48–52,
 //! `expirable.rs` and `expirable_lease.rs`: 53–57)
@@ -23,7 +24,7 @@
 //! whose [`Scenario::needs`] names a Redisson API newer than the version.
 //!
 //! **Adding a kind's scenarios**:
-//! 1. `tests/matrix/<kind>.rs` with `pub const SCENARIOS: &[Scenario]` (numbers from 58 on; `needs`
+//! 1. `tests/matrix/<kind>.rs` with `pub const SCENARIOS: &[Scenario]` (numbers from 59 on; `needs`
 //!    names a Redisson call newer than 3.17.7 that a scenario uses, else `None`) and
 //!    `pub async fn run(env, no, dir) -> Result<Outcome>`; declare it in `tests/matrix.rs` and add
 //!    its numbers to `RUN_ORDER` there;
@@ -306,7 +307,7 @@ pub fn scenario(no: usize) -> Option<(Kind, &'static Scenario)> {
 }
 
 /// Every scenario number in run order: each kind's in [`Kind::ALL`] order, the `last` ones at
-/// the end (1–8, 10–57, 9).
+/// the end (1–8, 10–19, 58, 20–57, 9).
 pub fn run_order() -> Vec<usize> {
     let all = || Kind::ALL.into_iter().flat_map(|k| k.scenarios().iter());
     all()

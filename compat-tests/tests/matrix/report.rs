@@ -214,9 +214,12 @@ pub fn render(rows: &[Row], info: &RunInfo) -> String {
     let _ = writeln!(md, "`{{N}}:<reader field>:rwlock_timeout:<k>`. Scenario 12: B = 3 readers of the other language; 14: the writer is in B's");
     let _ = writeln!(md, "language; 15: J→R = Java rwcounter workers first, R→J = Rust tasks first. Read-write wake-up bound: {RW_WAKE_BOUND_MS} ms.");
     let _ = writeln!(md, "Scenarios 16–19: fenced lock; tokens are `INCR redisson_lock_token:{{N}}` (a grant takes one, a refused attempt none);");
-    let _ = writeln!(md, "Java's `getToken()` answers 0 before the first grant where Rust's `get_token()` answers `None`. 20–23: spin lock; its");
-    let _ = writeln!(md, "waiters poll with a back-off (capped at 128 ms in both libraries) and its unlocks publish nothing, so its hand-over");
-    let _ = writeln!(md, "bound is {SPIN_WAKE_BOUND_MS} ms and a `PSUBSCRIBE *{{N}}*` must see no message. 24–26: non-reentrant lock (4.4.0+).");
+    let _ = writeln!(md, "Java's `getToken()` answers 0 before the first grant where Rust's `get_token()` answers `None`. 58 (the fenced");
+    let _ = writeln!(md, "write): A takes the lock with a 1 s lease, claims an order in a SQLite file (Java over JDBC, Rust with rusqlite, the");
+    let _ = writeln!(md, "statements of `examples/fenced_write/orders.rs`) and stalls 1.5 s; B, the other language, gets A's token + 1 once the");
+    let _ = writeln!(md, "lease ran out and charges; A's late charge must be refused by the database (the order's fence is B's token), one payment.");
+    let _ = writeln!(md, "20–23: spin lock; its waiters poll with a back-off (capped at 128 ms in both libraries) and its unlocks publish nothing,");
+    let _ = writeln!(md, "so its hand-over bound is {SPIN_WAKE_BOUND_MS} ms and a `PSUBSCRIBE *{{N}}*` must see no message. 24–26: non-reentrant lock (4.4.0+).");
     let _ = writeln!(md, "27–30: fair lock (every version), 31–34: non-reentrant fair lock (4.4.0+); waiters queue in `redisson_lock_queue:{{N}}`");
     let _ = writeln!(md, "with deadlines in `redisson_lock_timeout:{{N}}`, and only the head is woken, on `redisson_lock__channel:{{N}}:<its field>`;");
     let _ = writeln!(md, "their Rust parties use a client with `poll_interval` 10 s, so a hand-over within {WAKE_BOUND_MS} ms was a message. In 27 and 32");

@@ -538,6 +538,11 @@ public final class Harness {
             }
             return SemaphoreCommands.expirable(cmd, expirableOp, a);
         }
+        // ---- the fenced-write scenario's order database (FencedWriteCommands: JDBC, every version)
+        String ordersOp = opOf(cmd, "orders");
+        if (ordersOp != null) {
+            return FencedWriteCommands.execute(cmd, ordersOp, a);
+        }
         // ---- optional kinds: <kind><Op> (spinLock, fencedGetToken, nonReentrantTryLock, ...); the
         // longest kind id wins, so nonReentrantFairLock goes to nonReentrantFair, not nonReentrant
         String kind = null;

@@ -1,8 +1,19 @@
 //! RFencedLock against a real redis-server: Redisson's RedissonFencedLockTest (see
 //! `tests/REDISSON-CHECKLIST.md`), the token's wire shape, and that every acquisition (re-entries
-//! too) takes a new token.
+//! too) takes a new token (this file); what the tokens are for, against a real database —
+//! `examples/fenced_write/orders.rs` on SQLite: a holder paused past its lease and the database
+//! refusing its stale write, in every interleaving (`writes.rs`); and tokens across Redis restarts,
+//! with and without persistence, and the recovery with `raise_token_to` (`restart.rs`).
 
+#[path = "../common/mod.rs"]
 mod common;
+// the example's order database, as the example uses it (the tests use parts the example does
+// not, and the other way round)
+#[allow(dead_code)]
+#[path = "../../examples/fenced_write/orders.rs"]
+mod orders;
+mod restart;
+mod writes;
 
 use std::time::Duration;
 
@@ -102,4 +113,34 @@ async fn tokens_strictly_increase_across_holders() {
         seen.windows(2).all(|w| w[0] < w[1]),
         "tokens in the order the holds were taken must increase: {seen:?}"
     );
+}
+
+/// A fresh order database (a SQLite file in a directory of its own), removed on drop.
+struct TempDb {
+    dir: std::path::PathBuf,
+}
+
+impl TempDb {
+    fn new() -> TempDb {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("redisson-lock-fenced-db-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("create the database's directory");
+        TempDb { dir }
+    }
+
+    fn path(&self) -> std::path::PathBuf {
+        self.dir.join("orders.sqlite")
+    }
+
+    /// A connection of its own (one per worker, as two services would have).
+    fn open(&self) -> orders::Orders {
+        orders::Orders::open(&self.path()).expect("open the order database")
+    }
+}
+
+impl Drop for TempDb {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
