@@ -107,6 +107,26 @@ impl Slot {
         }
     }
 
+    /// Records a successful renewal sent at `sent_at`: trusted until `until`. A renewal succeeds
+    /// only while the owner's field is in Redis and never creates it, and only this owner's
+    /// grants write the field (a grant of it after the deadline reads the state first, and so
+    /// ends this epoch); so a renewal sent while the hold was trusted and answered with success
+    /// proves the hold lasted all along, even when its reply is read after the deadline — the
+    /// client was paused with the reply queued, or its runtime was busy. Such a reply moves a
+    /// deadline that passed unobserved; once somebody read the state after the deadline (a
+    /// guard, `lost()`, the watchdog choosing what to renew), the loss was reported and is final.
+    pub(crate) fn renewed(&mut self, sent_at: Instant, until: Instant, reason: LostReason) {
+        if self.started && self.state == LeaseState::Held && sent_at < self.until {
+            if until > self.until {
+                self.until = until;
+            }
+            self.reason = reason;
+            self.wake();
+        } else {
+            self.extend(until, reason);
+        }
+    }
+
     /// Moves the deadline back to `until` if that is earlier (a partial release may have set a
     /// shorter TTL); never moves it forward.
     pub(crate) fn lower_to(&mut self, until: Instant, reason: LostReason) {
@@ -236,6 +256,11 @@ impl Lease {
     }
 
     #[cfg(test)]
+    pub(crate) fn renewed(&self, sent_at: Instant, until: Instant, reason: LostReason) {
+        self.slot.lock().renewed(sent_at, until, reason);
+    }
+
+    #[cfg(test)]
     pub(crate) fn lower_to(&self, until: Instant, reason: LostReason) {
         self.slot.lock().lower_to(until, reason);
     }
@@ -327,6 +352,50 @@ mod tests {
         assert_eq!(
             l.state(),
             LeaseState::Lost(LostReason::LeaseExpired),
+            "lost is final"
+        );
+    }
+
+    #[test]
+    fn a_renewal_answered_after_an_unobserved_deadline_keeps_the_hold() {
+        let sent_at = Instant::now();
+        let l = Lease::new(sent_at + Duration::from_millis(20), LostReason::RenewalFailed);
+        // the reply is read only after the deadline (the process was paused), nobody looked
+        std::thread::sleep(Duration::from_millis(40));
+        l.renewed(
+            sent_at,
+            sent_at + Duration::from_secs(60),
+            LostReason::RenewalFailed,
+        );
+        assert_eq!(
+            l.state(),
+            LeaseState::Held,
+            "the renewal sent in time proves the hold lasted"
+        );
+
+        // a renewal sent after the deadline proves nothing about the time before it
+        let l = Lease::new(
+            Instant::now() + Duration::from_millis(20),
+            LostReason::RenewalFailed,
+        );
+        std::thread::sleep(Duration::from_millis(40));
+        let late = Instant::now();
+        l.renewed(late, late + Duration::from_secs(60), LostReason::RenewalFailed);
+        assert_eq!(l.state(), LeaseState::Lost(LostReason::RenewalFailed));
+
+        // a lapse somebody saw was reported: a renewal answered after that changes nothing
+        let sent_at = Instant::now();
+        let l = Lease::new(sent_at + Duration::from_millis(20), LostReason::RenewalFailed);
+        std::thread::sleep(Duration::from_millis(40));
+        assert_eq!(l.state(), LeaseState::Lost(LostReason::RenewalFailed));
+        l.renewed(
+            sent_at,
+            sent_at + Duration::from_secs(60),
+            LostReason::RenewalFailed,
+        );
+        assert_eq!(
+            l.state(),
+            LeaseState::Lost(LostReason::RenewalFailed),
             "lost is final"
         );
     }

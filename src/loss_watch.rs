@@ -402,9 +402,10 @@ impl Task {
                 }
             };
             if gone {
-                tracing::warn!(key = %it.key, field = %it.field,
-                    "lock lost: its owner's field is gone from Redis (noticed by tracking)");
-                holds.owner_gone(it);
+                if holds.field_gone(it) {
+                    tracing::warn!(key = %it.key, field = %it.field,
+                        "lock lost: its owner's field is gone from Redis (noticed by tracking)");
+                }
             } else {
                 present.insert(&it.key);
             }

@@ -115,6 +115,12 @@ fn holder_process() {
         .enable_all()
         .build()
         .unwrap();
+    if std::env::var_os("RUST_LOG").is_some() {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .try_init();
+    }
     rt.block_on(async move {
         let config = Config::default().lock_watchdog_timeout(Duration::from_millis(wd));
         let client = Client::builder().url(url).config(config).build().await.unwrap();
@@ -192,7 +198,10 @@ async fn f1_a_holder_paused_longer_than_its_lease() {
 async fn f2_a_holder_paused_shorter_than_its_lease_keeps_it() {
     let s = RedisServer::start();
     // renewals every 2 s; the pause (2.5 s) misses one and leaves 3.5 s of TTL for the renewal
-    // that runs on resume, a margin that holds on a loaded 2-core machine
+    // that runs on resume, a margin that holds on a loaded 2-core machine. The holder is often
+    // stopped before it reads the reply of the renewal Redis just ran: it then resumes just
+    // after the deadline its previous renewal gave it (trusted for 6 s less a 1.5 s margin), and
+    // the reply it reads then must keep the hold (a renewal sent in time proves the hold lasted)
     let wd = Duration::from_millis(6_000);
     let (mut holder, field) = Holder::start(&s.url(), "f2", wd);
     let mut raw = s.conn().await;

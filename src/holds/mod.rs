@@ -630,14 +630,17 @@ impl Holds {
         items
     }
 
-    /// The live epochs on `keys` (on every key: `None`), for the loss watch to re-read.
+    /// The open epochs on `keys` (on every key: `None`), for the loss watch to re-read. Open,
+    /// not live: reading Redis neither ends an epoch whose deadline passed unobserved nor
+    /// extends one (whoever reads the state next decides), so a renewal answered late can
+    /// still keep it ([`Slot::renewed`](crate::lease::Slot::renewed)).
     pub(crate) fn live_items(&self, keys: Option<&std::collections::HashSet<Arc<str>>>) -> Vec<RenewalItem> {
         let t = self.table.lock();
         let mut items = Vec::new();
         let mut add = |key: &Arc<str>, owners: &Owners| {
             owners.for_each(|r| {
-                let mut s = r.lock();
-                if s.live() {
+                let s = r.lock();
+                if s.open() {
                     items.push(RenewalItem {
                         key: key.clone(),
                         field: r.field().clone(),
@@ -681,7 +684,7 @@ impl Holds {
         // shorter TTL that this renewal's reply must not paper over
         if s.watchdog > 0 && s.open() {
             let until = after(sent_at, self.config.trusted_for(self.watchdog_timeout));
-            s.extend(until, LostReason::RenewalFailed);
+            s.renewed(sent_at, until, LostReason::RenewalFailed);
         }
     }
 
@@ -690,6 +693,21 @@ impl Holds {
         let mut t = self.table.lock();
         item.lease.lock().end(LeaseState::Lost(LostReason::OwnerGone));
         t.tidy(&item.key, &item.field);
+    }
+
+    /// Loss watch: the owner's field is gone from Redis. A hold whose deadline passed before
+    /// (its lease ran out, no renewal came in time) ended by that deadline, and keeps that
+    /// reason; any other ends as `OwnerGone`. True when this call ended it as `OwnerGone`.
+    pub(crate) fn field_gone(&self, item: &RenewalItem) -> bool {
+        let mut t = self.table.lock();
+        let ended_here = {
+            let mut s = item.lease.lock();
+            let held = s.state_now() == LeaseState::Held;
+            s.end(LeaseState::Lost(LostReason::OwnerGone));
+            held
+        };
+        t.tidy(&item.key, &item.field);
+        ended_here
     }
 
     /// Number of fields being renewed by the watchdog.
