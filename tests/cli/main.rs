@@ -13,6 +13,7 @@ mod java;
 mod latch;
 mod list;
 mod semaphore;
+mod token;
 mod watch;
 
 use std::process::Stdio;

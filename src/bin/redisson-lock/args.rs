@@ -132,6 +132,15 @@ impl NumberArg {
         example: "77",
     };
 
+    /// `raise-token`'s floor: the fencing-token script compares it as a Lua number, exact up
+    /// to 2^53 − 1.
+    pub(crate) const TOKEN_FLOOR: NumberArg = NumberArg {
+        min: 0,
+        max: (1 << 53) - 1,
+        max_why: "2^53 - 1, the largest integer the counter's script compares exactly",
+        example: "1234",
+    };
+
     /// The value of `flag`, or why it is rejected.
     pub(crate) fn check(&self, flag: &str, s: &str) -> Result<u64, String> {
         let example = format!("e.g. {flag} {}", self.example);

@@ -1,5 +1,6 @@
-//! `redisson-lock`: inspect, list, hold, force-unlock and watch Redisson-compatible locks (and
-//! inspect, list and watch count-down latches and semaphores), and check a deployment (`doctor`).
+//! `redisson-lock`: inspect, list, hold, force-unlock and watch Redisson-compatible locks, raise a
+//! fenced lock's token counter (and inspect, list and watch count-down latches and semaphores),
+//! and check a deployment (`doctor`).
 //!
 //! Exit codes: 0 success, 1 error (one line on stderr; with `--json` one JSON object, see
 //! [`render::error_line`]) or a failed `doctor` check, 2 `hold --wait` did not acquire in time,
@@ -15,6 +16,7 @@ mod hold;
 mod list;
 mod render;
 mod semaphore;
+mod token;
 mod watch;
 
 use std::io::{IsTerminal, Write};
@@ -104,6 +106,19 @@ enum Command {
         /// Do not ask for confirmation (required when stdin is not a terminal)
         #[arg(long, short = 'y')]
         yes: bool,
+    },
+    /// Raise a fenced lock's token counter to at least FLOOR (never lower it): after Redis lost
+    /// the counter, so that new holders' tokens pass the highest fence the resource stored
+    ///
+    /// Read the highest fence your resource has stored (e.g. `SELECT max(fence) FROM orders`)
+    /// and give it as FLOOR: the next acquisition, Java's too, takes a token above it. A counter
+    /// already at or above FLOOR is left as it is, so running it twice is harmless.
+    RaiseToken {
+        /// The fenced lock's name (its counter is redisson_lock_token:{NAME})
+        name: String,
+        /// The value the counter must at least have, from 0 to 2^53-1
+        #[arg(value_parser = NumberArg::TOKEN_FLOOR, allow_hyphen_values = true)]
+        floor: u64,
     },
     /// Print a name's messages live (classic and sharded channels) and the changes of its
     /// state: a lock's holders and TTL, a count, a semaphore's permits
@@ -447,6 +462,10 @@ async fn run(mut cli: Cli) -> Result<Outcome, Failure> {
         Command::ForceUnlock { name, yes } => {
             let client = connect(&cli.url).await?;
             force_unlock(&client, &out, &name, yes).await
+        }
+        Command::RaiseToken { name, floor } => {
+            let client = connect(&cli.url).await?;
+            token::raise_token(&client, &out, &name, floor).await
         }
         Command::Watch {
             name,
