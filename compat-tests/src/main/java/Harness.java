@@ -19,13 +19,10 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 
 import org.redisson.Redisson;
 import org.redisson.RedissonMultiLock;
 import org.redisson.api.RBucket;
-import org.redisson.api.RCountDownLatch;
 import org.redisson.api.RList;
 import org.redisson.api.RLock;
 import org.redisson.api.RReadWriteLock;
@@ -71,9 +68,6 @@ public final class Harness {
     private static String clientId;
     private static boolean benchMode;
     private static long exitGraceMs = 10_000;
-
-    /** Bumped by {@code stopContend}: every running {@code contend} loop ends after its current round. */
-    private static final AtomicLong STOP_GENERATION = new AtomicLong();
 
     /** Only touched by the stdin reader (main) thread. */
     private static final Map<String, Worker> WORKERS = new LinkedHashMap<>();
@@ -424,56 +418,22 @@ public final class Harness {
                 return rwcounter(w, a[0], a[1], num(a[2]), num(a[3]));
 
             // ---- the fault suite's Java party (tests/faults/)
-            case "clock": {
+            case "clock":
                 argc(cmd, a, 0, 0);
-                Map<String, Object> r = new LinkedHashMap<>();
-                r.put("nanoTime", System.nanoTime());
-                r.put("epochMicros", epochMicros());
-                return r;
-            }
+                return FaultCommands.clock();
             case "contend":
                 argc(cmd, a, 3, 4);
-                return contend(a[0], num(a[1]), num(a[2]), a.length == 4 ? num(a[3]) : 0);
+                return FaultCommands.contend(a[0], num(a[1]), num(a[2]), a.length == 4 ? num(a[3]) : 0);
             case "stopContend":
                 argc(cmd, a, 0, 0);
-                return STOP_GENERATION.incrementAndGet();
-
-            case "benchLockUnlock":
-                argc(cmd, a, 2, 2);
-                return bench(redisson.getLock(a[0]), num(a[1]), false);
-            case "benchTryLock":
-                argc(cmd, a, 2, 2);
-                return bench(redisson.getLock(a[0]), num(a[1]), true);
-            // ---- benchmark-only commands used by scripts/bench (benches/locks/)
-            case "benchAcquire":
-                argc(cmd, a, 2, 2);
-                return benchAcquire(redisson.getLock(a[0]), num(a[1]));
-            case "benchThroughput":
-                argc(cmd, a, 3, 3);
-                return benchThroughput(a[0], (int) num(a[1]), num(a[2]));
-            case "benchHandoff":
-                argc(cmd, a, 3, 3);
-                return benchHandoff(redisson.getLock(a[0]), (int) num(a[1]), (int) num(a[2]));
-            // ---- the server-cost section (benches/locks/sections/server_cost.rs); KIND = lock|read|fair
-            case "benchThroughputKind":
-                argc(cmd, a, 4, 4);
-                benchLoopStart(a[0], a[1], (int) num(a[2]), 200);
-                return benchLoopRun(num(a[3]));
-            case "benchLoopStart":
-                argc(cmd, a, 4, 4);
-                return benchLoopStart(a[0], a[1], (int) num(a[2]), num(a[3]));
-            case "benchLoopRun":
-                argc(cmd, a, 1, 1);
-                return benchLoopRun(num(a[0]));
-            case "benchHold":
-                argc(cmd, a, 3, 3);
-                return benchHold(a[0], a[1], (int) num(a[2]));
-            case "benchRelease":
-                argc(cmd, a, 1, 1);
-                return benchRelease(a[0]);
+                return FaultCommands.stopContend();
 
             default:
                 break;
+        }
+        // ---- benchmark-only commands used by scripts/bench (benches/locks/)
+        if (cmd.startsWith("bench")) {
+            return BenchCommands.execute(cmd, a);
         }
         // ---- fair lock (every version): fair<Op> on getFairLock(NAME)
         String fairOp = opOf(cmd, "fair");
@@ -519,7 +479,7 @@ public final class Harness {
             if (a.length < 1) {
                 throw new IllegalArgumentException(cmd + ": missing latch NAME");
             }
-            return latchOp(cmd, latchOp, redisson.getCountDownLatch(a[0]), a);
+            return LatchCommands.execute(cmd, latchOp, redisson.getCountDownLatch(a[0]), a);
         }
         // ---- semaphores (every version): semaphore<Op> on getSemaphore(NAME), expirable<Op> on
         // getPermitExpirableSemaphore(NAME) (SemaphoreCommands; newer calls by reflection); not lock
@@ -636,38 +596,14 @@ public final class Harness {
         }
     }
 
-    /**
-     * The {@code RCountDownLatch} calls; {@code cmd} is the full command (for messages), {@code op}
-     * the operation without the {@code latch} prefix, {@code a[0]} the latch name. {@code await}
-     * blocks its worker until the count is 0 or the timeout ends; other workers go on meanwhile.
-     */
-    static Object latchOp(String cmd, String op, RCountDownLatch latch, String[] a) throws InterruptedException {
-        switch (op) {
-            case "trySetCount":
-                argc(cmd, a, 2, 2);
-                return latch.trySetCount(num(a[1]));
-            case "countDown":
-                argc(cmd, a, 1, 1);
-                latch.countDown();
-                return null;
-            case "getCount":
-                argc(cmd, a, 1, 1);
-                return latch.getCount();
-            case "await":
-                argc(cmd, a, 2, 2);
-                return latch.await(num(a[1]), TimeUnit.MILLISECONDS);
-            case "delete":
-                argc(cmd, a, 1, 1);
-                return latch.delete();
-            default:
-                throw new IllegalArgumentException("unknown command: " + cmd + " (a count-down latch has"
-                        + " latchTrySetCount, latchCountDown, latchGetCount, latchAwait, latchDelete)");
-        }
-    }
-
     /** One acquisition of a {@code counter} round; returns a tag for the interval record, or null. */
     interface Acquire {
         String acquire() throws Exception;
+    }
+
+    /** The optional GAP_MS (5th argument) of the {@code counter} commands; 0 when absent. */
+    static long gapMs(String[] a) {
+        return a.length > 4 ? num(a[4]) : 0;
     }
 
     /**
@@ -675,11 +611,6 @@ public final class Harness {
      * RPUSH {@code java:<worker>[:<tag>]:<startMicros>:<endMicros>} to {@code KEY:intervals},
      * {@code release}. Returns the rounds done.
      */
-    /** The optional GAP_MS (5th argument) of the {@code counter} commands; 0 when absent. */
-    static long gapMs(String[] a) {
-        return a.length > 4 ? num(a[4]) : 0;
-    }
-
     static long counter(Worker w, String key, long rounds, long sleepMs, Acquire acquire, Runnable release)
             throws Exception {
         return counter(w, key, rounds, sleepMs, 0, acquire, release);
@@ -717,126 +648,6 @@ public final class Harness {
         return done;
     }
 
-    /**
-     * {@code contend NAMES ROUNDS MAX_HOLD_MS [BUDGET_MS]}: the fault suite's Java holder. Each round
-     * picks one of the comma-separated NAMES at random, {@code lock()}s it (watchdog mode), holds it
-     * for 0..MAX_HOLD_MS ms, and {@code unlock()}s it; every time is {@code System.nanoTime()}
-     * (CLOCK_MONOTONIC on Linux HotSpot, the clock of the Rust histories). Exceptions are recorded
-     * per round and never end the loop. After an unlock that returned, {@code getHoldCount()}: a
-     * count left over means this thread held the lock more than once (Redisson re-sent an acquire
-     * whose reply was lost, or this {@code lock()} re-entered a hold left by an earlier round whose
-     * {@code lock()} threw after it had run or whose {@code unlock()} failed); the round is
-     * {@code partial} and the thread unlocks the extra holds, so a stuck hold does not live on
-     * through later re-entries.
-     *
-     * <p>Ends after ROUNDS rounds (0 = no limit), when BUDGET_MS (0 = no limit) have passed since
-     * the command started, or at a {@code stopContend} from any worker; a round in progress is
-     * finished first. One response with every round.
-     */
-    private static Object contend(String namesArg, long rounds, long maxHoldMs, long budgetMs) {
-        String[] names = namesArg.split(",");
-        for (String n : names) {
-            if (n.isEmpty()) {
-                throw new IllegalArgumentException("contend: empty lock name in " + namesArg);
-            }
-        }
-        if (rounds < 0 || maxHoldMs < 0 || maxHoldMs > 60_000 || budgetMs < 0) {
-            throw new IllegalArgumentException("contend: bad ROUNDS/MAX_HOLD_MS/BUDGET_MS");
-        }
-        if (rounds == 0 && budgetMs == 0) {
-            throw new IllegalArgumentException("contend: needs ROUNDS or BUDGET_MS (or both)");
-        }
-        RLock[] locks = new RLock[names.length];
-        for (int i = 0; i < names.length; i++) {
-            locks[i] = redisson.getLock(names[i]);
-        }
-        long generation = STOP_GENERATION.get();
-        ThreadLocalRandom rnd = ThreadLocalRandom.current();
-        long maxHoldNs = maxHoldMs * 1_000_000L;
-        long t0 = System.nanoTime();
-        List<Object> out = new ArrayList<>();
-        String stopped = "rounds";
-        long sections = 0;
-        for (long i = 0; rounds == 0 || i < rounds; i++) {
-            if (STOP_GENERATION.get() != generation) {
-                stopped = "stopContend";
-                break;
-            }
-            if (budgetMs > 0 && System.nanoTime() - t0 >= budgetMs * 1_000_000L) {
-                stopped = "budget";
-                break;
-            }
-            int k = rnd.nextInt(locks.length);
-            RLock lock = locks[k];
-            Map<String, Object> r = new LinkedHashMap<>();
-            r.put("lock", k);
-            r.put("acquire_ns", System.nanoTime());
-            try {
-                lock.lock();
-            } catch (Throwable t) {
-                r.put("done_ns", System.nanoTime());
-                r.put("outcome", "lock-error");
-                putError(r, t);
-                out.add(r);
-                // Redis may be unreachable: do not spin
-                LockSupport.parkNanos(rnd.nextLong(10_000_000L, 50_000_001L));
-                continue;
-            }
-            long start = System.nanoTime();
-            long until = start + (maxHoldNs > 0 ? rnd.nextLong(maxHoldNs + 1) : 0);
-            for (long left = until - System.nanoTime(); left > 0; left = until - System.nanoTime()) {
-                LockSupport.parkNanos(left);
-            }
-            long end = System.nanoTime();
-            r.put("start_ns", start);
-            r.put("end_ns", end);
-            sections++;
-            String outcome;
-            try {
-                lock.unlock();
-                outcome = "released";
-                try {
-                    int extra = lock.getHoldCount();
-                    if (extra > 0) {
-                        outcome = "partial";
-                        r.put("extra", extra);
-                        for (int j = 0; j < extra; j++) {
-                            lock.unlock();
-                        }
-                    }
-                } catch (Throwable t) {
-                    r.put("checkErrorClass", t.getClass().getName());
-                    String m = message(t);
-                    r.put("checkError", m.length() > 300 ? m.substring(0, 300) : m);
-                }
-            } catch (IllegalMonitorStateException e) {
-                outcome = "not-held";
-                putError(r, e);
-            } catch (Throwable t) {
-                outcome = "unlock-error";
-                putError(r, t);
-            }
-            r.put("unlock_ns", System.nanoTime());
-            r.put("outcome", outcome);
-            out.add(r);
-        }
-        Map<String, Object> res = new LinkedHashMap<>();
-        res.put("names", java.util.Arrays.asList(names));
-        res.put("threadId", Thread.currentThread().getId());
-        res.put("field", clientId + ":" + Thread.currentThread().getId());
-        res.put("stopped", stopped);
-        res.put("elapsed_ns", System.nanoTime() - t0);
-        res.put("sections", sections);
-        res.put("rounds", out);
-        return res;
-    }
-
-    private static void putError(Map<String, Object> r, Throwable t) {
-        r.put("errorClass", t.getClass().getName());
-        String m = message(t);
-        r.put("error", m.length() > 300 ? m.substring(0, 300) : m);
-    }
-
     private static long rwcounter(Worker w, String name, String key, long rounds, long writePercent) {
         RReadWriteLock rw = redisson.getReadWriteLock(name);
         RBucket<String> value = redisson.getBucket(key, StringCodec.INSTANCE);
@@ -865,363 +676,17 @@ public final class Harness {
         return writes;
     }
 
-    /** 2000 warm-up tryLock+unlock, then ITERS iterations timing tryLock() alone (unlock untimed). */
-    private static Object benchAcquire(RLock lock, long iters) {
-        if (iters < 0 || iters > 10_000_000) {
-            throw new IllegalArgumentException("ITERS out of range: " + iters);
-        }
-        for (int i = 0; i < 2000; i++) {
-            if (lock.tryLock()) {
-                lock.unlock();
-            }
-        }
-        long failures = 0;
-        long[] ns = new long[(int) iters];
-        for (int i = 0; i < ns.length; i++) {
-            long t0 = System.nanoTime();
-            boolean ok = lock.tryLock();
-            ns[i] = System.nanoTime() - t0;
-            if (ok) {
-                lock.unlock();
-            } else {
-                failures++;
-            }
-        }
-        Map<String, Object> r = new LinkedHashMap<>();
-        r.put("iters", iters);
-        r.put("failures", failures);
-        r.put("ns", ns);
-        return r;
-    }
-
-    /** THREADS threads, each lock()+unlock() on its own key PREFIX:i for MILLIS after 200 warm-up rounds. */
-    private static Object benchThroughput(String prefix, int threads, long millis) throws Exception {
-        if (threads < 1 || threads > 4096 || millis < 1) {
-            throw new IllegalArgumentException("bad THREADS/MILLIS");
-        }
-        java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(threads + 1);
-        java.util.concurrent.atomic.AtomicLong ops = new java.util.concurrent.atomic.AtomicLong();
-        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
-        List<Thread> ts = new ArrayList<>();
-        for (int t = 0; t < threads; t++) {
-            RLock lock = redisson.getLock(prefix + ":" + t);
-            Thread th = new Thread(() -> {
-                try {
-                    for (int i = 0; i < 200; i++) {
-                        lock.lock();
-                        lock.unlock();
-                    }
-                    start.await();
-                    long n = 0;
-                    while (!stop.get()) {
-                        lock.lock();
-                        lock.unlock();
-                        n++;
-                    }
-                    ops.addAndGet(n);
-                } catch (Exception e) {
-                    System.err.println("harness: benchThroughput thread failed: " + e);
-                }
-            });
-            th.setDaemon(true);
-            th.start();
-            ts.add(th);
-        }
-        start.await();
-        long t0 = System.nanoTime();
-        Thread.sleep(millis);
-        stop.set(true);
-        for (Thread th : ts) {
-            th.join();
-        }
-        long elapsed = System.nanoTime() - t0;
-        Map<String, Object> r = new LinkedHashMap<>();
-        r.put("threads", threads);
-        r.put("ops", ops.get());
-        r.put("elapsed_ns", elapsed);
-        return r;
-    }
-
-    /**
-     * WAITERS+1 threads take turns on one lock with lock()/unlock(), holding it 2 ms. The first
-     * holder waits until everyone is queued; a thread that released waits for the next grant before queueing again,
-     * so every grant is a handoff to a waiter. Result: per handoff, nanos from the releaser's
-     * unlock() return to the next holder's lock() return.
-     */
-    private static Object benchHandoff(RLock lock, int waiters, int handoffs) throws Exception {
-        if (waiters < 1 || waiters > 4096 || handoffs < 1 || handoffs > 1_000_000) {
-            throw new IllegalArgumentException("bad WAITERS/HANDOFFS");
-        }
-        final int n = waiters + 1;
-        final long[] acq = new long[handoffs + n + 2];
-        final long[] rel = new long[handoffs + n + 2];
-        final java.util.concurrent.atomic.AtomicLong gen = new java.util.concurrent.atomic.AtomicLong();
-        final Object mon = new Object();
-        final java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(n);
-        List<Thread> ts = new ArrayList<>();
-        for (int t = 0; t < n; t++) {
-            Thread th = new Thread(() -> {
-                started.countDown();
-                try {
-                    while (true) {
-                        lock.lock();
-                        long now = System.nanoTime();
-                        long g = gen.incrementAndGet();
-                        if (g < acq.length) {
-                            acq[(int) g] = now;
-                        }
-                        synchronized (mon) {
-                            mon.notifyAll();
-                        }
-                        if (g == 1) {
-                            started.await();
-                            Thread.sleep(200 + n);
-                        } else {
-                            Thread.sleep(2); // short critical section: the previous holder re-queues meanwhile
-                        }
-                        boolean last = g > handoffs;
-                        lock.unlock();
-                        if (g < rel.length) {
-                            rel[(int) g] = System.nanoTime();
-                        }
-                        if (last) {
-                            return;
-                        }
-                        synchronized (mon) {
-                            while (gen.get() <= g) {
-                                mon.wait();
-                            }
-                        }
-                        if (gen.get() > handoffs) {
-                            return;
-                        }
-                    }
-                } catch (Exception e) {
-                    System.err.println("harness: benchHandoff thread failed: " + e);
-                }
-            });
-            th.setDaemon(true);
-            th.start();
-            ts.add(th);
-        }
-        // the last grant wakes nobody: whoever still waits gets the lock after it, sees the end, leaves
-        for (Thread th : ts) {
-            th.join();
-        }
-        long[] ns = new long[handoffs];
-        for (int g = 1; g <= handoffs; g++) {
-            ns[g - 1] = acq[g + 1] - rel[g];
-        }
-        Map<String, Object> r = new LinkedHashMap<>();
-        r.put("waiters", waiters);
-        r.put("handoffs", handoffs);
-        r.put("ns", ns);
-        return r;
-    }
-
-    /** The lock of bench KIND ({@code lock}, {@code read}: the read side of a read/write lock, {@code fair}) on NAME. */
-    private static RLock benchKindLock(String kind, String name) {
-        switch (kind) {
-            case "lock":
-                return redisson.getLock(name);
-            case "read":
-                return redisson.getReadWriteLock(name).readLock();
-            case "fair":
-                return redisson.getFairLock(name);
-            default:
-                throw new IllegalArgumentException("bad KIND (lock|read|fair): " + kind);
-        }
-    }
-
-    /** The threads of the loop {@code benchLoopStart} started, waiting for {@code benchLoopRun}. */
-    private static final class BenchLoop {
-        final java.util.concurrent.CountDownLatch ready;
-        final java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
-        final java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
-        final java.util.concurrent.atomic.AtomicLong ops = new java.util.concurrent.atomic.AtomicLong();
-        final java.util.concurrent.atomic.AtomicLong failures = new java.util.concurrent.atomic.AtomicLong();
-        final List<Thread> threads = new ArrayList<>();
-
-        BenchLoop(int n) {
-            ready = new java.util.concurrent.CountDownLatch(n);
-        }
-    }
-
-    private static BenchLoop benchLoop;
-
-    /**
-     * {@code benchLoopStart KIND PREFIX THREADS WARMUP_MS}: THREADS threads, each lock() + unlock()
-     * (watchdog mode) on its own lock PREFIX:i of KIND for WARMUP_MS (at least once); returns once
-     * every thread has warmed up and waits for {@code benchLoopRun}, so the caller can read the
-     * server's counters in between.
-     */
-    private static Object benchLoopStart(String kind, String prefix, int threads, long warmupMs) throws Exception {
-        if (threads < 1 || threads > 4096 || warmupMs < 0) {
-            throw new IllegalArgumentException("bad THREADS/WARMUP_MS");
-        }
-        if (benchLoop != null) {
-            throw new IllegalStateException("a bench loop is already started");
-        }
-        BenchLoop loop = new BenchLoop(threads);
-        for (int t = 0; t < threads; t++) {
-            RLock lock = benchKindLock(kind, prefix + ":" + t);
-            Thread th = new Thread(() -> {
-                try {
-                    long until = System.nanoTime() + warmupMs * 1_000_000L;
-                    do {
-                        lock.lock();
-                        lock.unlock();
-                    } while (System.nanoTime() < until);
-                } catch (Exception e) {
-                    loop.failures.incrementAndGet();
-                    System.err.println("harness: benchLoopStart warm-up failed: " + e);
-                    return;
-                } finally {
-                    loop.ready.countDown();
-                }
-                try {
-                    loop.go.await();
-                    long n = 0;
-                    while (!loop.stop.get()) {
-                        lock.lock();
-                        lock.unlock();
-                        n++;
-                    }
-                    loop.ops.addAndGet(n);
-                } catch (Exception e) {
-                    loop.failures.incrementAndGet();
-                    System.err.println("harness: benchLoopRun thread failed: " + e);
-                }
-            });
-            th.setDaemon(true);
-            th.start();
-            loop.threads.add(th);
-        }
-        loop.ready.await();
-        benchLoop = loop;
-        Map<String, Object> r = new LinkedHashMap<>();
-        r.put("threads", threads);
-        r.put("failures", loop.failures.get());
-        return r;
-    }
-
-    /** {@code benchLoopRun MILLIS}: runs the started loop for MILLIS, stops it; ops and elapsed time. */
-    private static Object benchLoopRun(long millis) throws Exception {
-        BenchLoop loop = benchLoop;
-        if (loop == null) {
-            throw new IllegalStateException("no bench loop started (benchLoopStart)");
-        }
-        benchLoop = null;
-        long t0 = System.nanoTime();
-        loop.go.countDown();
-        Thread.sleep(millis);
-        loop.stop.set(true);
-        for (Thread th : loop.threads) {
-            th.join();
-        }
-        long elapsed = System.nanoTime() - t0;
-        Map<String, Object> r = new LinkedHashMap<>();
-        r.put("threads", loop.threads.size());
-        r.put("ops", loop.ops.get());
-        r.put("failures", loop.failures.get());
-        r.put("elapsed_ns", elapsed);
-        return r;
-    }
-
-    /** Locks held by {@code benchHold}, per PREFIX (only touched by the worker that runs them). */
-    private static final Map<String, List<RLock>> BENCH_HELD = new java.util.concurrent.ConcurrentHashMap<>();
-
-    /**
-     * {@code benchHold KIND PREFIX N}: lock() (watchdog mode) N locks PREFIX:0..N-1 of KIND on this
-     * worker's thread, one after the other, and keep them (renewed by the watchdog) until
-     * {@code benchRelease PREFIX} on the same worker.
-     */
-    private static Object benchHold(String kind, String prefix, int n) {
-        if (n < 1 || n > 1_000_000) {
-            throw new IllegalArgumentException("bad N");
-        }
-        if (BENCH_HELD.containsKey(prefix)) {
-            throw new IllegalStateException("already holding " + prefix);
-        }
-        long t0 = System.nanoTime();
-        List<RLock> held = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) {
-            RLock lock = benchKindLock(kind, prefix + ":" + i);
-            lock.lock();
-            held.add(lock);
-        }
-        BENCH_HELD.put(prefix, held);
-        Map<String, Object> r = new LinkedHashMap<>();
-        r.put("held", held.size());
-        r.put("elapsed_ns", System.nanoTime() - t0);
-        return r;
-    }
-
-    /** {@code benchRelease PREFIX}: unlock() every lock {@code benchHold PREFIX} took. */
-    private static Object benchRelease(String prefix) {
-        List<RLock> held = BENCH_HELD.remove(prefix);
-        if (held == null) {
-            throw new IllegalStateException("not holding " + prefix);
-        }
-        long failures = 0;
-        for (RLock lock : held) {
-            try {
-                lock.unlock();
-            } catch (Exception e) {
-                failures++;
-            }
-        }
-        Map<String, Object> r = new LinkedHashMap<>();
-        r.put("released", held.size() - failures);
-        r.put("failures", failures);
-        return r;
-    }
-
-    private static Object bench(RLock lock, long iters, boolean tryLock) {
-        if (iters < 0 || iters > 10_000_000) {
-            throw new IllegalArgumentException("ITERS out of range: " + iters);
-        }
-        long failures = 0;
-        for (int i = 0; i < 2000; i++) {
-            if (tryLock) {
-                if (lock.tryLock()) {
-                    lock.unlock();
-                }
-            } else {
-                lock.lock();
-                lock.unlock();
-            }
-        }
-        long[] ns = new long[(int) iters];
-        for (int i = 0; i < ns.length; i++) {
-            long t0 = System.nanoTime();
-            if (tryLock) {
-                if (lock.tryLock()) {
-                    lock.unlock();
-                } else {
-                    failures++;
-                }
-            } else {
-                lock.lock();
-                lock.unlock();
-            }
-            ns[i] = System.nanoTime() - t0;
-        }
-        Map<String, Object> r = new LinkedHashMap<>();
-        r.put("iters", iters);
-        if (tryLock) {
-            r.put("failures", failures);
-        }
-        r.put("ns", ns);
-        return r;
-    }
-
     // ---------------------------------------------------------------- helpers
 
     /** Wall-clock epoch microseconds (Instant has microsecond precision on Linux, Java 15+). */
     static long epochMicros() {
         Instant now = Instant.now();
         return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
+    }
+
+    /** Redisson's client id: the UUID its hash fields start with. */
+    static String clientId() {
+        return clientId;
     }
 
     /** The client (for the kind command classes). */
@@ -1277,7 +742,7 @@ public final class Harness {
         }
     }
 
-    private static String message(Throwable t) {
+    static String message(Throwable t) {
         String m = t.getMessage();
         return m != null ? m : t.toString();
     }
@@ -1396,104 +861,4 @@ public final class Harness {
         emit(Json.write(m));
     }
 
-    /** Minimal JSON writer for null, Boolean, Number, String, Map, List, long[]. */
-    static final class Json {
-        private Json() {
-        }
-
-        static String write(Object v) {
-            StringBuilder sb = new StringBuilder(64);
-            write(sb, v);
-            return sb.toString();
-        }
-
-        private static void write(StringBuilder sb, Object v) {
-            if (v == null) {
-                sb.append("null");
-            } else if (v instanceof Boolean || v instanceof Integer || v instanceof Long
-                    || v instanceof Short || v instanceof Byte) {
-                sb.append(v);
-            } else if (v instanceof Number) {
-                double d = ((Number) v).doubleValue();
-                if (Double.isNaN(d) || Double.isInfinite(d)) {
-                    sb.append("null");
-                } else {
-                    sb.append(v);
-                }
-            } else if (v instanceof long[]) {
-                long[] arr = (long[]) v;
-                sb.append('[');
-                for (int i = 0; i < arr.length; i++) {
-                    if (i > 0) {
-                        sb.append(',');
-                    }
-                    sb.append(arr[i]);
-                }
-                sb.append(']');
-            } else if (v instanceof Map) {
-                sb.append('{');
-                boolean first = true;
-                for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
-                    if (!first) {
-                        sb.append(',');
-                    }
-                    first = false;
-                    string(sb, String.valueOf(e.getKey()));
-                    sb.append(':');
-                    write(sb, e.getValue());
-                }
-                sb.append('}');
-            } else if (v instanceof Iterable) {
-                sb.append('[');
-                boolean first = true;
-                for (Object o : (Iterable<?>) v) {
-                    if (!first) {
-                        sb.append(',');
-                    }
-                    first = false;
-                    write(sb, o);
-                }
-                sb.append(']');
-            } else {
-                string(sb, v.toString());
-            }
-        }
-
-        private static void string(StringBuilder sb, String s) {
-            sb.append('"');
-            for (int i = 0; i < s.length(); i++) {
-                char c = s.charAt(i);
-                switch (c) {
-                    case '"':
-                        sb.append("\\\"");
-                        break;
-                    case '\\':
-                        sb.append("\\\\");
-                        break;
-                    case '\n':
-                        sb.append("\\n");
-                        break;
-                    case '\r':
-                        sb.append("\\r");
-                        break;
-                    case '\t':
-                        sb.append("\\t");
-                        break;
-                    case '\b':
-                        sb.append("\\b");
-                        break;
-                    case '\f':
-                        sb.append("\\f");
-                        break;
-                    default:
-                        if (c < 0x20 || c == 0x2028 || c == 0x2029) {
-                            sb.append(String.format("\\u%04x", (int) c));
-                        } else {
-                            sb.append(c);
-                        }
-                }
-            }
-            sb.append('"');
-        }
-    }
 }
