@@ -130,6 +130,11 @@ impl Task {
                 }
                 self.send(&inv, refs).await
             });
+        // Every call of a round is sent at once (Redis queues them): each hold's renewal then
+        // leaves one period after its previous one, whatever its place in the round. Sent a few
+        // at a time, a hold late in a slow round (100,000 holds on a busy server: most of a
+        // second) would leave up to a round later than its period, close to its deadline. The
+        // price is the round's arguments and replies in memory together while it runs.
         let (a, b) = futures::future::join(
             futures::future::join_all(hash_calls),
             futures::future::join_all(read_calls),

@@ -38,3 +38,18 @@ unsafe impl GlobalAlloc for Counting {
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
+
+/// The live heap's low and high over `window`, sampled every 5 ms: the low is what lasts (the
+/// held locks), the high adds what a periodic burst of work (a renewal round) has in flight.
+pub(crate) async fn heap_low_high(window: std::time::Duration) -> (i64, i64) {
+    let end = tokio::time::Instant::now() + window;
+    let (mut low, mut high) = (i64::MAX, i64::MIN);
+    loop {
+        let now = LIVE_BYTES.load(Ordering::Relaxed);
+        (low, high) = (low.min(now), high.max(now));
+        if tokio::time::Instant::now() >= end {
+            return (low, high);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+}

@@ -442,7 +442,7 @@ impl Bench {
              and `PTTL`, one per key read after a reported change: `HEXISTS` − `PEXPIRE` and `PTTL` − `PEXPIRE`, as \
              the renewal script runs one of each per renewed key; INFO commandstats deltas, the \
              scripts' own commands excluded) over {} after one period; server output = INFO `total_net_output_bytes` over the same window (the \
-             invalidation pushes are there); heap = live heap bytes after − before acquiring, per lock, as in section 4; \
+             invalidation pushes are there); heap = live heap bytes after − before acquiring, per lock, its low and high over the window, as in section 4; \
              server memory = INFO `used_memory`, same; tracking table = INFO `tracking_total_keys` / `_items` / \
              `_prefixes`, the largest of samples every 50 ms over the period after the window (Redis drops a key \
              from it when it pushes the key's invalidation; a read adds it back); connections with \
@@ -454,14 +454,14 @@ impl Bench {
         );
         let _ = writeln!(
             md,
-            "| mode | commands/s (EVALSHA/s, holds read/s) | client CPU / period | server CPU / period | server output | heap / lock | server memory / lock | tracking table keys / items / prefixes | connections with tracking on | still held at the end |"
+            "| mode | commands/s (EVALSHA/s, holds read/s) | client CPU / period | server CPU / period | server output | heap / lock: low – high | server memory / lock | tracking table keys / items / prefixes | connections with tracking on | still held at the end |"
         );
         let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|");
         for (name, c) in [("Tracking", &cost_t), ("Renewal", &cost_r)] {
             let f = |k: &str| c[k].as_f64().unwrap_or(f64::NAN);
             let _ = writeln!(
                 md,
-                "| {name} | {:.0} ({:.0}, {:.0}) | {:.1} ms | {:.1} ms | {:.0} KB/s | {:.0} B | {:.0} B | {:.0} / {:.0} / {:.0} | {:.0} | {:.0} |",
+                "| {name} | {:.0} ({:.0}, {:.0}) | {:.1} ms | {:.1} ms | {:.0} KB/s | {:.0} – {:.0} B | {:.0} B | {:.0} / {:.0} / {:.0} | {:.0} | {:.0} |",
                 f("client_cmds_per_s"),
                 f("evalsha_per_s"),
                 f("holds_read_per_s"),
@@ -469,6 +469,7 @@ impl Bench {
                 f("server_cpu_s_per_period") * 1e3,
                 f("server_output_bytes_per_s") / 1e3,
                 f("heap_bytes_per_lock"),
+                f("heap_bytes_per_lock_high"),
                 f("server_memory_bytes_per_lock"),
                 f("tracking_keys_max"),
                 f("tracking_items_max"),
@@ -685,7 +686,7 @@ impl Bench {
         let cpu0 = proc_cpu(self.tck);
         let scpu0 = server_cpu(&mut a).await;
         let w0 = Instant::now();
-        tokio::time::sleep(period * s.wd_periods).await;
+        let (low, high) = crate::alloc::heap_low_high(period * s.wd_periods).await;
         let c1 = cmdstats(&mut a).await;
         let net1 = info(&mut a, "stats").await;
         let cpu1 = proc_cpu(self.tck);
@@ -738,7 +739,9 @@ impl Bench {
             "server_cpu_s_per_period": (scpu1 - scpu0) / periods,
             "server_output_bytes_per_s": out_bytes / window_s,
             "server_input_bytes_per_s": in_bytes / window_s,
-            "heap_bytes_per_lock": (heap1 - heap0) as f64 / n as f64,
+            "heap_bytes_per_lock": (low - heap0) as f64 / n as f64,
+            "heap_bytes_per_lock_high": (high - heap0) as f64 / n as f64,
+            "heap_bytes_per_lock_settled": (heap1 - heap0) as f64 / n as f64,
             "server_memory_bytes_per_lock": (mem1 - mem0) / n as f64,
             "tracking_keys_max": kmax, "tracking_keys_min": kmin,
             "tracking_items_max": imax, "tracking_items_min": imin,
