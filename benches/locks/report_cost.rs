@@ -117,7 +117,9 @@ pub(crate) fn section_md(v: &Value, java_note: &str) -> String {
          quiet, so that deletes the clients send after an unlock are counted). **Server CPU** = `used_cpu_user` + \
          `used_cpu_sys` delta (the whole redis-server process) per op; **cmds** = every command's `calls` \
          delta per op, the ones scripts run included (in parentheses: the commands the client sent: EVALSHA/EVAL, \
-         (UN)SUBSCRIBE, `DEL`s outside scripts; rslock: `SET` too); **script µs** = EVAL/EVALSHA's `usec` per op \
+         (UN)SUBSCRIBE, `DEL`s outside scripts, counted as `DEL`s less `PUBLISH`es since an unlock \
+         script that deletes the key publishes; a fair lock's unlock publishes only when someone waits, so its \
+         rows count one command too many for both systems; rslock: `SET` too); **script µs** = EVAL/EVALSHA's `usec` per op \
          (their inner commands included); **writes** = `rdb_changes_since_last_save` delta per op: Redis's own \
          count of keyspace changes (one per key set, expired or deleted and per hash field written; a `PUBLISH` \
          is none). Ratios = median over rounds of ours / Redisson in the same round (min–max). Ours = the default \
