@@ -6,8 +6,10 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::sections::server_cost::KINDS;
 use crate::stats::{fmt_ratio, verdict};
+
+/// The kinds section 8 measures: (id, the harness's KIND, label).
+pub(crate) const KINDS: [(&str, &str); 3] = [("lock", "RLock"), ("read", "read lock"), ("fair", "fair lock")];
 
 const SYSTEMS: [(&str, &str); 5] = [
     ("floor", "floor"),
@@ -124,7 +126,7 @@ pub(crate) fn section_md(v: &Value, java_note: &str) -> String {
          count of keyspace changes (one per key set, expired or deleted and per hash field written; a `PUBLISH` \
          is none). Ratios = median over rounds of ours / Redisson in the same round (min–max). Ours = the default \
          `Config` (loss detection by tracking); Redisson: {java_note}.\n",
-        crate::sections::server_cost::SETTLE_MS
+        st["settle_ms"].as_f64().unwrap_or(f64::NAN)
     );
     let _ = writeln!(
         md,

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use super::handoff::run_handoff;
 use super::Bench;
 use crate::jvm::{jcall, Jvm};
-use crate::report_cost::section_md;
+use crate::report_cost::{section_md, KINDS};
 use crate::stats::{p50, paired};
 use crate::sysinfo::{
     dbsize, flushall, key_memory, resetstat, server_snap, settle_keys, top_level_calls, used_memory,
@@ -25,8 +25,6 @@ use crate::sysinfo::{
 use crate::systems::{our_client, rslock_manager, Held, Sys};
 use crate::RUN_START;
 
-/// The kinds measured: (id, the harness's KIND, label).
-pub(crate) const KINDS: [(&str, &str); 3] = [("lock", "RLock"), ("read", "read lock"), ("fair", "fair lock")];
 const CONCURRENCY: [usize; 3] = [1, 16, 256];
 /// Waiters on the hot key of the handoff measurement.
 const HANDOFF_WAITERS: usize = 10;
@@ -250,7 +248,7 @@ impl Target {
 
 /// Waits until work the clients left in flight (our janitor's batched latch `DEL`s, Redisson's
 /// latch `DEL` after an unlock) has reached the server, before the closing counters are read.
-pub(crate) const SETTLE_MS: u64 = 60;
+const SETTLE_MS: u64 = 60;
 const SETTLE: Duration = Duration::from_millis(SETTLE_MS);
 
 /// C tasks, each lock + unlock on its own target for `warm`, then (counters read) for `dur`.
@@ -380,7 +378,7 @@ impl Bench {
         j.insert(
             "settings".into(),
             json!({
-                "rounds": sz.rounds, "run_ms": sz.run.as_millis() as u64, "warm_ms": sz.warm.as_millis() as u64, "jit_warm_ms": sz.jit_warm.as_millis() as u64,
+                "rounds": sz.rounds, "settle_ms": SETTLE_MS, "run_ms": sz.run.as_millis() as u64, "warm_ms": sz.warm.as_millis() as u64, "jit_warm_ms": sz.jit_warm.as_millis() as u64,
                 "concurrency": CONCURRENCY, "handoff_waiters": HANDOFF_WAITERS,
                 "handoffs_short": sz.handoff_short, "handoffs_long": sz.handoff_long,
                 "held_locks": HELD, "watchdog_s": WATCHDOG.as_secs_f64(), "renewal_periods": sz.renewal_periods,
