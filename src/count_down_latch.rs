@@ -18,7 +18,7 @@ use crate::script::{self, lua};
 use crate::synchronizer::wait::{Step, Waiter};
 
 lua!(LATCH_TRY_SET_COUNT, "latch/try_set_count", with "common/notify");
-lua!(LATCH_COUNT_DOWN, "latch/count_down", with "common/notify");
+lua!(LATCH_COUNT_DOWN, "latch/count_down", with "common/notify", "common/counter");
 lua!(LATCH_DELETE, "latch/delete", with "common/notify");
 
 /// The message that a count was set or the latch deleted.
@@ -93,7 +93,8 @@ impl CountDownLatch {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] for a count above `i64::MAX` (nothing is sent); a Redis error.
+    /// [`Error::InvalidArgument`] for a count above [`MAX_PERMITS`](crate::MAX_PERMITS) (2^53 −
+    /// 1, the largest count the scripts hold exactly; nothing is sent); a Redis error.
     ///
     /// # Cancel safety
     ///
@@ -109,8 +110,14 @@ impl CountDownLatch {
     /// # Ok(()) }
     /// ```
     pub async fn try_set_count(&self, count: u64) -> Result<bool> {
-        let count = i64::try_from(count)
-            .map_err(|_| Error::InvalidArgument(format!("latch count {count} is above i64::MAX")))?;
+        if count > crate::MAX_PERMITS {
+            return Err(Error::InvalidArgument(format!(
+                "latch `{}`: count {count} (at most {})",
+                self.key,
+                crate::MAX_PERMITS
+            )));
+        }
+        let count = count as i64;
         let mut inv = LATCH_TRY_SET_COUNT.prepare_invoke();
         inv.key(&*self.key)
             .key(&*self.channel)
@@ -129,7 +136,9 @@ impl CountDownLatch {
     /// # Errors
     ///
     /// [`Error::WrongType`] when the name holds another Redis type; a Redis error when it holds
-    /// a string that is not a count (nothing is written either way);
+    /// a string that is not a count; [`Error::OutOfRange`] when it holds a count beyond
+    /// ±[`MAX_PERMITS`](crate::MAX_PERMITS) (set there by hand or by another client); nothing is
+    /// written in any of these cases;
     /// [`Error::CommandTimeout`] and connection errors are **not** retried: the count-down may
     /// or may not have happened (as in Redisson, which never sends it twice), and sending it
     /// again could count twice.
@@ -221,7 +230,8 @@ impl CountDownLatch {
     ///
     /// Cancel safe, as [`wait`](Self::wait).
     pub async fn wait_for(&self, timeout: Duration) -> Result<bool> {
-        self.wait_until(Some(Instant::now() + timeout)).await
+        self.wait_until(Some(crate::lease::after(Instant::now(), timeout)))
+            .await
     }
 
     async fn wait_until(&self, deadline: Option<Instant>) -> Result<bool> {

@@ -83,6 +83,18 @@ pub enum Error {
         field: String,
     },
 
+    /// A count would leave the range this crate keeps it in, or Redis holds one outside it
+    /// (written there by hand or by another client): a semaphore's or a count-down latch's
+    /// count beyond ±[`MAX_PERMITS`](crate::MAX_PERMITS), a fencing token counter that is
+    /// negative or has no token left below `i64::MAX`. Refused before anything was written.
+    #[error("`{key}`: {detail}; nothing was written")]
+    OutOfRange {
+        /// The key holding the count.
+        key: String,
+        /// What the count is, or what it would become.
+        detail: String,
+    },
+
     /// No replica confirmed an acquisition within `replica_sync_timeout`
     /// ([`ReplicaSync::Required`](crate::ReplicaSync::Required)); the acquisition was undone.
     #[error("no replica of {wanted} confirmed the acquisition of lock `{key}` (WAIT); it was undone")]
@@ -188,16 +200,52 @@ impl Error {
         matches!(self, Error::Redis(e) if e.code() == Some("OOM") || e.to_string().contains("OOM command not allowed"))
     }
 
-    /// Maps a Redis error on `key`, turning `WRONGTYPE` into [`Error::WrongType`]. Error replies
-    /// of one kind's scripts are mapped by that kind (the seam's `map_error`).
+    /// Maps the error of a request on `key` sent with the command timeout `timeout`: a reply
+    /// that did not come in time (the connection's own response timeout, which is the command
+    /// timeout) is [`Error::CommandTimeout`]; otherwise as [`from_redis`](Self::from_redis).
+    pub(crate) fn from_request(key: &str, e: redis::RedisError, timeout: Duration) -> Self {
+        if e.is_timeout() {
+            return Error::CommandTimeout(timeout);
+        }
+        Error::from_redis(key, e)
+    }
+
+    /// Maps a Redis error on `key`, turning `WRONGTYPE` into [`Error::WrongType`] and a script's
+    /// range refusal into [`Error::OutOfRange`]. Error replies of one kind's scripts are mapped
+    /// by that kind (the seam's `map_error`).
     pub(crate) fn from_redis(key: &str, e: redis::RedisError) -> Self {
-        let wrong_type = e.code() == Some("WRONGTYPE") || e.to_string().contains("WRONGTYPE");
+        // the reply as Redis sent it: its code, then its text
+        let text = match (e.code(), e.detail()) {
+            (Some(code), Some(detail)) => format!("{code} {detail}"),
+            _ => e.to_string(),
+        };
+        if let Some(detail) = out_of_range_detail(&text) {
+            return Error::OutOfRange {
+                key: key.to_owned(),
+                detail,
+            };
+        }
+        let wrong_type = e.code() == Some("WRONGTYPE") || text.contains("WRONGTYPE");
         if wrong_type {
             Error::WrongType { key: key.to_owned() }
         } else {
             Error::Redis(e)
         }
     }
+}
+
+/// The code a script's range refusal starts with (`lua/common/counter.lua`,
+/// `lua/fenced/acquire.lua`).
+const OUT_OF_RANGE: &str = "REDISSON_LOCK_OUT_OF_RANGE ";
+
+/// What a script's range refusal says, when `message` is one: Redis 7 replies with the script's
+/// code first and ` script: <sha>, on @user_script:<line>.` after it; Redis 6 with
+/// `ERR Error running script ... : <code> <text>`.
+fn out_of_range_detail(message: &str) -> Option<String> {
+    let at = message.find(OUT_OF_RANGE)?;
+    let rest = &message[at + OUT_OF_RANGE.len()..];
+    let end = rest.find(" script: ").unwrap_or(rest.len());
+    Some(rest[..end].trim_end().to_owned())
 }
 
 /// Whether an error message names a server that is not a writable master (`READONLY`, a
@@ -233,6 +281,31 @@ mod tests {
         assert!(!server(ServerErrorKind::NoScript).is_transient());
         assert!(!Error::WrongType { key: "k".into() }.is_transient());
         assert!(!Error::InvalidArgument("x".into()).is_transient());
+    }
+
+    #[test]
+    fn a_range_refusal_reads_the_same_on_every_server_version() {
+        let v7 = "REDISSON_LOCK_OUT_OF_RANGE the count at s is 9007199254740992, beyond ±9007199254740991 script: 0a1b, on @user_script:12.";
+        let v6 = "ERR Error running script (call to f_0a1b): @user_script:12: REDISSON_LOCK_OUT_OF_RANGE the count at s is 9007199254740992, beyond ±9007199254740991";
+        for m in [v7, v6] {
+            let reply = redis::parse_redis_value(format!("-{m}\r\n").as_bytes()).unwrap();
+            let e = reply.extract_error().unwrap_err();
+            match Error::from_redis("s", e) {
+                Error::OutOfRange { key, detail } => {
+                    assert_eq!(key, "s");
+                    assert_eq!(
+                        detail,
+                        "the count at s is 9007199254740992, beyond ±9007199254740991"
+                    );
+                }
+                other => panic!("{m}: {other:?}"),
+            }
+        }
+        assert!(!Error::OutOfRange {
+            key: "s".into(),
+            detail: "x".into()
+        }
+        .is_transient());
     }
 
     #[test]

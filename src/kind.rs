@@ -235,14 +235,21 @@ pub(crate) fn decode_reply(v: &Value) -> Result<Reply<Option<i64>>> {
     let Value::Array(items) = v else {
         return Err(bad());
     };
-    // at most three integers: read onto the stack, no allocation
+    // at most three integers: read onto the stack, no allocation; the third (a fencing token)
+    // may come as the decimal text Redis stores, exact where a Lua number is not
     if items.len() > 3 {
         return Err(bad());
     }
     let mut buf = [0i64; 3];
-    for (slot, x) in buf.iter_mut().zip(items) {
+    for (i, (slot, x)) in buf.iter_mut().zip(items).enumerate() {
         match x {
             Value::Int(n) => *slot = *n,
+            Value::BulkString(text) if i == 2 => {
+                *slot = std::str::from_utf8(text)
+                    .ok()
+                    .and_then(|t| t.parse::<i64>().ok())
+                    .ok_or_else(bad)?
+            }
             _ => return Err(bad()),
         }
     }

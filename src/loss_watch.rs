@@ -267,7 +267,7 @@ impl Task {
                 ));
                 match tokio::time::timeout(self.command_timeout, c.route_command(on, all)).await {
                     Ok(Ok(_)) => Ok(()),
-                    Ok(Err(e)) => Err(Error::Redis(e)),
+                    Ok(Err(e)) => Err(Error::from_request("", e, self.command_timeout)),
                     Err(_) => Err(Error::CommandTimeout(self.command_timeout)),
                 }
             }

@@ -278,7 +278,7 @@ impl ReplicaSyncer {
         loop {
             let replies: Vec<Value> = match tokio::time::timeout(budget, send(conn, key, &pipe)).await {
                 Ok(Ok(v)) => v,
-                Ok(Err(e)) => return Err(Error::from_redis(key, e)),
+                Ok(Err(e)) => return Err(Error::from_request(key, e, budget)),
                 Err(_) => return Err(Error::CommandTimeout(budget)),
             };
             let mut it = replies.into_iter();

@@ -88,7 +88,7 @@ pub(crate) async fn run<T: FromRedisValue>(
     let mut c = conn.clone();
     match tokio::time::timeout(timeout, inv.invoke_async::<T>(&mut c)).await {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(Error::from_redis(key, e)),
+        Ok(Err(e)) => Err(Error::from_request(key, e, timeout)),
         Err(_) => Err(Error::CommandTimeout(timeout)),
     }
 }
@@ -103,7 +103,7 @@ pub(crate) async fn cmd<T: FromRedisValue>(
     let mut c = conn.clone();
     match tokio::time::timeout(timeout, cmd.query_async::<T>(&mut c)).await {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(Error::from_redis(key, e)),
+        Ok(Err(e)) => Err(Error::from_request(key, e, timeout)),
         Err(_) => Err(Error::CommandTimeout(timeout)),
     }
 }

@@ -415,7 +415,7 @@ fn acquire_records_live_no_longer_than_settling_needs() {
         eventually(
             Duration::from_secs(5),
             "the request waits in Redis' socket",
-            || async { bytes_waiting_at(s.port) > 0 },
+            || async { common::bytes_waiting_at(s.port) > 0 },
         )
         .await;
         stopped
@@ -453,22 +453,6 @@ fn acquire_records_live_no_longer_than_settling_needs() {
         c.shutdown().await.unwrap();
         assert_eq!(leftovers(&mut raw).await, Vec::<String>::new());
     });
-}
-
-/// Bytes received and not yet read by the server listening on `port` (Linux `/proc/net/tcp`):
-/// a request sent to a stopped Redis.
-fn bytes_waiting_at(port: u16) -> u64 {
-    let table = std::fs::read_to_string("/proc/net/tcp").expect("read /proc/net/tcp");
-    table
-        .lines()
-        .skip(1)
-        .filter_map(|line| {
-            let cols: Vec<&str> = line.split_whitespace().collect();
-            let local_port = u16::from_str_radix(cols.get(1)?.rsplit(':').next()?, 16).ok()?;
-            let rx = u64::from_str_radix(cols.get(4)?.split(':').nth(1)?, 16).ok()?;
-            (local_port == port).then_some(rx)
-        })
-        .sum()
 }
 
 /// When Redis does not answer at all, `shutdown()` still returns within its bound (the longer of

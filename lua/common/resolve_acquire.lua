@@ -1,7 +1,7 @@
 -- Any lock kind: settle an acquisition attempt whose reply was lost (a timeout, a dropped
 -- connection), instead of sending it again, which could count one hold twice.
 -- Every acquire script records its grant in the attempt's latch: the hold count after it, and for
--- the fenced lock its token ("count:token").
+-- the fenced lock its token ("count:token"; the token is replied as that string, exact).
 -- KEYS[1] the attempt's latch "redisson_unlock_latch:{N}:<attempt id>"
 -- ARGV[1] how long to keep the cancellation marker, in ms
 -- Reply: {1, count[, token]} the attempt was granted; {0, 0} it was not, and now it never will be:
@@ -18,6 +18,6 @@ if seen == 'cancelled' then
 end
 local sep = string.find(seen, ':', 1, true)
 if sep then
-  return {1, tonumber(string.sub(seen, 1, sep - 1)), tonumber(string.sub(seen, sep + 1))}
+  return {1, tonumber(string.sub(seen, 1, sep - 1)), string.sub(seen, sep + 1)}
 end
 return {1, tonumber(seen)}

@@ -21,8 +21,7 @@ if seen == 'cancelled' then
 elseif seen then
   return {1, tonumber(seen)}
 end
-reclaim(sem, leases, channel, now, want, mode)
-local have = counter(sem)
+local _, have = reclaim(sem, leases, channel, now, want, mode)
 if have ~= nil and have >= want then
   redis.call('decrby', sem, want)
   for i = 7, 6 + want do

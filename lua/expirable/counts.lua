@@ -7,5 +7,5 @@
 local sem, leases, channel = KEYS[1], KEYS[2], KEYS[3]
 local now, mode = ARGV[1], ARGV[2]
 
-reclaim(sem, leases, channel, now, nil, mode)
-return {counter(sem) or 0, redis.call('zcard', leases)}
+local _, available = reclaim(sem, leases, channel, now, nil, mode)
+return {available or 0, redis.call('zcard', leases)}

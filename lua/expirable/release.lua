@@ -18,7 +18,7 @@ local score = redis.call('zscore', leases, id)
 if score == false then
   return remember(latch, latch_ms, 0)
 end
-counter(sem) -- refuses a value that is not a count before changing anything
+within(sem, counter(sem) or 0, 1) -- refuses a value that is not a count, or would overflow
 local reply = 2
 if tonumber(score) <= now then
   reply = 1

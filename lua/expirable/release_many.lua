@@ -19,9 +19,7 @@ for i = 4, #ARGV do
     return remember(latch, latch_ms, 0)
   end
 end
-counter(sem) -- refuses a value that is not a count before changing anything
-reclaim(sem, leases, channel, now, nil, mode)
--- every id is held (checked above, and its lease had not ended, so the reclaim kept it):
+-- every id is held (checked above, and its lease had not ended, so the reclaim keeps it):
 -- the distinct ids are what comes back
 local distinct, released = {}, 0
 for i = 4, #ARGV do
@@ -30,6 +28,9 @@ for i = 4, #ARGV do
     released = released + 1
   end
 end
+-- refuses a count that is not one, or that the reclaim and this release would overflow,
+-- before either writes
+reclaim(sem, leases, channel, now, nil, mode, released)
 -- the writes Redis may refuse for lack of memory (INCRBY, SET) before the one it never refuses
 -- (ZREM): a refusal leaves nothing half done
 redis.call('incrby', sem, released)

@@ -23,7 +23,11 @@ use super::reentrant::{LOCK_FORCE_UNLOCK, LOCK_UNLOCK};
 /// Redis state: the [`RLock`](crate::RLock)'s hash, TTL, channel and unlock, plus the counter
 /// `redisson_lock_token:{<key>}` (a string integer, no TTL). Every acquisition — a re-entry too —
 /// increments it and gets the new value as its token, so tokens strictly increase per lock name,
-/// across Java and Rust holders, while Redis keeps its data.
+/// across Java and Rust holders, while Redis keeps its data. Tokens are exact over the counter's
+/// whole range, up to `i64::MAX`: the scripts handle them as the strings Redis stores, never as
+/// Lua numbers (exact only up to 2^53). A counter that is negative (set by hand) or at
+/// `i64::MAX` has no next token: an acquisition is then [`Error::OutOfRange`] and changes
+/// nothing.
 ///
 /// # What a token is for
 ///
@@ -133,12 +137,12 @@ impl Reenterable for Fenced {}
 
 pub(crate) static FENCED: Fenced = Fenced { _sealed: () };
 
-lua!(FENCED_ACQUIRE, "fenced/acquire");
-lua!(FENCED_RAISE_TOKEN, "fenced/raise_token");
+lua!(FENCED_ACQUIRE, "fenced/acquire", with "fenced/token");
+lua!(FENCED_RAISE_TOKEN, "fenced/raise_token", with "fenced/token");
 
-/// The highest floor [`raise_token_to`](crate::Lock::raise_token_to) accepts: 2^53 − 1, the
-/// largest integer the script's Lua numbers hold exactly.
-const MAX_TOKEN_FLOOR: u64 = (1 << 53) - 1;
+/// The highest floor [`raise_token_to`](crate::Lock::raise_token_to) accepts: one below
+/// `i64::MAX`, the most Redis' `INCR` reaches, so that a next token exists.
+const MAX_TOKEN_FLOOR: u64 = i64::MAX as u64 - 1;
 
 /// The commands the fenced lock's scripts run on its hash: the RLock's, without the `HGET` of
 /// settling through an owner's field (its grants are always settled through their latch).
@@ -311,9 +315,13 @@ impl Lock<Fenced> {
     /// refuses every new holder (safe, but stuck). Read that highest fence from the resource
     /// (`SELECT max(fence) FROM orders`) and raise the counter to it.
     ///
-    /// Errors: a `floor` above 2^53 − 1 is [`Error::InvalidArgument`] (nothing sent); a key of
-    /// another type under the counter's name is [`Error::WrongType`], a counter that is not an
-    /// integer [`Error::Redis`]; in every case the counter is left as it was.
+    /// Tokens are exact over the counter's whole range (the scripts keep them as the strings
+    /// Redis stores): a floor such as a microsecond timestamp is fine. A counter set negative
+    /// by hand is below every floor, and is raised.
+    ///
+    /// Errors: a `floor` above `i64::MAX − 1` is [`Error::InvalidArgument`] (nothing sent); a
+    /// key of another type under the counter's name is [`Error::WrongType`], a counter that is
+    /// not an integer [`Error::Redis`]; in every case the counter is left as it was.
     ///
     /// # Cancel safety
     ///
@@ -334,7 +342,7 @@ impl Lock<Fenced> {
     pub async fn raise_token_to(&self, floor: u64) -> Result<u64> {
         if floor > MAX_TOKEN_FLOOR {
             return Err(Error::InvalidArgument(format!(
-                "a token floor of {floor} for `{}` is above 2^53 - 1",
+                "a token floor of {floor} for `{}` is above i64::MAX - 1 (no token would be left)",
                 self.key
             )));
         }
@@ -380,6 +388,25 @@ mod tests {
             FENCED.decode(&arr(&[0, 500])).unwrap(),
             Reply::Refused { pttl: 500 }
         );
+        // the scripts reply the token as the counter's exact text
+        let exact = Value::Array(vec![
+            Value::Int(1),
+            Value::Int(1),
+            Value::BulkString(b"9007199254740993".to_vec()),
+        ]);
+        assert_eq!(
+            FENCED.decode(&exact).unwrap(),
+            Reply::Granted {
+                count: 1,
+                grant: 9_007_199_254_740_993
+            }
+        );
+        let negative = Value::Array(vec![
+            Value::Int(1),
+            Value::Int(1),
+            Value::BulkString(b"-3".to_vec()),
+        ]);
+        assert!(FENCED.decode(&negative).is_err(), "a token is never negative");
     }
 
     #[test]

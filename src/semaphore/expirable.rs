@@ -17,8 +17,8 @@ use crate::synchronizer::wait::{Step, Waiter};
 lua!(PES_ACQUIRE, "expirable/acquire", with "common/notify", "common/counter", "common/reclaim");
 lua!(PES_RELEASE, "expirable/release", with "common/notify", "common/counter", "common/once");
 lua!(PES_RELEASE_MANY, "expirable/release_many", with "common/notify", "common/counter", "common/reclaim", "common/once");
-lua!(PES_UPDATE_LEASE, "expirable/update_lease", with "common/notify", "common/reclaim");
-lua!(PES_LEASE_TIME, "expirable/lease_time", with "common/notify", "common/reclaim");
+lua!(PES_UPDATE_LEASE, "expirable/update_lease", with "common/notify", "common/counter", "common/reclaim");
+lua!(PES_LEASE_TIME, "expirable/lease_time", with "common/notify", "common/counter", "common/reclaim");
 lua!(PES_COUNTS, "expirable/counts", with "common/notify", "common/counter", "common/reclaim");
 lua!(PES_SET_PERMITS, "expirable/set_permits", with "common/notify", "common/counter", "common/once");
 lua!(PES_ADD_PERMITS, "expirable/add_permits", with "common/notify", "common/counter", "common/once");
@@ -632,9 +632,11 @@ impl PermitExpirableSemaphore {
             .await;
         match sent {
             Ok((v, synced)) => {
-                let granted = decode_grant(&s.key, &v);
-                let give_back = pending.land(matches!(granted, Ok(true)));
-                if granted? {
+                // a reply that cannot be read leaves the attempt armed: it is settled in the
+                // background, and what it took (if anything) given back
+                let granted = decode_grant(&s.key, &v)?;
+                let give_back = pending.land(granted)?;
+                if granted {
                     if let Some(g) = give_back {
                         super::undo_unconfirmed(s, synced, g).await?;
                     }
@@ -648,10 +650,11 @@ impl PermitExpirableSemaphore {
                     tracing::debug!(key = %s.key, error = %e, "expirable semaphore: acquire reply was lost, but Redis had granted it");
                     Ok(Ok(ids))
                 }
+                Err(Error::Shutdown) => Err(Error::Shutdown), // granted: given back
                 Ok(false) | Err(_) => Err(e),
             },
             Err(e) => {
-                pending.land(false);
+                pending.land(false)?;
                 Err(e)
             }
         }

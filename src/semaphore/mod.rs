@@ -23,8 +23,12 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 
-/// The most permits one call takes, gives or sets, and the largest count a semaphore may reach
-/// through this crate: 2^53 − 1, the largest integer the scripts' Lua numbers hold exactly.
+/// The most permits one call takes, gives or sets, and the bound of every synchronizer count
+/// kept through this crate: 2^53 − 1, the largest integer the scripts' Lua numbers hold exactly.
+/// A semaphore's count stays within ±`MAX_PERMITS` and a count-down latch's count at most
+/// `MAX_PERMITS`: an argument beyond it is [`Error::InvalidArgument`], a change that would take a
+/// count beyond it (or a count already beyond it in Redis, written by hand or by another client)
+/// is [`Error::OutOfRange`], and nothing is written.
 pub const MAX_PERMITS: u64 = (1 << 53) - 1;
 
 /// The semaphore channel of `key`: `redisson_sc:{<key>}` (in the key's cluster slot).

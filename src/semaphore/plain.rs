@@ -421,9 +421,10 @@ impl Semaphore {
             .await;
         let granted = match sent {
             Ok((v, synced)) => {
-                let granted = decode_grant(&s.key, &v);
-                let give_back = pending.land(matches!(granted, Ok(true)));
-                let granted = granted?;
+                // a reply that cannot be read leaves the attempt armed: it is settled in the
+                // background, and what it took (if anything) given back
+                let granted = decode_grant(&s.key, &v)?;
+                let give_back = pending.land(granted)?;
                 if let (true, Some(g)) = (granted, give_back) {
                     super::undo_unconfirmed(s, synced, g).await?;
                 }
@@ -435,10 +436,11 @@ impl Semaphore {
                     true
                 }
                 Ok(false) => return Err(e),
-                Err(_) => return Err(e), // settled in the background
+                Err(Error::Shutdown) => return Err(Error::Shutdown), // granted: given back
+                Err(_) => return Err(e),                             // settled in the background
             },
             Err(e) => {
-                pending.land(false);
+                pending.land(false)?;
                 return Err(e);
             }
         };

@@ -2,7 +2,12 @@
 //! latch (`redisson_unlock_latch:{N}:<attempt id>`), so instead of sending it again (which could
 //! take permits twice) the client asks Redis whether it was granted, making sure that it never
 //! will be if it was not (`lua/common/resolve_acquire.lua`). A grant nobody is left to use (the
-//! caller gave up or was dropped) is given back at once, in the background.
+//! caller gave up or was dropped, or the client is shutting down) is given back at once, in the
+//! background.
+//!
+//! From the moment it is sent until its outcome is known, an attempt counts as the client's open
+//! work (a background [`Ticket`]): [`Client::shutdown`](crate::Client::shutdown) waits for it,
+//! and for the give-back of what it was granted.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -10,6 +15,7 @@ use std::time::Instant;
 use redis::{ScriptInvocation, Value};
 
 use super::once::Once;
+use crate::background::Ticket;
 use crate::error::{Error, Result};
 use crate::inner::ClientInner;
 use crate::script;
@@ -32,6 +38,9 @@ pub(crate) struct Pending<G: GiveBack> {
     latch: String,
     sent_at: Instant,
     give_back: Option<G>,
+    /// Open work until the outcome is known, or the give-back is queued (a field is dropped
+    /// after `drop` runs, so the give-back is queued first).
+    _open: Ticket,
 }
 
 impl<G: GiveBack> Pending<G> {
@@ -43,29 +52,57 @@ impl<G: GiveBack> Pending<G> {
             latch,
             sent_at: Instant::now(),
             give_back: Some(give_back),
+            _open: client.background.ticket(key),
         }
     }
 
-    /// The reply arrived: nothing to settle. `granted`: its latch recorded a grant, which the
-    /// janitor deletes (a refusal wrote none). Returns the give-back, for a grant the caller
-    /// must undo itself (see [`give_back`]).
-    pub(crate) fn land(mut self, granted: bool) -> Option<G> {
+    /// The reply arrived and was read: nothing to settle. `granted`: its latch recorded a
+    /// grant, which the janitor deletes (a refusal wrote none). Returns the give-back, for a
+    /// grant the caller must undo itself (see [`give_back`]). A grant that arrives once the
+    /// client is shutting down is given back in the background: [`Error::Shutdown`].
+    pub(crate) fn land(mut self, granted: bool) -> Result<Option<G>> {
         if granted {
             self.client.latches.discard(std::mem::take(&mut self.latch));
+            if self.client.holds.is_closed() {
+                return Err(self.give_back_closed());
+            }
         }
-        self.give_back.take()
+        Ok(self.give_back.take())
     }
 
     /// Asks Redis whether the attempt was granted: `Ok(true)` it was (the caller keeps it);
     /// `Ok(false)` it was not, and now never will be. On `Err` nothing is known yet (dropping
-    /// `self` then settles it in the background).
+    /// `self` then settles it in the background). A grant found once the client is shutting
+    /// down is given back in the background: [`Error::Shutdown`].
     pub(crate) async fn settle(mut self) -> Result<bool> {
         let granted = resolve(&self.client, &self.key, &self.latch).await?;
-        self.give_back = None;
         if granted {
             self.client.latches.discard(std::mem::take(&mut self.latch));
+            if self.client.holds.is_closed() {
+                return Err(self.give_back_closed());
+            }
         }
+        self.give_back = None;
         Ok(granted)
+    }
+
+    /// Queues the give-back of a grant that came while the client was shutting down (before
+    /// this attempt's ticket is dropped, so shutdown waits for it).
+    fn give_back_closed(&mut self) -> Error {
+        if let Some(g) = self.give_back.take() {
+            tracing::info!(key = %self.key, what = G::WHAT, "granted while the client was shutting down: giving it back");
+            let (client, key) = (self.client.clone(), self.key.clone());
+            let job: crate::background::Job = Box::new(move || {
+                Box::pin(async move {
+                    let once = Once::new(&client, &key, G::WHAT, true, |l, ms| g.give_back(l, ms));
+                    once.send::<Value>().await.map(|_| ())
+                })
+            });
+            if !self.client.background.push(&self.key, job) {
+                tracing::warn!(key = %self.key, what = G::WHAT, "granted after the client stopped: not given back");
+            }
+        }
+        Error::Shutdown
     }
 }
 

@@ -632,3 +632,19 @@ pub async fn latches_deleted(s: &RedisServer) {
 pub async fn pttl(raw: &mut redis::aio::MultiplexedConnection, key: &str) -> i64 {
     redis::cmd("PTTL").arg(key).query_async(raw).await.expect("PTTL")
 }
+
+/// Bytes received and not yet read by the server listening on `port` (Linux `/proc/net/tcp`):
+/// a request sent to a stopped Redis.
+pub fn bytes_waiting_at(port: u16) -> u64 {
+    let table = std::fs::read_to_string("/proc/net/tcp").expect("read /proc/net/tcp");
+    table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let cols: Vec<&str> = line.split_whitespace().collect();
+            let local_port = u16::from_str_radix(cols.get(1)?.rsplit(':').next()?, 16).ok()?;
+            let rx = u64::from_str_radix(cols.get(4)?.split(':').nth(1)?, 16).ok()?;
+            (local_port == port).then_some(rx)
+        })
+        .sum()
+}

@@ -3,7 +3,8 @@
 //! too) takes a new token (this file); what the tokens are for, against a real database —
 //! `examples/fenced_write/orders.rs` on SQLite: a holder paused past its lease and the database
 //! refusing its stale write, in every interleaving (`writes.rs`); and tokens across Redis restarts,
-//! with and without persistence, and the recovery with `raise_token_to` (`restart.rs`).
+//! with and without persistence, and the recovery with `raise_token_to` (`restart.rs`); tokens
+//! exact over the counter's whole range, and counters without a next token (`tokens.rs`).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -13,6 +14,7 @@ mod common;
 #[path = "../../examples/fenced_write/orders.rs"]
 mod orders;
 mod restart;
+mod tokens;
 mod writes;
 
 use std::time::Duration;

@@ -165,8 +165,8 @@ async fn raise_token_to_never_lowers_the_counter() {
         -1,
         "no TTL, like INCR's"
     );
-    // the largest floor Lua compares exactly; above it nothing is sent
-    let max = (1u64 << 53) - 1;
+    // the largest floor that leaves a next token below i64::MAX; above it nothing is sent
+    let max = i64::MAX as u64 - 1;
     assert!(matches!(
         lock.raise_token_to(max + 1).await,
         Err(Error::InvalidArgument(_))

@@ -1,7 +1,7 @@
 //! The synchronizers against real redis-server processes, in one test binary (each file is one
 //! synchronizer or topology): the count-down latch, the semaphore, the permit-expirable
-//! semaphore, and both semaphores in a cluster. Interop with real Redisson is in the compat
-//! matrix; their faults in tests/faults.
+//! semaphore, both semaphores in a cluster, and the range every count is kept in. Interop with
+//! real Redisson is in the compat matrix; their faults in tests/faults.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -9,7 +9,9 @@ mod common;
 mod cluster;
 mod count_down_latch;
 mod expirable_semaphore;
+mod limits;
 mod semaphore;
+mod shutdown;
 
 /// Waits until `client` is subscribed to `channels` channels.
 async fn subscribed_to(client: &redisson_lock::Client, channels: usize, what: &str) {
