@@ -99,6 +99,8 @@ pub trait AnyGuard: Send + Sync + std::fmt::Debug + 'static {
     fn unlock(self: Box<Self>) -> BoxFuture<'static, Result<Unlocked>>;
     /// [`Guard::forget`].
     fn forget(self: Box<Self>);
+    /// [`Guard::extend_lease`].
+    fn extend_lease(&mut self, lease: Duration) -> BoxFuture<'_, Result<()>>;
     /// The guard itself, to get its kind's own type back (`downcast::<WriteGuard>()` for a
     /// downgrade, say).
     ///
@@ -230,6 +232,10 @@ impl<K: AcquireKind> AnyGuard for Guard<K> {
 
     fn forget(self: Box<Self>) {
         Guard::forget(*self)
+    }
+
+    fn extend_lease(&mut self, lease: Duration) -> BoxFuture<'_, Result<()>> {
+        Guard::extend_lease(self, lease).boxed()
     }
 
     fn into_any(self: Box<Self>) -> Box<dyn std::any::Any + Send> {

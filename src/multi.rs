@@ -59,11 +59,15 @@ impl From<Box<dyn AnyLock>> for Member {
 ///   `max(remaining / N, 1 ms)`; a member that cannot be had (held elsewhere, or its Redis is down
 ///   or slow) only counts as a failure, until more than `N - quorum` failed.
 ///
-/// Differences from Redisson, on purpose: each member gets the caller's lease when it is taken
-/// (Redisson takes members with twice the wait, then shortens every key to the lease with a raw
-/// `PEXPIRE` behind the holds' backs); the guard trusts the lock until its earliest member's lease
-/// runs out. `lock()` without a wait simply waits as long as it takes (Redisson retries with a
-/// `N × 1.5 s` budget per round). Redisson's `RedissonFasterMultiLock` (one hash per group, field
+/// With a lease, the lease counts from when the lock is held, as in Redisson: each member is taken
+/// with the lease, and once enough are held every member's lease is extended to the full lease
+/// from then ([`Guard::extend_lease`](crate::Guard::extend_lease); Redisson sends a raw `PEXPIRE`
+/// instead), so a member taken early does not end first. The guard trusts the lock until its
+/// earliest member's lease runs out.
+///
+/// Differences from Redisson, on purpose: each member is taken with the caller's lease (Redisson
+/// takes members with twice the wait, then sets every key to the lease). `lock()` without a wait
+/// simply waits as long as it takes (Redisson retries with a `N × 1.5 s` budget per round). Redisson's `RedissonFasterMultiLock` (one hash per group, field
 /// ids from HighwayHash over Java-codec-encoded values) is not offered: its field names depend on
 /// the Java codec (Kryo by default), which a Rust client cannot reproduce faithfully.
 ///
@@ -212,7 +216,8 @@ impl RMultiLock {
             .ok_or_else(|| Error::Protocol("an unbounded wait ended without the lock".into()))
     }
 
-    /// Takes the lock for `lease` (each member gets it when taken), waiting as long as it takes.
+    /// Takes the lock for `lease`, counted from when it is held (every member's lease then ends
+    /// together), waiting as long as it takes.
     ///
     /// ```no_run
     /// # async fn demo(m: redisson_lock::RMultiLock) -> redisson_lock::Result<()> {
@@ -247,7 +252,7 @@ impl RMultiLock {
         self.acquire(Some(wait), None).await
     }
 
-    /// Tries for up to `wait`, each member taken for `lease`.
+    /// Tries for up to `wait`; the lock is held for `lease`, counted from when it is held.
     ///
     /// ```no_run
     /// # async fn demo(m: redisson_lock::RMultiLock) -> redisson_lock::Result<()> {
@@ -303,6 +308,11 @@ impl RMultiLock {
                     break;
                 }
             }
+            if held.len() >= self.quorum && lease.is_some() {
+                // the lease counts from when the lock is held, not from when each member was
+                // taken (members taken early would otherwise end first, within the lease)
+                held = relet(held, lease, self.quorum).await;
+            }
             if held.len() >= self.quorum {
                 tracing::debug!(
                     members = n,
@@ -332,6 +342,28 @@ impl RMultiLock {
             .await;
         }
     }
+}
+
+/// Extends every member's lease to `lease` from now, all at once (members may be on several
+/// servers). A member whose extension failed keeps the lease it had (an error) or is lost (found
+/// gone): what is left held is returned; when fewer than `quorum` are, all are released.
+async fn relet(
+    mut held: Vec<Box<dyn AnyGuard>>,
+    lease: Option<Duration>,
+    quorum: usize,
+) -> Vec<Box<dyn AnyGuard>> {
+    let Some(lease) = lease else { return held };
+    let results = futures::future::join_all(held.iter_mut().map(|h| h.extend_lease(lease))).await;
+    for (h, r) in held.iter().zip(results) {
+        if let Err(e) = r {
+            tracing::debug!(key = %h.key(), error = %e, "multi-lock member: its lease could not be extended");
+        }
+    }
+    if held.iter().filter(|h| h.is_held()).count() >= quorum {
+        return held;
+    }
+    release_all(held).await;
+    Vec::new()
 }
 
 async fn release_all(held: Vec<Box<dyn AnyGuard>>) {

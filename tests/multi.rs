@@ -7,10 +7,10 @@ mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::faults::{pid, Stopped};
-use common::{eventually, key_exists, RedisServer};
+use common::{eventually, key_exists, pttl, RedisServer};
 use redis::AsyncCommands;
 use redisson_lock::{Client, Config, Member, RMultiLock, Unlocked};
 
@@ -294,4 +294,235 @@ async fn red_locks_exclude_each_other() {
     }
     assert_eq!(done.load(Ordering::SeqCst), 40);
     let _ = Unlocked::Released;
+}
+
+/// RedissonRedLockTest's lease cases, the deterministic part: the multi-lock's first members are
+/// taken at once, its last one only ~1.5 s later (held by another client until then). With a 2 s
+/// lease, every member's TTL in Redis is close to the full lease right after the multi-lock is
+/// acquired, and the guard stays held for the lease, counted from then.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lease_counts_from_when_the_multi_lock_is_held() {
+    let (s1, s2) = (RedisServer::start(), RedisServer::start());
+    let (c1, c2) = (
+        s1.client(Config::default()).await,
+        s2.client(Config::default()).await,
+    );
+    let other = s2.client(Config::default()).await;
+    let (mut raw1, mut raw2) = (s1.conn().await, s2.conn().await);
+    let blocker = other.lock("lease:c").unwrap().lock().await.unwrap();
+    let multi = RMultiLock::new([
+        Member::from(&c1.lock("lease:a").unwrap()),
+        Member::from(&c1.lock("lease:b").unwrap()),
+        Member::from(&c2.lock("lease:c").unwrap()),
+    ])
+    .unwrap();
+    let lease = Duration::from_secs(2);
+    let attempt = tokio::spawn(async move {
+        let g = multi
+            .try_lock_with_lease(Duration::from_secs(10), lease)
+            .await
+            .unwrap()
+            .expect("the multi-lock within its wait");
+        (g, Instant::now())
+    });
+    eventually(Duration::from_secs(5), "the first two members are taken", || {
+        let mut raw = raw1.clone();
+        async move { key_exists(&mut raw, "lease:a").await && key_exists(&mut raw, "lease:b").await }
+    })
+    .await;
+    // the other holder works for another 1.5 s
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    blocker.unlock().await.unwrap();
+    let (guard, acquired) = tokio::time::timeout(Duration::from_secs(10), attempt)
+        .await
+        .unwrap()
+        .unwrap();
+    let ttls = [
+        ("lease:a", pttl(&mut raw1, "lease:a").await),
+        ("lease:b", pttl(&mut raw1, "lease:b").await),
+        ("lease:c", pttl(&mut raw2, "lease:c").await),
+    ];
+    println!("PTTL right after the multi-lock was acquired: {ttls:?}");
+    for (key, ttl) in ttls {
+        assert!(
+            ttl > 1_500 && ttl <= 2_000,
+            "{key}: PTTL {ttl} ms, expected close to the full 2 s lease (all: {ttls:?})"
+        );
+    }
+    assert!(guard.is_held(), "held right after the acquisition");
+    // the lease counts from the acquisition: still held well past what the first members had left
+    tokio::time::sleep_until((acquired + Duration::from_millis(1_200)).into()).await;
+    assert!(
+        guard.is_held(),
+        "held 1.2 s after the acquisition, with a 2 s lease"
+    );
+    guard.unlock().await.unwrap();
+    for (mut raw, key) in [(raw1.clone(), "lease:a"), (raw1, "lease:b"), (raw2, "lease:c")] {
+        assert!(!key_exists(&mut raw, key).await, "{key} released");
+    }
+}
+
+/// How a contention task takes the lock: half of them wait as long as it takes, half with a
+/// bounded wait, retried until they get it.
+async fn take_with_lease(multi: &RMultiLock, task: usize, lease: Duration) -> redisson_lock::MultiGuard {
+    if task.is_multiple_of(2) {
+        return multi.lock_with_lease(lease).await.unwrap();
+    }
+    loop {
+        if let Some(g) = multi
+            .try_lock_with_lease(Duration::from_secs(3), lease)
+            .await
+            .unwrap()
+        {
+            return g;
+        }
+    }
+}
+
+/// RedissonRedLockTest's lease cases under contention: `tasks` tasks take `multi()` `rounds`
+/// times each with a 2 s lease, work ~1 s under it, and release: every unlock succeeds (every
+/// member still held: the lease counts from when the multi-lock is held, not from when each
+/// member was taken), nobody is ever inside together with another holder, and a counter
+/// incremented by a read, the work, and a write ends at `tasks × rounds`.
+async fn leased_sections_under_contention(multi: impl Fn(usize) -> RMultiLock, tasks: usize, rounds: usize) {
+    let lease = Duration::from_secs(2);
+    let inside = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::new(AtomicUsize::new(0));
+    let mut running = Vec::new();
+    for task in 0..tasks {
+        let multi = multi(task);
+        let (inside, counter) = (inside.clone(), counter.clone());
+        running.push(tokio::spawn(async move {
+            for round in 0..rounds {
+                let g = take_with_lease(&multi, task, lease).await;
+                assert!(g.is_held(), "task {task} round {round}: held when acquired");
+                assert_eq!(
+                    inside.fetch_add(1, Ordering::SeqCst),
+                    0,
+                    "two holders of the multi-lock at once"
+                );
+                let seen = counter.load(Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(1_000)).await; // the work
+                counter.store(seen + 1, Ordering::SeqCst);
+                inside.fetch_sub(1, Ordering::SeqCst);
+                if let Err(e) = g.unlock().await {
+                    panic!("task {task} round {round}: unlock after 1 s of a 2 s lease: {e}");
+                }
+            }
+        }));
+    }
+    for t in running {
+        tokio::time::timeout(Duration::from_secs(240), t)
+            .await
+            .expect("the contention run ends")
+            .unwrap();
+    }
+    assert_eq!(counter.load(Ordering::SeqCst), tasks * rounds);
+}
+
+/// A RedLock of 3 members on 3 servers (each task with clients of its own), under contention.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn red_lock_leases_hold_for_the_work_under_contention() {
+    let servers: Vec<RedisServer> = (0..3).map(|_| RedisServer::start()).collect();
+    let tasks = 6;
+    let mut clients = Vec::new();
+    for _ in 0..tasks {
+        let mut mine = Vec::new();
+        for s in &servers {
+            mine.push(s.client(Config::default()).await);
+        }
+        clients.push(mine);
+    }
+    let locks: Vec<RMultiLock> = {
+        let mut v = Vec::new();
+        for mine in &clients {
+            v.push(red_lock(mine, "red:lease").await);
+        }
+        v
+    };
+    leased_sections_under_contention(|task| locks[task].clone(), tasks, 2).await;
+}
+
+/// A multi-lock of 4 members on 2 servers, under contention; its last member is also taken on
+/// its own, now and then, by another client, so the multi-lock often holds its first members
+/// while it waits for the last one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn multi_lock_leases_hold_for_the_work_under_contention() {
+    let (s1, s2) = (RedisServer::start(), RedisServer::start());
+    let (c1, c2) = (
+        s1.client(Config::default()).await,
+        s2.client(Config::default()).await,
+    );
+    let solo = s2.client(Config::default()).await.lock("multi:lease:4").unwrap();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let contender = tokio::spawn({
+        let stop = stop.clone();
+        async move {
+            while !stop.load(Ordering::SeqCst) {
+                let g = solo.lock_with_lease(Duration::from_secs(2)).await.unwrap();
+                tokio::time::sleep(Duration::from_millis(700)).await; // its own work
+                g.unlock().await.unwrap();
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+        }
+    });
+    let multi = |_task: usize| {
+        RMultiLock::new([
+            Member::from(&c1.lock("multi:lease:1").unwrap()),
+            Member::from(&c2.lock("multi:lease:2").unwrap()),
+            Member::from(&c1.lock("multi:lease:3").unwrap()),
+            Member::from(&c2.lock("multi:lease:4").unwrap()),
+        ])
+        .unwrap()
+    };
+    leased_sections_under_contention(multi, 6, 2).await;
+    stop.store(true, Ordering::SeqCst);
+    contender.await.unwrap();
+}
+
+/// What the multi-lock's lease rests on, for every kind: `extend_lease` gives a leased hold a new
+/// lease from now (the key's TTL and the guard's lease), never shortens the TTL another hold of
+/// the owner needs, is refused for a watchdog hold, and on a hold whose field is gone reports it
+/// lost without re-creating the lock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extend_lease_gives_a_leased_hold_a_new_lease_of_every_kind() {
+    let s = RedisServer::start();
+    let c = s.client(Config::default()).await;
+    let mut raw = s.conn().await;
+    for kind in common::kinds::KINDS {
+        let key = format!("extend:{kind}");
+        let lock = common::kinds::open(kind, &c, &key);
+        let mut g = lock.lock_with_lease(Duration::from_millis(800)).await.unwrap();
+        g.extend_lease(Duration::from_secs(20)).await.unwrap();
+        let ttl = pttl(&mut raw, &key).await;
+        assert!(ttl > 19_000, "{kind}: PTTL {ttl} after extending to 20 s");
+        assert_eq!(g.lease(), Some(Duration::from_secs(20)), "{kind}");
+        if kind == "read" {
+            // the hold's own timeout key too
+            let timeouts: Vec<String> = raw.keys(format!("{{{key}}}:*:rwlock_timeout:*")).await.unwrap();
+            assert_eq!(timeouts.len(), 1, "{timeouts:?}");
+            let t = pttl(&mut raw, &timeouts[0]).await;
+            assert!(t > 19_000, "read: its timeout key's PTTL {t}");
+        }
+        // a shorter lease than what is left never shortens the TTL
+        g.extend_lease(Duration::from_secs(1)).await.unwrap();
+        assert!(pttl(&mut raw, &key).await > 18_000, "{kind}: not shortened");
+        // a hold whose field is gone: lost, nothing re-created
+        let _: () = raw.del(&key).await.unwrap();
+        assert!(matches!(
+            g.extend_lease(Duration::from_secs(5)).await,
+            Err(redisson_lock::Error::NotHeld { .. })
+        ));
+        assert!(!g.is_held(), "{kind}: reported lost");
+        assert!(!key_exists(&mut raw, &key).await, "{kind}: not re-created");
+        drop(g);
+        // watchdog holds are renewed by the watchdog
+        let mut w = lock.lock().await.unwrap();
+        assert!(matches!(
+            w.extend_lease(Duration::from_secs(5)).await,
+            Err(redisson_lock::Error::InvalidArgument(_))
+        ));
+        w.unlock().await.unwrap();
+    }
+    c.shutdown().await.unwrap();
 }

@@ -314,6 +314,12 @@ impl<K: AcquireKind> Guard<K> {
         self.h().lease()
     }
 
+    /// Blocking [`crate::Guard::extend_lease`].
+    pub fn extend_lease(&mut self, lease: Duration) -> Result<()> {
+        let held = self.held.as_mut().expect("present until consumed");
+        self.rt.block_on(held.extend_lease(lease))
+    }
+
     /// [`crate::Guard::forget`].
     pub fn forget(mut self) {
         if let Some(h) = self.held.take() {

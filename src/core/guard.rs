@@ -253,6 +253,43 @@ impl<K: AcquireKind> Guard<K> {
         tracing::Instrument::instrument(request, span).await
     }
 
+    /// Extends a leased hold: its lease now ends `lease` after this request is sent (never
+    /// earlier than it did). The key's TTL is set to what the owner's longest live hold needs,
+    /// and never shortened; a lock whose owner field is gone is not re-created. What
+    /// [`RMultiLock`](crate::RMultiLock) does once it holds its members, so that the lease
+    /// counts from when the whole lock is held.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a hold in watchdog mode (the watchdog renews it) or a
+    /// zero lease; [`Error::NotHeld`] when the hold has ended (it is reported lost if the
+    /// extension found it gone); [`Error::Shutdown`] once the client shuts down; a Redis error
+    /// (the hold then keeps its lease: it ends no later than before).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: the guard's lease changes only once Redis has answered, so a dropped
+    /// extension leaves the hold trusted for no longer than before (Redis may have extended
+    /// the key's TTL meanwhile, which only keeps the lock longer).
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
+    /// use std::time::Duration;
+    /// let mut guard = lock.lock_with_lease(Duration::from_secs(10)).await?;
+    /// // the work takes longer than planned: 10 s more, from now
+    /// guard.extend_lease(Duration::from_secs(10)).await?;
+    /// guard.unlock().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn extend_lease(&mut self, lease: Duration) -> Result<()> {
+        let Some(inner) = self.inner.as_mut() else {
+            return Err(Error::Shutdown);
+        };
+        inner.mode =
+            super::extend::extend(&inner.core, &inner.field, &inner.lease, inner.mode, lease).await?;
+        Ok(())
+    }
+
     /// Keeps the hold without a guard (in watchdog mode renewal goes on). Release it later with
     /// [`unlock`](crate::Lock::unlock) on a handle with the same owner
     /// (`lock.with_owner(guard.owner())`), or let it expire.

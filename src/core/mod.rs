@@ -3,6 +3,7 @@
 //! the wait loop and attempts (this file), the release path ([`release`]), the guard core
 //! ([`guard`]) and the user-facing operations every lock handle offers ([`handle`]).
 
+mod extend;
 mod give_up;
 pub(crate) mod guard;
 pub(crate) mod handle;

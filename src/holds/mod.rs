@@ -38,6 +38,7 @@ use crate::kind::{Kind, RenewKind};
 use crate::lease::{after, Lease, Slot};
 use crate::lost::{LeaseState, LostReason};
 
+mod extend;
 mod turn;
 pub(crate) use turn::Turn;
 

@@ -58,7 +58,8 @@ async fn raise_token_refuses_bad_floors_and_a_counter_of_another_type() {
 
     for (floor, needle) in [
         ("-1", "must not be negative"),
-        ("9007199254740992", "must be at most 9007199254740991"),
+        ("9223372036854775807", "must be at most 9223372036854775806"),
+        ("9223372036854775808", "must be at most 9223372036854775806"),
         ("1.5", "is not a whole number"),
     ] {
         let r = run(&s, &["raise-token", "x", floor]).await;

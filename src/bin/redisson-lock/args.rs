@@ -132,12 +132,12 @@ impl NumberArg {
         example: "77",
     };
 
-    /// `raise-token`'s floor: the fencing-token script compares it as a Lua number, exact up
-    /// to 2^53 − 1.
+    /// `raise-token`'s floor: one below `i64::MAX`, so that a next token exists (the scripts
+    /// compare tokens as the decimal strings Redis keeps, exactly over the whole range).
     pub(crate) const TOKEN_FLOOR: NumberArg = NumberArg {
         min: 0,
-        max: (1 << 53) - 1,
-        max_why: "2^53 - 1, the largest integer the counter's script compares exactly",
+        max: i64::MAX as u64 - 1,
+        max_why: "i64::MAX - 1: the counter's next token must exist",
         example: "1234",
     };
 
