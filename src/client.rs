@@ -234,7 +234,8 @@ impl Client {
     /// # Errors
     ///
     /// [`Error::InvalidArgument`] when `name` (after the name mapper) is empty, or, in a
-    /// cluster, when its channel would hash to another slot (a name with braces).
+    /// cluster (or behind an endpoint that enforces hash slots), when its channel would hash to
+    /// another slot (a name with braces).
     ///
     /// # Examples
     ///

@@ -405,12 +405,13 @@ impl ClientBuilder {
             config.replica_sync_timeout,
             conn.is_cluster(),
         ));
+        let slots = Arc::new(crate::slots::Slots::detect(&conn, config.command_timeout).await);
         let holds = Arc::new(Holds::new(&config));
-        crate::watchdog::start(&holds, conn.clone(), sync.clone(), &config);
+        crate::watchdog::start(&holds, conn.clone(), sync.clone(), slots.clone(), &config);
         let vanish = Arc::new(crate::gone_keys::Vanish::default());
-        crate::gone_keys::start(&vanish, &holds, conn.clone(), &config);
+        crate::gone_keys::start(&vanish, &holds, conn.clone(), slots.clone(), &config);
         crate::loss_watch::start(&holds, pubsub.as_ref(), &pushes.invalidated, &config);
-        let latches = LatchJanitor::start(conn.clone(), config.command_timeout);
+        let latches = LatchJanitor::start(conn.clone(), slots.clone(), config.command_timeout);
         let background = Background::start();
         let id = uuid::Uuid::new_v4().to_string();
         tracing::debug!(client_id = %id, ?mode, "lock client ready");
@@ -425,6 +426,7 @@ impl ClientBuilder {
                 publish_cmd: mode.script_arg(),
                 latches,
                 sync,
+                slots,
                 vanish,
                 invalidated: pushes.invalidated.clone(),
             }),

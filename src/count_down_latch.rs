@@ -67,7 +67,7 @@ impl CountDownLatch {
     /// `key`: the latch's name after the name mapper.
     pub(crate) fn new(client: Arc<ClientInner>, key: String) -> Result<CountDownLatch> {
         let channel = channel(&key);
-        if client.conn.is_cluster() {
+        if client.slots.per_slot() {
             use redis::cluster_routing::Slot;
             if Slot::for_key(key.as_bytes()) != Slot::for_key(channel.as_bytes()) {
                 return Err(Error::InvalidArgument(format!(

@@ -5,7 +5,7 @@
 //! What that alone would miss is an unlock whose message never arrives: a raw `DEL`, a holder
 //! that does not publish, a message lost on its way. So while it sleeps, a waiter registers its
 //! lock's key here; once per [`Config::poll_interval`] one task per client asks Redis, in
-//! batches of up to [`BATCH`] keys (one cluster slot per call), which of them no longer exist
+//! batches of up to [`BATCH`] keys (one hash slot per call where the server enforces slots), which of them no longer exist
 //! (`lua/common/missing.lua`), and wakes the waiters of those (not on a channel that had an
 //! unlock message just before: that lock is being handed over). 10,000 waiters on held locks
 //! cost 10 calls per second, not 10,000; a lock deleted without a message is noticed within one
@@ -18,7 +18,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use crate::config::Config;
-use crate::conn::{slot_groups, Connection};
+use crate::conn::Connection;
 use crate::holds::Holds;
 use crate::pubsub::Channel;
 use crate::script;
@@ -118,11 +118,18 @@ impl Vanish {
 
 /// Starts the checking task on the current runtime; it ends with the client (its hold table
 /// dropped or closed).
-pub(crate) fn start(vanish: &Arc<Vanish>, holds: &Arc<Holds>, conn: Connection, config: &Config) {
+pub(crate) fn start(
+    vanish: &Arc<Vanish>,
+    holds: &Arc<Holds>,
+    conn: Connection,
+    slots: Arc<crate::slots::Slots>,
+    config: &Config,
+) {
     let task = Task {
         vanish: Arc::downgrade(vanish),
         holds: holds.downgrade(),
         conn,
+        slots,
         every: config.poll_interval,
         command_timeout: config.command_timeout,
     };
@@ -133,6 +140,8 @@ struct Task {
     vanish: Weak<Vanish>,
     holds: Weak<Holds>,
     conn: Connection,
+    /// Whether a call may carry keys of several slots.
+    slots: Arc<crate::slots::Slots>,
     every: Duration,
     command_timeout: Duration,
 }
@@ -153,15 +162,29 @@ impl Task {
             if keys.is_empty() {
                 continue;
             }
-            for group in slot_groups(keys, self.conn.is_cluster(), |k| k) {
+            let together = !self.slots.per_slot();
+            let mut refused = Vec::new();
+            for group in self.slots.groups(keys, |k| k) {
                 for chunk in group.chunks(BATCH) {
-                    self.check(&vanish, chunk).await;
+                    if !self.check(&vanish, chunk).await {
+                        refused.extend_from_slice(chunk);
+                    }
+                }
+            }
+            // refused for keys of several slots: the rule switched, so send them again grouped
+            if together && self.slots.per_slot() {
+                for group in self.slots.groups(refused, |k| k) {
+                    for chunk in group.chunks(BATCH) {
+                        self.check(&vanish, chunk).await;
+                    }
                 }
             }
         }
     }
 
-    async fn check(&self, vanish: &Vanish, keys: &[String]) {
+    /// Checks `keys` and wakes the waiters of those gone; false when the call was refused for
+    /// carrying keys of several slots.
+    async fn check(&self, vanish: &Vanish, keys: &[String]) -> bool {
         // a message shortly before (or after) the check means a hand-over, not a lost message
         let since = crate::pubsub::clock_ms().saturating_sub(HANDOVER_MS);
         let mut inv = script::MISSING.prepare_invoke();
@@ -177,9 +200,11 @@ impl Task {
                     }
                 }
             }
+            Err(e) if self.slots.refused_together(&e) => return false,
             // the waiters still re-try when the holder's TTL runs out; next round tries again
             Err(e) => tracing::debug!(error = %e, keys = keys.len(), "checking waited-on locks failed"),
         }
+        true
     }
 }
 

@@ -23,6 +23,8 @@ pub(crate) struct ClientInner {
     pub publish_cmd: &'static str,
     pub latches: LatchJanitor,
     pub sync: Arc<crate::replica_wait::ReplicaSyncer>,
+    /// Whether one call may carry keys of several hash slots (src/slots.rs).
+    pub slots: Arc<crate::slots::Slots>,
     /// Keys that subscribed waiters wait on, checked in batches (src/gone_keys.rs).
     pub vanish: Arc<crate::gone_keys::Vanish>,
     /// Held keys the loss watch is to read (src/loss_watch.rs); collects nothing when it does

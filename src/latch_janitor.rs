@@ -4,15 +4,18 @@
 //! own retries of that unlock replay its first reply (`docs/protocol.md`, "Latches and
 //! idempotent retries"). Once the unlock has answered, the latch is garbage. Redisson sends one
 //! `DEL` per unlock; we hand the key to this janitor, which deletes whatever has queued up with
-//! one `DEL` per batch (per slot in a cluster): one command per many unlocks under load. If Redis
+//! one `DEL` per batch (per hash slot where the server enforces slots): one command per many unlocks under load. If Redis
 //! is unreachable, the latches simply expire with their PX TTL.
 
 use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::conn::{slot_groups, Connection};
+use std::sync::Arc;
+
+use crate::conn::Connection;
 use crate::script;
+use crate::slots::Slots;
 
 /// Largest number of keys in one `DEL`.
 const BATCH: usize = 256;
@@ -35,9 +38,9 @@ pub(crate) struct LatchJanitor {
 
 impl LatchJanitor {
     /// Starts the janitor on the current runtime; it ends when the `LatchJanitor` is dropped.
-    pub(crate) fn start(conn: Connection, command_timeout: Duration) -> LatchJanitor {
+    pub(crate) fn start(conn: Connection, slots: Arc<Slots>, command_timeout: Duration) -> LatchJanitor {
         let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(run(conn, command_timeout, rx));
+        tokio::spawn(run(conn, slots, command_timeout, rx));
         LatchJanitor { tx }
     }
 
@@ -55,7 +58,7 @@ impl LatchJanitor {
     }
 }
 
-async fn run(conn: Connection, timeout: Duration, mut rx: mpsc::UnboundedReceiver<Job>) {
+async fn run(conn: Connection, slots: Arc<Slots>, timeout: Duration, mut rx: mpsc::UnboundedReceiver<Job>) {
     let mut jobs = Vec::with_capacity(BATCH);
     while rx.recv_many(&mut jobs, BATCH).await > 0 {
         if jobs.len() < BATCH && !jobs.iter().any(|j| matches!(j, Job::Flush(_))) {
@@ -77,17 +80,37 @@ async fn run(conn: Connection, timeout: Duration, mut rx: mpsc::UnboundedReceive
                 Job::Flush(tx) => flushes.push(tx),
             }
         }
-        for group in slot_groups(keys, conn.is_cluster(), |k: &String| k) {
-            let mut del = redis::cmd("DEL");
-            for k in &group {
-                del.arg(k);
+        let together = !slots.per_slot();
+        let mut refused = Vec::new();
+        for group in slots.groups(keys, |k: &String| k) {
+            if !delete(&conn, &slots, timeout, &group).await {
+                refused.extend(group);
             }
-            if let Err(e) = script::cmd::<i64>(&conn, timeout, &group[0], &del).await {
-                tracing::debug!(error = %e, latches = group.len(), "could not delete unlock latches; they expire by themselves");
+        }
+        // refused for keys of several slots: the rule switched, so send them again grouped
+        if together && slots.per_slot() {
+            for group in slots.groups(refused, |k: &String| k) {
+                delete(&conn, &slots, timeout, &group).await;
             }
         }
         for tx in flushes {
             let _ = tx.send(());
+        }
+    }
+}
+
+/// One `DEL` of `keys`; false when it was refused for carrying keys of several slots.
+async fn delete(conn: &Connection, slots: &Slots, timeout: Duration, keys: &[String]) -> bool {
+    let mut del = redis::cmd("DEL");
+    for k in keys {
+        del.arg(k);
+    }
+    match script::cmd::<i64>(conn, timeout, &keys[0], &del).await {
+        Ok(_) => true,
+        Err(e) if slots.refused_together(&e) => false,
+        Err(e) => {
+            tracing::debug!(error = %e, latches = keys.len(), "could not delete unlock latches; they expire by themselves");
+            true
         }
     }
 }

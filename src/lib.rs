@@ -126,6 +126,7 @@ mod replica_wait;
 mod script;
 mod semaphore;
 mod sentinel;
+mod slots;
 mod synchronizer;
 #[cfg(feature = "tls-rustls")]
 mod tls;

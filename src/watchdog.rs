@@ -4,8 +4,9 @@
 //! What to renew comes from the hold table ([`crate::holds`]): every field with a live epoch and
 //! at least one watchdog-mode hold. A hold leaves the table before its release is sent, so no
 //! renewal is sent for a hold whose release is. Every `timeout / 3` the task sends the batched
-//! renewal script: at most `batch size` keys per call (and one cluster slot per call in cluster
-//! mode). Each key is renewed on its own inside the script, so one bad key
+//! renewal script: at most `batch size` keys per call, and one hash slot per call wherever the
+//! server enforces slots ([`crate::slots`]; a round refused `CROSSSLOT` is sent again at once,
+//! grouped). Each key is renewed on its own inside the script, so one bad key
 //! (another type under a lock's name) costs only its own hold. A `0` reply means the owner's field
 //! is gone: the epoch ends and its guards learn the lock is lost. Errors are logged and renewal
 //! goes on; an epoch that has not been renewed by its deadline (`lease - margin` after the last
@@ -16,7 +17,7 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use crate::config::Config;
-use crate::conn::{slot_groups, Connection};
+use crate::conn::Connection;
 use crate::holds::{Holds, RenewalItem};
 use crate::kind::RenewKind;
 use crate::script;
@@ -27,12 +28,14 @@ pub(crate) fn start(
     holds: &Arc<Holds>,
     conn: Connection,
     sync: Arc<crate::replica_wait::ReplicaSyncer>,
+    slots: Arc<crate::slots::Slots>,
     config: &Config,
 ) {
     let task = Task {
         holds: holds.downgrade(),
         conn,
         sync,
+        slots,
         period: config.lock_watchdog_timeout / 3,
         batch: config.watchdog_batch_size,
         command_timeout: config.command_timeout,
@@ -46,6 +49,8 @@ struct Task {
     conn: Connection,
     /// `WAIT` after renewals (logged when unconfirmed; the renewal is kept).
     sync: Arc<crate::replica_wait::ReplicaSyncer>,
+    /// Whether a call may carry keys of several slots.
+    slots: Arc<crate::slots::Slots>,
     period: Duration,
     batch: usize,
     command_timeout: Duration,
@@ -82,11 +87,32 @@ impl Task {
         }
     }
 
-    /// One renewal round; false when some call failed (to be retried soon).
+    /// One renewal round; false when some call failed (to be retried soon). Calls refused for
+    /// carrying keys of several slots are sent again at once, grouped by slot (the refusal
+    /// switched the client's rule): a hold is never lost to it.
     async fn renew(&self, holds: &Holds, items: Vec<RenewalItem>) -> bool {
+        let together = !self.slots.per_slot();
+        let (ok, mut refused) = self.renew_calls(holds, items).await;
+        if refused.is_empty() {
+            return ok;
+        }
+        if together && self.slots.per_slot() {
+            let (again, still) = self.renew_calls(holds, refused).await;
+            if still.is_empty() {
+                return ok && again;
+            }
+            refused = still;
+        }
+        tracing::warn!(locks = refused.len(), first = %refused[0].key, "lock renewal refused: its keys hash to several slots (a name with braces?); will retry");
+        false
+    }
+
+    /// Sends one round's calls: whether every call succeeded, and the items of the calls refused
+    /// for carrying keys of several slots.
+    async fn renew_calls(&self, holds: &Holds, items: Vec<RenewalItem>) -> (bool, Vec<RenewalItem>) {
         let (hash, read): (Vec<RenewalItem>, Vec<RenewalItem>) =
             items.into_iter().partition(|i| i.renew == RenewKind::Hash);
-        let hash_groups = slot_groups(hash, self.conn.is_cluster(), |it| &it.key);
+        let hash_groups = self.slots.groups(hash, |it| &it.key);
         let hash_calls = hash_groups
             .iter()
             .flat_map(|g| g.chunks(self.batch))
@@ -111,7 +137,7 @@ impl Task {
                 read_locks[i].push(it);
             }
         }
-        let read_groups = slot_groups(read_locks, self.conn.is_cluster(), |lock| &lock[0].key);
+        let read_groups = self.slots.groups(read_locks, |lock| &lock[0].key);
         let read_calls = read_groups
             .iter()
             .flat_map(|g| g.chunks(self.batch))
@@ -141,8 +167,12 @@ impl Task {
         )
         .await;
         let mut all_ok = true;
+        let mut refused: Vec<RenewalItem> = Vec::new();
         for (refs, sent_at, res) in a.into_iter().chain(b) {
             match res {
+                Err(e) if self.slots.refused_together(&e) => {
+                    refused.extend(refs.into_iter().map(RenewalItem::clone));
+                }
                 Ok(flags) if flags.len() == refs.len() => {
                     for (it, flag) in refs.iter().zip(flags) {
                         crate::metrics::renewals(if flag == 1 { "renewed" } else { "owner_gone" }, 1);
@@ -178,7 +208,7 @@ impl Task {
                 }
             }
         }
-        all_ok
+        (all_ok, refused)
     }
 
     async fn send<'a>(

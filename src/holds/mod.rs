@@ -233,6 +233,7 @@ pub(crate) enum Released {
 
 /// A live epoch of one field: what the watchdog renews (watchdog-mode ones) and the loss watch
 /// re-reads.
+#[derive(Clone)]
 pub(crate) struct RenewalItem {
     pub key: Arc<str>,
     pub field: Arc<str>,

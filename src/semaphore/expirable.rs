@@ -673,5 +673,8 @@ fn retry_at(v: &Value, now: i64) -> Option<Instant> {
     };
     // one ms past the end: the reclaim takes leases that ended at or before its `now`
     let wait = end.saturating_sub(now).saturating_add(1).max(0);
-    Some(Instant::now() + Duration::from_millis(wait.unsigned_abs()))
+    Some(crate::lease::after(
+        Instant::now(),
+        Duration::from_millis(wait.unsigned_abs()),
+    ))
 }

@@ -137,3 +137,43 @@ impl Cluster {
         total
     }
 }
+
+/// What a cluster proxy or a serverless endpoint looks like to a client: one address in front of
+/// a Redis Cluster, which refuses a script or multi-key command over several hash slots
+/// (`CROSSSLOT`). Stood in for by one cluster-enabled redis-server that owns all 16384 slots
+/// (extra `--option value` arguments as for [`RedisServer::start_with`]), reached by a plain URL;
+/// returned once it reports `cluster_state:ok`.
+pub async fn one_address(extra: &[&str]) -> RedisServer {
+    let mut args = vec!["--cluster-enabled", "yes"];
+    args.extend_from_slice(extra);
+    let s = RedisServer::start_with(&args);
+    let mut c = s.conn().await;
+    // ADDSLOTSRANGE is Redis 7.0+; before it, every slot by number
+    let range: redis::RedisResult<()> = redis::cmd("CLUSTER")
+        .arg("ADDSLOTSRANGE")
+        .arg(0)
+        .arg(16383)
+        .query_async(&mut c)
+        .await;
+    if range.is_err() {
+        let mut add = redis::cmd("CLUSTER");
+        add.arg("ADDSLOTS");
+        for slot in 0..16384 {
+            add.arg(slot);
+        }
+        let _: () = add.query_async(&mut c).await.expect("CLUSTER ADDSLOTS 0..16383");
+    }
+    eventually(Duration::from_secs(30), "the node owns every slot", || {
+        let mut c = c.clone();
+        async move {
+            let info: String = redis::cmd("CLUSTER")
+                .arg("INFO")
+                .query_async(&mut c)
+                .await
+                .unwrap_or_default();
+            info.contains("cluster_state:ok") && info.contains("cluster_slots_ok:16384")
+        }
+    })
+    .await;
+    s
+}

@@ -116,7 +116,7 @@ enum Command {
     RaiseToken {
         /// The fenced lock's name (its counter is redisson_lock_token:{NAME})
         name: String,
-        /// The value the counter must at least have, from 0 to 2^53-1
+        /// The value the counter must at least have, from 0 to 2^63-2 (one below i64::MAX)
         #[arg(value_parser = NumberArg::TOKEN_FLOOR, allow_hyphen_values = true)]
         floor: u64,
     },
