@@ -171,7 +171,7 @@ impl Task {
         for (refs, sent_at, res) in a.into_iter().chain(b) {
             match res {
                 Err(e) if self.slots.refused_together(&e) => {
-                    refused.extend(refs.into_iter().map(RenewalItem::clone));
+                    refused.extend(refs.into_iter().cloned());
                 }
                 Ok(flags) if flags.len() == refs.len() => {
                     for (it, flag) in refs.iter().zip(flags) {
