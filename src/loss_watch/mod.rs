@@ -15,6 +15,10 @@
 //! renewal, a re-entry, another reader joining a read lock or a Redisson re-entry leave the
 //! field in place, so they are never reported.
 //!
+//! A key found in place gets a short quiet time before it is read again, which grows while
+//! false alarms keep coming ([`quiet`]): when the server's tracking table is smaller than the
+//! keys held, each read would evict another key and be pushed back, a loop of reads.
+//!
 //! Tracking lives and dies with the connection: when it drops (a restart, a failover, a network
 //! cut), the watch turns tracking on again on the new connection and reads every hold in one
 //! batched call, so a hold the restart lost is reported within one reconnect.
@@ -41,6 +45,9 @@ use crate::pubsub::{Invalidated, Pending, PubSubConn};
 use crate::script;
 use redis::cluster_routing::{MultipleNodeRoutingInfo, ResponsePolicy, RoutingInfo};
 use redis::Value;
+
+mod quiet;
+use quiet::Quiet;
 
 /// Holds read per pipeline (a `HEXISTS` each).
 const BATCH: usize = 1_000;
@@ -91,6 +98,7 @@ pub(crate) fn start(
     let task = Task {
         holds: holds.downgrade(),
         short_ttl: config.lock_watchdog_timeout - config.lock_watchdog_timeout / 3,
+        renewal_period: config.lock_watchdog_timeout / 3,
         pubsub: pubsub.clone(),
         invalidated: invalidated.clone(),
         command_timeout: config.command_timeout,
@@ -106,6 +114,9 @@ struct Task {
     /// runs out: someone cut it short, and Redis reports an expiry only when it gets round to
     /// deleting the key.
     short_ttl: Duration,
+    /// The longest quiet time of a key that keeps being reported while in place: a loss of it
+    /// is noticed no later than renewal would notice it.
+    renewal_period: Duration,
     /// The pub/sub connection (tracking is per connection; a Sentinel master's moves with it).
     pubsub: PubSubConn,
     invalidated: Arc<Invalidated>,
@@ -130,6 +141,8 @@ impl Task {
         // a cluster's client may replace a node's connection without a word
         let mut check_tracking = self.pubsub.tracking_conn().is_some_and(|c| c.is_cluster());
         let mut next_check = Instant::now() + TRACKING_CHECK;
+        let mut quiet = Quiet::new(self.renewal_period);
+        let mut next_tidy = Instant::now() + self.renewal_period;
         loop {
             let mut wake = expiries.keys().next().map_or(Instant::now() + IDLE_CHECK, |due| {
                 (*due).min(Instant::now() + IDLE_CHECK)
@@ -165,13 +178,28 @@ impl Task {
                     check_tracking = self.check_tracking().await;
                 }
             }
-            let pending = self.invalidated.take(KEYS_PER_ROUND);
+            let mut pending = self.invalidated.take(KEYS_PER_ROUND);
+            let now = Instant::now();
+            if now >= next_tidy {
+                next_tidy = now + self.renewal_period;
+                quiet.tidy(now);
+            }
+            if !pending.all {
+                // keys still in their quiet time are read when it ends
+                pending.keys.retain(|k| match quiet.due(k, now) {
+                    Some(at) => {
+                        expiries.entry(at).or_default().push(k.clone());
+                        false
+                    }
+                    None => true,
+                });
+            }
             if pending.is_empty() {
                 continue;
             }
             tracing::trace!(?pending, "loss detection: keys to read");
             last_read = Instant::now();
-            match self.round(&holds, pending, &mut expiries).await {
+            match self.round(&holds, pending, &mut expiries, &mut quiet).await {
                 Round::Done => backoff = BACKOFF_MIN,
                 Round::Failed => {
                     drop(holds);
@@ -190,6 +218,7 @@ impl Task {
         holds: &Holds,
         mut pending: Pending,
         expiries: &mut BTreeMap<Instant, Vec<Arc<str>>>,
+        quiet: &mut Quiet,
     ) -> Round {
         let Some(conn) = self.pubsub.tracking_conn() else {
             // a Sentinel link between masters
@@ -232,7 +261,23 @@ impl Task {
             done.extend(futures::future::join_all(reads).await);
         }
         let mut failed = false;
-        for (chunk, (ok, short)) in done {
+        let now = Instant::now();
+        for (
+            chunk,
+            Read {
+                ok,
+                short,
+                in_place,
+                gone,
+            },
+        ) in done
+        {
+            for key in in_place {
+                quiet.in_place(&key, now);
+            }
+            for key in gone {
+                quiet.forget(&key);
+            }
             for (key, ttl) in short {
                 tracing::debug!(key = %key, ?ttl, "loss detection: a held key's TTL was cut short; reading it again when it runs out");
                 expiries
@@ -335,13 +380,7 @@ impl Task {
     /// Redis serves during `CLIENT PAUSE WRITE`, out of memory and on replicas, where a script
     /// might be refused) and ends the epochs whose field is gone. False when the batch is to be
     /// read again (the call failed, or a reply was neither an answer nor "another type").
-    async fn read(
-        &self,
-        conn: &Connection,
-        holds: &Holds,
-        chunk: &[RenewalItem],
-        ttls: bool,
-    ) -> (bool, Vec<(Arc<str>, Duration)>) {
+    async fn read(&self, conn: &Connection, holds: &Holds, chunk: &[RenewalItem], ttls: bool) -> Read {
         let mut pipe = redis::pipe();
         pipe.ignore_errors();
         for it in chunk {
@@ -372,24 +411,25 @@ impl Task {
                     got = replies.len(),
                     "loss detection: a reply of the wrong length; reading again"
                 );
-                return (false, Vec::new());
+                return Read::failed();
             }
             Ok(Err(e)) => {
                 tracing::debug!(error = %e, holds = chunk.len(), "loss detection: reading holds failed; retrying");
-                return (false, Vec::new());
+                return Read::failed();
             }
             Err(_) => {
                 tracing::debug!(
                     holds = chunk.len(),
                     "loss detection: reading holds timed out; retrying"
                 );
-                return (false, Vec::new());
+                return Read::failed();
             }
         };
         tracing::trace!(holds = chunk.len(), first = %chunk[0].key, "loss detection: holds read");
         let pttls = replies.split_off(chunk.len());
         let mut complete = true;
         let mut present: std::collections::HashSet<&Arc<str>> = std::collections::HashSet::new();
+        let mut gone_keys: Vec<Arc<str>> = Vec::new();
         for (it, reply) in chunk.iter().zip(replies) {
             let gone = match reply {
                 Value::Int(1) => false,
@@ -406,6 +446,7 @@ impl Task {
                     tracing::warn!(key = %it.key, field = %it.field,
                         "lock lost: its owner's field is gone from Redis (noticed by tracking)");
                 }
+                gone_keys.push(it.key.clone());
             } else {
                 present.insert(&it.key);
             }
@@ -421,7 +462,36 @@ impl Task {
             })
             .filter(|(_, ttl)| *ttl < self.short_ttl)
             .collect();
-        (complete, short)
+        gone_keys.retain(|k| !present.contains(k));
+        Read {
+            ok: complete,
+            short,
+            in_place: present.into_iter().cloned().collect(),
+            gone: gone_keys,
+        }
+    }
+}
+
+/// What one batch read found.
+struct Read {
+    /// Every hold was answered (else the batch is read again).
+    ok: bool,
+    /// Keys in place whose TTL was cut short, with that TTL: read again when it runs out.
+    short: Vec<(Arc<str>, Duration)>,
+    /// Keys whose holds are in place.
+    in_place: Vec<Arc<str>>,
+    /// Keys with no hold of this client left in place.
+    gone: Vec<Arc<str>>,
+}
+
+impl Read {
+    fn failed() -> Read {
+        Read {
+            ok: false,
+            short: Vec::new(),
+            in_place: Vec::new(),
+            gone: Vec::new(),
+        }
     }
 }
 

@@ -1,0 +1,91 @@
+//! The loss watch when the server's client-tracking table is smaller than the keys this client
+//! holds (`tracking-table-max-keys`): Redis then drops tracked keys to make room, and pushes an
+//! invalidation for each as if it had changed. Those pushes are false alarms: no hold may be
+//! reported lost while its field is in Redis, the reads they cause must stay bounded (a read
+//! evicts another key, whose push causes another read: without a bound, a loop), and a real
+//! loss is still reported.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{command_calls, init_tracing, RedisServer};
+use redis::AsyncCommands;
+use redisson_lock::{Config, LostReason};
+
+const HOLDS: usize = 500;
+const TABLE: &str = "50";
+/// The window the reads are counted over.
+const WINDOW: Duration = Duration::from_secs(10);
+
+fn config() -> Config {
+    // leased holds (no renewal): every HEXISTS counted is the loss watch's
+    Config::default().command_timeout(Duration::from_secs(2))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tracking_table_smaller_than_the_holds_costs_bounded_reads_and_no_false_loss() {
+    init_tracing();
+    let s = RedisServer::start_with(&["--tracking-table-max-keys", TABLE]);
+    let mut raw = s.conn().await;
+    let c = s.client(config()).await;
+    let mut held = Vec::with_capacity(HOLDS);
+    for i in 0..HOLDS {
+        let g = c
+            .lock(&format!("tt:{i}"))
+            .unwrap()
+            .lock_with_lease(Duration::from_secs(600))
+            .await
+            .unwrap();
+        held.push(g);
+    }
+    let info: String = redis::cmd("INFO")
+        .arg("stats")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    let tracked = info
+        .lines()
+        .find_map(|l| l.strip_prefix("tracking_total_keys:"))
+        .unwrap_or("?")
+        .trim()
+        .to_owned();
+    // the reads over a window, once the first reads of the new holds are done
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let before = command_calls(&mut raw, "hexists").await;
+    let started = Instant::now();
+    tokio::time::sleep(WINDOW).await;
+    let reads = command_calls(&mut raw, "hexists").await - before;
+    let per_second = reads as f64 / started.elapsed().as_secs_f64();
+    println!(
+        "{HOLDS} holds, tracking table of {TABLE} keys ({tracked} tracked): {reads} HEXISTS in {:?} ({per_second:.0}/s)",
+        started.elapsed()
+    );
+    // bounded: a key reported again soon after a read that found it in place is read when a
+    // quiet time ends, which doubles from 100 ms up to the renewal period (10 s): in this window
+    // three or four reads per hold (one per renewal period later on), far from the loop of a
+    // read per eviction (~50,000 a second here)
+    assert!(
+        reads <= 4 * HOLDS as u64,
+        "{reads} reads of {HOLDS} holds in {WINDOW:?}"
+    );
+    for (i, g) in held.iter().enumerate() {
+        assert!(
+            g.is_held(),
+            "hold {i}: {:?} while its field is in Redis",
+            g.state()
+        );
+    }
+    // a real loss is still reported (within a renewal period, at worst)
+    let _: () = raw.del("tt:7").await.unwrap();
+    let reason = tokio::time::timeout(Duration::from_secs(15), held[7].lost())
+        .await
+        .expect("the deleted hold is reported lost");
+    assert_eq!(reason, LostReason::OwnerGone);
+    for (i, g) in held.iter().enumerate() {
+        if i != 7 {
+            assert!(g.is_held(), "hold {i}: {:?}", g.state());
+        }
+    }
+    c.shutdown().await.unwrap();
+}
