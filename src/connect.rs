@@ -481,10 +481,16 @@ async fn supports_sharded(conn: &Connection, config: &Config) -> bool {
     let mut cmd = redis::cmd("PUBSUB");
     cmd.arg("SHARDNUMSUB").arg("0");
     let probe = cmd.query_async::<redis::Value>(&mut c);
-    matches!(
-        tokio::time::timeout(config.command_timeout, probe).await,
-        Ok(Ok(_))
-    )
+    match tokio::time::timeout(config.command_timeout, probe).await {
+        Ok(Ok(_)) => true,
+        Ok(Err(e))
+            if crate::error::is_refusal(&e) && !e.to_string().to_ascii_lowercase().contains("subcommand") =>
+        {
+            tracing::warn!(error = %e, "PUBSUB refused: cannot tell whether the cluster has sharded pub/sub, so unlock messages go out classic (Redisson 3.22+ listens sharded in a cluster: PublishMode::Both reaches both)");
+            false
+        }
+        _ => false,
+    }
 }
 
 /// A connection failure while building the client, with the address it tried.

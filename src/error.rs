@@ -257,6 +257,17 @@ pub(crate) fn names_not_master(message: &str) -> bool {
         .any(|m| message.contains(m))
 }
 
+/// Whether the server refuses a command to this user for good: an ACL denial (`NOPERM`), or a
+/// command it does not know (renamed away, or too new for it). What managed services answer to
+/// admin commands; never a transient failure.
+pub(crate) fn is_refusal(e: &redis::RedisError) -> bool {
+    match e.code() {
+        Some("NOPERM") => true,
+        Some("ERR") => e.to_string().to_ascii_lowercase().contains("unknown"),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -91,6 +91,8 @@ pub(crate) struct ReplicaSyncer {
     timeout: Duration,
     cluster: bool,
     state: Mutex<State>,
+    /// `INFO replication` was refused (a managed service): said once.
+    info_refused: std::sync::atomic::AtomicBool,
 }
 
 impl ReplicaSyncer {
@@ -101,6 +103,7 @@ impl ReplicaSyncer {
             timeout,
             cluster,
             state: Mutex::new(State::default()),
+            info_refused: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -158,18 +161,19 @@ impl ReplicaSyncer {
                     key,
                     SlotAddr::Master,
                 )));
-                tokio::time::timeout(timeout, c.route_command(cmd, route))
-                    .await
-                    .ok()
-                    .and_then(|r| r.ok())
-                    .and_then(|v| String::from_redis_value(v).ok())
+                match tokio::time::timeout(timeout, c.route_command(cmd, route)).await {
+                    Ok(Ok(v)) => String::from_redis_value(v).ok(),
+                    Ok(Err(e)) => self.unreadable(&e),
+                    Err(_) => None,
+                }
             }
             other => {
                 let mut c = other.clone();
-                tokio::time::timeout(timeout, cmd.query_async::<String>(&mut c))
-                    .await
-                    .ok()
-                    .and_then(|r| r.ok())
+                match tokio::time::timeout(timeout, cmd.query_async::<String>(&mut c)).await {
+                    Ok(Ok(info)) => Some(info),
+                    Ok(Err(e)) => self.unreadable(&e),
+                    Err(_) => None,
+                }
             }
         };
         let mut st = self.state.lock();
@@ -203,6 +207,17 @@ impl ReplicaSyncer {
             st.slot_replicas.insert(s, (n, now));
         }
         n
+    }
+
+    /// `INFO replication` failed with `e`: a refusal (an ACL, a renamed command) is said once,
+    /// as it stays so. No count is read.
+    fn unreadable(&self, e: &redis::RedisError) -> Option<String> {
+        if crate::error::is_refusal(e) && !self.info_refused.swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            tracing::warn!(error = %e, mode = ?self.mode,
+                "INFO replication refused: this client cannot count the master's replicas, so it does not WAIT for them (acquisitions are not confirmed by replicas)");
+        }
+        None
     }
 
     fn lagging(&self, key: &str) -> bool {

@@ -232,7 +232,7 @@ impl Task {
                     pending.all = true;
                     tracing::debug!("loss detection: tracking on; reading every hold");
                 }
-                Err(Error::Redis(e)) if refused(&e) => {
+                Err(Error::Redis(e)) if crate::error::is_refusal(&e) => {
                     tracing::warn!(error = %e, "CLIENT TRACKING refused: losses are reported by renewal only");
                     return Round::Refused;
                 }
@@ -342,7 +342,7 @@ impl Task {
                 tracing::debug!(reply = ?other, "loss detection: CLIENT TRACKINGINFO answered an unexpected reply");
                 return true;
             }
-            Ok(Err(e)) if refused(&e) => {
+            Ok(Err(e)) if crate::error::is_refusal(&e) => {
                 tracing::warn!(error = %e, "CLIENT TRACKINGINFO refused (denied by the ACL: allow +client|trackinginfo; or unknown before Redis 6.2): a connection the cluster client replaces is noticed by renewal only");
                 return false;
             }
@@ -515,16 +515,6 @@ fn tracks(info: &Value) -> Option<bool> {
         Value::SimpleString(f) if f == "off" => Some(false),
         _ => None,
     })
-}
-
-/// The server will never turn tracking on for this client: the ACL denies `CLIENT TRACKING`, or
-/// the server does not know it. (Other errors, such as `LOADING` after a restart, pass.)
-fn refused(e: &redis::RedisError) -> bool {
-    match e.code() {
-        Some("NOPERM") => true,
-        Some("ERR") => e.to_string().to_ascii_lowercase().contains("unknown"),
-        _ => false,
-    }
 }
 
 #[cfg(test)]
