@@ -18,18 +18,24 @@ const CRATE_COMMANDS: &str = "-@all +evalsha +script|load +publish +subscribe +u
      +set +incr +rpush +lindex +lpop +lrange +lrem +zadd +zincrby +zrange +zrem +zscore";
 
 /// The checks, in output order.
-const CHECKS: [&str; 10] = [
+const CHECKS: [&str; 12] = [
     "version",
     "maxmemory-policy",
     "persistence",
     "replication",
     "cluster",
+    "one-address",
     "round-trip",
     "clock",
     "loss-detection",
+    "tracking-table",
     "features",
     "acl",
 ];
+
+/// `doctor`'s exit codes: a check failed (unsafe); a check could not be made and none failed.
+const UNSAFE: i32 = 4;
+const UNCHECKED: i32 = 5;
 
 struct Run {
     code: Option<i32>,
@@ -135,10 +141,13 @@ async fn hello_allowed(url: &str) -> bool {
     }
 }
 
-/// On a server without ACL DRYRUN: the acl line is a warning that says it cannot check.
+/// On a server without ACL DRYRUN: the acl line says it could not check (skip).
 fn assert_acl_uncheckable(r: &Run, test: &str) {
     let acl = r.line("acl");
-    assert!(acl.starts_with("warn") && acl.contains("cannot check"), "{acl}");
+    assert!(
+        acl.starts_with("skip") && acl.contains("could not check"),
+        "{acl}"
+    );
     common::skip_unsupported(test, &format!("no ACL DRYRUN: the acl check only warns ({acl})"));
 }
 
@@ -148,7 +157,9 @@ fn assert_shape(r: &Run) {
     assert_eq!(lines.len(), CHECKS.len() + 1, "{}", r.stdout);
     for (line, name) in lines.iter().zip(CHECKS) {
         assert!(
-            ["ok    ", "warn  ", "FAIL  "].iter().any(|p| line.starts_with(p)),
+            ["ok    ", "warn  ", "FAIL  ", "skip  "]
+                .iter()
+                .any(|p| line.starts_with(p)),
             "status column: {line:?}"
         );
         assert!(
@@ -158,7 +169,7 @@ fn assert_shape(r: &Run) {
     }
 }
 
-/// (a) Eviction, no persistence and an ACL user without EVALSHA: three FAIL lines, exit 1.
+/// (a) Eviction, no persistence and an ACL user without EVALSHA: three FAIL lines, exit 4.
 #[tokio::test]
 async fn misconfigured_server_fails_with_one_line_per_problem() {
     let s = RedisServer::start_with(&[
@@ -176,7 +187,13 @@ async fn misconfigured_server_fails_with_one_line_per_problem() {
     acl_setuser(&s, "app", &format!("~* &* {rules} +info")).await;
     let url = format!("redis://app:pw@127.0.0.1:{}/", s.port);
     let r = doctor(&url, &[]).await;
-    assert_eq!(r.code, Some(1), "stdout:\n{}\nstderr:\n{}", r.stdout, r.stderr);
+    assert_eq!(
+        r.code,
+        Some(UNSAFE),
+        "stdout:\n{}\nstderr:\n{}",
+        r.stdout,
+        r.stderr
+    );
     assert_shape(&r);
 
     let eviction = r.line("maxmemory-policy");
@@ -213,7 +230,7 @@ async fn misconfigured_server_fails_with_one_line_per_problem() {
 
     // the same user checked by the admin with ACL DRYRUN, naming the exact rule
     let r = doctor(&s.url(), &["--acl-user", "app"]).await;
-    assert_eq!(r.code, Some(1), "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.code, Some(UNSAFE), "{}{}", r.stdout, r.stderr);
     let acl = r.line("acl");
     assert!(acl.starts_with("FAIL") && acl.contains("lacks +evalsha"), "{acl}");
     assert!(acl.contains("ACL DRYRUN"), "{acl}");
@@ -336,10 +353,11 @@ async fn good_server_passes() {
     assert_eq!(values.last().unwrap()["fail"], 0);
 
     // an ACL user with exactly the crate's rules is ok, and the checks it cannot read are
-    // warnings that say what could not be checked (exit 0)
+    // skipped, each naming the command refused (exit 5: could not check; nothing failed)
     acl_setuser(&s, "app", &format!("~* &* {CRATE_COMMANDS}")).await;
     let r = doctor(&format!("redis://app:pw@127.0.0.1:{}/", s.port), &[]).await;
-    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.code, Some(UNCHECKED), "{}{}", r.stdout, r.stderr);
+    assert_shape(&r);
     if checkable {
         assert!(r.line("acl").starts_with("ok    acl: user `app`"), "{}", r.stdout);
         assert!(r.line("acl").contains("redis.acl_check_cmd"), "{}", r.stdout);
@@ -348,10 +366,25 @@ async fn good_server_passes() {
     }
     let persistence = r.line("persistence");
     assert!(
-        persistence.starts_with("warn") && persistence.contains("CONFIG GET appendonly denied"),
+        persistence.starts_with("skip")
+            && persistence.contains("CONFIG GET refused: denied to this user (NOPERM)")
+            && persistence.contains("INFO refused"),
         "{persistence}"
     );
-    assert!(r.line("clock").contains("TIME denied"), "{}", r.stdout);
+    let clock = r.line("clock");
+    assert!(
+        clock.starts_with("skip") && clock.contains("TIME refused: denied"),
+        "{clock}"
+    );
+    // the crate's rules run scripts with EVALSHA: so does the one-address probe
+    assert!(r.line("one-address").starts_with("ok"), "{}", r.stdout);
+    let summary = r.stdout.lines().last().unwrap();
+    assert!(
+        summary.contains("refused by the server: ")
+            && summary.contains("CONFIG GET (maxmemory-policy, persistence")
+            && summary.contains("TIME (clock)"),
+        "{summary}"
+    );
     // the crate's rules leave out what only a cluster client sends
     let features = r.line("features");
     assert!(features.starts_with("ok    features: RESP3 yes"), "{features}");
@@ -417,12 +450,13 @@ async fn replica_and_volatile_policy_warn() {
             .unwrap();
     }
     let r = doctor(&master.url(), &[]).await;
-    assert_eq!(r.code, Some(1), "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.code, Some(UNSAFE), "{}{}", r.stdout, r.stderr);
     assert!(r.line("maxmemory-policy").starts_with("FAIL"), "{}", r.stdout);
     assert!(r.line("replication").starts_with("ok"), "{}", r.stdout);
 }
 
-/// (c) Nothing listens there, or the URL is not one: a clear error and exit 1, no check lines.
+/// (c) Nothing listens there, or the URL is not one: a clear error, no check lines; exit 1 ("could
+/// not connect", never the unsafe 4 or the could-not-check 5), exit 2 for a URL that is not one.
 #[tokio::test]
 async fn unreachable_or_malformed_url_is_a_clear_error() {
     // a port that was free a moment ago: nothing of ours listens on it
@@ -445,7 +479,7 @@ async fn unreachable_or_malformed_url_is_a_clear_error() {
     assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
 
     let r = doctor("localhost:6379", &[]).await;
-    assert_eq!(r.code, Some(1));
+    assert_eq!(r.code, Some(2), "a usage error: {}", r.stderr);
     assert!(r.stderr.contains("is not a redis URL"), "{}", r.stderr);
 
     // a wrong password: the error says so, and the password is not printed
@@ -467,7 +501,7 @@ async fn unreachable_or_malformed_url_is_a_clear_error() {
 async fn cluster_state_is_checked() {
     let s = RedisServer::start_with(&["--cluster-enabled", "yes", "--appendonly", "yes"]);
     let r = doctor(&s.url(), &[]).await;
-    assert_eq!(r.code, Some(1), "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.code, Some(UNSAFE), "{}{}", r.stdout, r.stderr);
     let cluster = r.line("cluster");
     assert!(cluster.starts_with("FAIL"), "{cluster}");
     assert!(cluster.contains("0 of 16384 slots assigned"), "{cluster}");

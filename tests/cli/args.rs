@@ -1,6 +1,7 @@
-//! The command line itself: bad durations, numbers and other bad input are refused with exit
-//! code 1 and one line on stderr (one JSON error object with `--json`), the limits are accepted
-//! and work, and `--config FILE` replaces `--url`.
+//! The command line itself: bad durations, numbers and other rejected command lines exit with
+//! code 2 (clap's convention) and one line on stderr (one JSON error object with `--json`), bad
+//! input found while running exits with code 1 the same way, the limits are accepted and work,
+//! and `--config FILE` replaces `--url`.
 
 use std::time::Duration;
 
@@ -12,10 +13,10 @@ use crate::common::RedisServer;
 
 /// Every duration and number argument of every subcommand: zero where it means nothing, a
 /// negative value, an absurd one and garbage are refused while the command line is parsed (before
-/// anything touches Redis), with exit code 1, one line naming the argument and what to give
-/// instead, or with `--json` one JSON error object; never a panic or clap's exit code 2.
+/// anything touches Redis), with exit code 2 (a usage error), one line naming the argument and
+/// what to give instead, or with `--json` one JSON error object; never a panic.
 #[tokio::test]
-async fn bad_durations_and_numbers_are_refused_with_exit_1() {
+async fn bad_durations_and_numbers_are_refused_with_exit_2() {
     /// A command, one of its arguments, and bad values with what the message says about each.
     type Case<'a> = (&'a [&'a str], &'a str, &'a [(&'a str, &'a str)]);
     let s = RedisServer::start();
@@ -82,6 +83,7 @@ async fn bad_durations_and_numbers_are_refused_with_exit_1() {
             let what = format!("{args:?}");
             let r = run(&s, &args).await;
             assert!(!r.stderr.contains("panicked"), "{what}: {}", r.stderr);
+            assert_eq!(r.code, Some(2), "{what}: a usage error");
             assert_one_line_error(&r, &what, &format!("'{arg} <"));
             assert!(
                 r.stderr.contains(why),
@@ -146,7 +148,7 @@ async fn durations_and_numbers_at_their_limits_work() {
     assert_eq!(events[1]["event"], "released", "{events:?}");
     let g = c.lock("z").unwrap().lock().await.unwrap();
     let r = run(&s, &["--json", "hold", "z", "--wait", "0s"]).await;
-    assert_eq!(r.code, Some(2), "held elsewhere: tried once; {}", r.stderr);
+    assert_eq!(r.code, Some(3), "held elsewhere: tried once; {}", r.stderr);
     assert_eq!(json_lines(&r.stdout)[0]["event"], "not-acquired");
     g.unlock().await.unwrap();
 
@@ -208,6 +210,8 @@ async fn durations_and_numbers_at_their_limits_work() {
     }
 }
 
+/// Input that is wrong for what Redis holds (or for what the options name), found while running:
+/// exit code 1, never 2.
 #[tokio::test]
 async fn bad_input_gives_a_one_line_error_and_exit_1() {
     let s = RedisServer::start();

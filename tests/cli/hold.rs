@@ -100,7 +100,7 @@ async fn hold_creates_the_redisson_hash_and_releases_on_ctrl_c() {
 }
 
 #[tokio::test]
-async fn hold_wait_exits_2_when_not_acquired_in_time() {
+async fn hold_wait_exits_3_when_not_acquired_in_time() {
     let s = RedisServer::start();
     let c = s.client(Config::default()).await;
     let g = c.lock("busy").unwrap().lock().await.unwrap();
@@ -108,12 +108,12 @@ async fn hold_wait_exits_2_when_not_acquired_in_time() {
     let started = Instant::now();
     let r = run(&s, &["hold", "busy", "--wait", "400ms"]).await;
     let took = started.elapsed();
-    assert_eq!(r.code, Some(2), "stdout {} stderr {}", r.stdout, r.stderr);
+    assert_eq!(r.code, Some(3), "stdout {} stderr {}", r.stdout, r.stderr);
     assert!(r.stdout.starts_with("not acquired"), "{}", r.stdout);
     assert!(took >= Duration::from_millis(400), "gave up after {took:?}");
 
     let r = run(&s, &["--json", "hold", "busy", "--wait", "100ms"]).await;
-    assert_eq!(r.code, Some(2));
+    assert_eq!(r.code, Some(3));
     assert_eq!(json_lines(&r.stdout)[0]["event"], "not-acquired");
 
     // Ctrl-C while still waiting: exit 130, nothing acquired
@@ -184,7 +184,7 @@ async fn hold_takes_the_other_kinds() {
     let (client_id, owner) = field.rsplit_once(':').unwrap();
     assert_eq!(client_id, c.id());
     let r = run(&s, &["hold", "nr", "--non-reentrant", "--wait", "100ms"]).await;
-    assert_eq!(r.code, Some(2), "another client's owner just waits: {}", r.stderr);
+    assert_eq!(r.code, Some(3), "another client's owner just waits: {}", r.stderr);
     g.unlock().await.unwrap();
     let r = run(
         &s,
@@ -195,7 +195,7 @@ async fn hold_takes_the_other_kinds() {
 
     // at most one kind flag
     let r = run(&s, &["hold", "x", "--spin", "--fenced"]).await;
-    assert_ne!(r.code, Some(0));
+    assert_eq!(r.code, Some(2), "a usage error");
     assert!(r.stderr.contains("cannot be used with"), "{}", r.stderr);
 }
 

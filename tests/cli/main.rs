@@ -156,9 +156,15 @@ async fn hgetall(c: &mut redis::aio::MultiplexedConnection, key: &str) -> Vec<(S
     v
 }
 
-/// One line on stderr, nothing on stdout, exit code 1.
+/// One line on stderr, nothing on stdout; exit code 2 for a rejected command line (its line ends
+/// with "(see --help)"), else 1.
 fn assert_one_line_error(r: &Run, what: &str, needle: &str) {
-    assert_eq!(r.code, Some(1), "{what}: exit code; stderr {:?}", r.stderr);
+    let want = if r.stderr.trim_end().ends_with("(see --help)") {
+        2
+    } else {
+        1
+    };
+    assert_eq!(r.code, Some(want), "{what}: exit code; stderr {:?}", r.stderr);
     assert!(r.stdout.is_empty(), "{what}: stdout {:?}", r.stdout);
     let lines: Vec<&str> = r.stderr.lines().collect();
     assert_eq!(lines.len(), 1, "{what}: one line on stderr, got {:?}", r.stderr);
@@ -175,9 +181,11 @@ fn assert_one_line_error(r: &Run, what: &str, needle: &str) {
 }
 
 /// With `--json`: one JSON object on stderr, `{"error":{"kind","message","argument"}}` and nothing
-/// else, nothing on stdout, exit code 1. Returns the `error` object.
+/// else, nothing on stdout; exit code 2 for `invalid_argument` (a rejected command line), 1 for
+/// `failed`. Returns the `error` object.
 fn assert_json_error(r: &Run, what: &str, kind: &str, needle: &str) -> Value {
-    assert_eq!(r.code, Some(1), "{what}: exit code; stderr {:?}", r.stderr);
+    let want = if kind == "invalid_argument" { 2 } else { 1 };
+    assert_eq!(r.code, Some(want), "{what}: exit code; stderr {:?}", r.stderr);
     assert!(r.stdout.is_empty(), "{what}: stdout {:?}", r.stdout);
     assert!(!r.stderr.contains("panicked"), "{what}: {:?}", r.stderr);
     let lines: Vec<&str> = r.stderr.lines().collect();

@@ -3,22 +3,22 @@
 //! integer) and the permit-expirable semaphores, in a second table. Only reads.
 
 use redisson_lock::inspect::{LatchInfo, Listeners, LockInfo, SemaphoreInfo, Synchronizer};
-use redisson_lock::Client;
 
 use crate::cluster;
 use crate::render::{fmt_ms, fmt_ttl, holder_short, info_json, kind_str, latch_json, Out};
 use crate::semaphore::{semaphore_json, Sem};
+use crate::target::{Session, Target};
 use crate::{Failure, Outcome};
 
 /// `list [PATTERN] [--synchronizers]`.
 pub(crate) async fn list(
-    client: &Client,
-    url: &str,
+    session: &Session,
+    target: &Target,
     out: &Out,
     pattern: &str,
     synchronizers: bool,
 ) -> Result<Outcome, Failure> {
-    let found = cluster::scan(url, &mut client.connection(), pattern, synchronizers).await?;
+    let found = cluster::scan(session, target, pattern, synchronizers).await?;
     out.list(&found.locks);
     if synchronizers {
         out.list_synchronizers(&found.synchronizers);

@@ -1,11 +1,20 @@
 //! `redisson-lock`: inspect, list, hold, force-unlock and watch Redisson-compatible locks, raise a
 //! fenced lock's token counter (and inspect, list and watch count-down latches and semaphores),
-//! and check a deployment (`doctor`).
+//! check a deployment (`doctor`), and print shell completions.
 //!
-//! Exit codes: 0 success, 1 error (one line on stderr; with `--json` one JSON object, see
-//! [`render::error_line`]) or a failed `doctor` check, 2 `hold --wait` did not acquire in time,
-//! 130 interrupted (Ctrl-C) while waiting to acquire. A rejected command line (a bad duration, an
-//! unknown flag...) is an error like any other: exit code 1, never clap's 2.
+//! Where it connects (`target`): one URL (a server, any node of a Redis Cluster, or a cluster
+//! behind one address), a Sentinel-monitored master (`--sentinel ADDR --master NAME`) or a
+//! Redisson config file (`--config`), over TLS with `rediss://` and the `--tls-*` options, with the
+//! password from the environment (`REDISSON_LOCK_PASSWORD`, `REDIS_PASSWORD`) when the URL has
+//! none.
+//!
+//! Exit codes ([`exit`]), the same in `--help`, the README and here: 0 success; 1 error (one line
+//! on stderr; with `--json` one JSON object, see [`render::error_line`]), `doctor` included when
+//! it cannot connect; 2 a rejected command line (clap's convention: a bad duration, an unknown
+//! flag, options that do not go together), printed the same way; 3 `hold --wait` ran out
+//! without the lock; 4 `doctor` found the deployment unsafe (a check failed); 5 `doctor` could
+//! not check something (a check skipped because the server refused a command) and no check
+//! failed; 130 interrupted (Ctrl-C) while waiting to acquire.
 
 mod args;
 mod cluster;
@@ -16,6 +25,7 @@ mod hold;
 mod list;
 mod render;
 mod semaphore;
+mod target;
 mod token;
 mod watch;
 
@@ -26,36 +36,193 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use args::{DurationArg, NumberArg};
 use clap::{Args, Parser, Subcommand};
 use redisson_lock::inspect::{self, LockInfo, LockKind};
-use redisson_lock::{Client, Config, Error};
+use redisson_lock::{Client, Error};
+
+/// What each exit code means ([`main`] maps every [`Outcome`] and error onto them).
+pub(crate) mod exit {
+    /// The command did what it was asked.
+    pub(crate) const OK: u8 = 0;
+    /// It failed: Redis unreachable or refusing, a key of another type, a lost hold...
+    pub(crate) const ERROR: u8 = 1;
+    /// The command line was rejected (clap's convention).
+    pub(crate) const USAGE: u8 = 2;
+    /// `hold --wait` ran out before the lock was free.
+    pub(crate) const NOT_ACQUIRED: u8 = 3;
+    /// `doctor`: a check failed.
+    pub(crate) const UNSAFE: u8 = 4;
+    /// `doctor`: a check could not be made (a command refused) and none failed.
+    pub(crate) const UNCHECKED: u8 = 5;
+    /// Ctrl-C or SIGTERM while `hold` was waiting (128 + SIGINT).
+    pub(crate) const INTERRUPTED: u8 = 130;
+}
+
+/// The exit codes and the environment, after `--help` (and shorter after `-h`).
+const AFTER_LONG_HELP: &str = "\
+Exit codes:
+  0    success
+  1    error: Redis unreachable or refusing, a key of another type, a lost hold... (one line on
+       stderr; with --json one JSON object {\"error\":{\"kind\",\"message\",\"argument\"}});
+       doctor when it cannot connect
+  2    usage: the command line was rejected (bad value, unknown flag, options that do not go
+       together), printed the same way
+  3    not acquired: hold --wait ran out while someone else held the lock
+  4    unsafe: doctor found a check that failed
+  5    could not check: doctor skipped a check because the server refused a command (CONFIG,
+       INFO, ACL, CLUSTER, CLIENT...) and no check failed
+  130  interrupted: Ctrl-C (or SIGTERM) while hold was waiting for the lock
+
+Environment:
+  REDIS_URL                the default of --url
+  REDISSON_LOCK_PASSWORD   the password when the URL has none (also a Sentinel master's); else
+  REDIS_PASSWORD           this one. Keeps the password off the command line; never printed
+  REDISSON_LOCK_USER       the default of --user
+  RUST_LOG                 e.g. debug: the library's logs on stderr
+
+Deployments: one server; a Redis Cluster through any one node's URL (the other nodes are found
+from it); a cluster behind one address (a proxy: the plain URL is kept); a Sentinel-monitored
+master (--sentinel HOST:PORT --master NAME); a Redisson config file (--config); TLS with
+rediss:// and --tls-ca / --tls-cert / --tls-key / --tls-insecure.
+
+Shell completions: redisson-lock completions bash|zsh|fish|powershell|elvish (see the README).";
+
+const AFTER_HELP: &str =
+    "Exit codes: 0 ok, 1 error, 2 usage, 3 not acquired (hold --wait), 4 unsafe (doctor), 5 could \
+not check (doctor), 130 interrupted. Password: REDISSON_LOCK_PASSWORD or REDIS_PASSWORD. More: --help";
 
 /// Inspect, list, hold, force-unlock and watch distributed locks that are wire-compatible with
 /// Java's Redisson (RLock, RReadWriteLock, RFairLock, RFencedLock), inspect, list and watch its
 /// count-down latches and semaphores (RCountDownLatch, RSemaphore, RPermitExpirableSemaphore),
 /// and check that a deployment keeps them safe.
 #[derive(Parser, Debug)]
-#[command(name = "redisson-lock", version, long_about = None)]
+#[command(
+    name = "redisson-lock",
+    version,
+    long_about = None,
+    after_help = AFTER_HELP,
+    after_long_help = AFTER_LONG_HELP
+)]
 struct Cli {
-    /// Redis URL (redis://[user:pass@]host[:port][/db], rediss:// with the tls-rustls feature)
+    /// Redis URL: redis://[user:password@]host[:port][/db], or rediss:// for TLS. Any node of a
+    /// Redis Cluster will do (the others are found from it)
     #[arg(
         long,
         global = true,
         env = "REDIS_URL",
+        hide_env_values = true,
         default_value = "redis://127.0.0.1:6379",
-        display_order = 100
+        display_order = 100,
+        help_heading = "Connection"
     )]
     url: String,
 
     /// A Redisson YAML/JSON config file (the one a Java service loads with Config.fromYAML):
-    /// servers, login and lock settings come from it; it wins over --url
-    #[arg(long, global = true, value_name = "FILE", display_order = 101)]
+    /// servers (single, cluster or sentinel), login, TLS and lock settings come from it; it wins
+    /// over --url and --sentinel
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        display_order = 101,
+        help_heading = "Connection"
+    )]
     config: Option<std::path::PathBuf>,
 
+    /// A sentinel of a Sentinel-monitored master, HOST:PORT (or redis://[user:pass@]HOST:PORT
+    /// for the sentinels' own login); repeat it or separate with commas. Needs --master; wins
+    /// over --url
+    #[arg(
+        long = "sentinel",
+        global = true,
+        value_name = "ADDR",
+        display_order = 102,
+        help_heading = "Connection"
+    )]
+    sentinels: Vec<String>,
+
+    /// With --sentinel: the name the sentinels monitor the master under (Redisson's masterName)
+    #[arg(
+        long,
+        global = true,
+        value_name = "NAME",
+        display_order = 103,
+        help_heading = "Connection"
+    )]
+    master: Option<String>,
+
+    /// The database number (instead of the URL's /db; the master's with --sentinel)
+    #[arg(long, global = true, value_name = "N", display_order = 104, help_heading = "Connection",
+          value_parser = clap::value_parser!(i64).range(0..))]
+    db: Option<i64>,
+
+    /// The ACL user (instead of the URL's); the password comes from the URL, else from
+    /// $REDISSON_LOCK_PASSWORD or $REDIS_PASSWORD
+    #[arg(
+        long,
+        global = true,
+        env = "REDISSON_LOCK_USER",
+        value_name = "USER",
+        display_order = 105,
+        help_heading = "Connection"
+    )]
+    user: Option<String>,
+
+    /// TLS: trust this CA certificate (PEM) instead of the system's roots (rediss:// addresses)
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        display_order = 110,
+        help_heading = "TLS"
+    )]
+    tls_ca: Option<std::path::PathBuf>,
+
+    /// TLS: present this client certificate (PEM, with --tls-key) to a server that asks for one
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        display_order = 111,
+        help_heading = "TLS"
+    )]
+    tls_cert: Option<std::path::PathBuf>,
+
+    /// TLS: the private key (PEM) of --tls-cert
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        display_order = 112,
+        help_heading = "TLS"
+    )]
+    tls_key: Option<std::path::PathBuf>,
+
+    /// TLS: accept any server certificate (encrypts, but does not authenticate the server)
+    #[arg(long, global = true, display_order = 113, help_heading = "TLS")]
+    tls_insecure: bool,
+
     /// Print one JSON object per line instead of a table
-    #[arg(long, global = true, display_order = 102)]
+    #[arg(long, global = true, display_order = 120)]
     json: bool,
 
     #[command(subcommand)]
     command: Command,
+}
+
+impl Cli {
+    fn conn_opts(&self) -> target::ConnOpts {
+        target::ConnOpts {
+            url: self.url.clone(),
+            config: self.config.clone(),
+            sentinels: self.sentinels.clone(),
+            master: self.master.clone(),
+            db: self.db,
+            user: self.user.clone(),
+            tls_ca: self.tls_ca.clone(),
+            tls_cert: self.tls_cert.clone(),
+            tls_key: self.tls_key.clone(),
+            tls_insecure: self.tls_insecure,
+        }
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -100,6 +267,13 @@ enum Command {
     /// Acquire a lock, hold it (for --for, or until Ctrl-C), then release it
     Hold(HoldArgs),
     /// Delete a lock whoever holds it, and wake its waiters
+    ///
+    /// Runs the force-unlock of the lock's kind, as its keys tell (inspect's kind): a read-write
+    /// lock's side (its channel, message 1 for a writer, 0 for readers); a fair lock's own script
+    /// (stale waiters dropped, then the head of the queue woken on its own channel
+    /// redisson_lock__channel:{NAME}:<head's field>, where a Redisson fair waiter listens); any
+    /// other lock's (message 0 on redisson_lock__channel:{NAME}). A key that is not a lock is
+    /// refused and left alone.
     ForceUnlock {
         /// The lock's name (its Redis key)
         name: String,
@@ -145,7 +319,15 @@ enum Command {
         interval: Duration,
     },
     /// Check the deployment for what makes locks unsafe (eviction, persistence, replicas,
-    /// cluster, version, latency, clock, ACL), one line per check; exit 1 when a check fails
+    /// cluster, version, latency, clock, client tracking, ACL), one line per check: exit 4 when a
+    /// check fails, 5 when one could not be made (a command refused) and none failed
+    ///
+    /// Each line is ok, warn, FAIL or skip. skip: the server refused a command the check needs
+    /// (CONFIG GET, INFO, ACL, CLUSTER, CLIENT...: an ACL user, a managed service that renames
+    /// admin commands); the line names the command refused and what could not be checked. A
+    /// warning never changes the exit code. In a Redis Cluster the server checks (version,
+    /// eviction, persistence, replication) read every master; with --sentinel, the master the
+    /// sentinels name.
     Doctor {
         /// A lock name whose keys and channels the ACL check uses (take one your services use)
         #[arg(long, value_name = "NAME", default_value = "lock:doctor")]
@@ -154,6 +336,17 @@ enum Command {
         /// connected user's
         #[arg(long, value_name = "USER")]
         acl_user: Option<String>,
+    },
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish) on stdout
+    ///
+    /// bash:  redisson-lock completions bash > ~/.local/share/bash-completion/completions/redisson-lock
+    /// zsh:   redisson-lock completions zsh > ~/.zfunc/_redisson-lock  (with fpath+=~/.zfunc before compinit)
+    /// fish:  redisson-lock completions fish > ~/.config/fish/completions/redisson-lock.fish
+    #[command(verbatim_doc_comment)]
+    Completions {
+        /// The shell
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
     },
 }
 
@@ -170,7 +363,7 @@ struct HoldArgs {
         allow_hyphen_values = true
     )]
     lease: Option<Duration>,
-    /// Give up after waiting this long (exit code 2; 0s tries once); default: wait as long as it
+    /// Give up after waiting this long (exit code 3; 0s tries once); default: wait as long as it
     /// takes
     #[arg(
         long,
@@ -223,11 +416,14 @@ pub(crate) enum Outcome {
     Done,
     /// `doctor` found a failing check.
     Unsafe,
+    /// `doctor` could not make a check (a command refused) and none failed.
+    Unchecked,
     NotAcquired,
     Interrupted,
 }
 
 /// A command's failure: one line for stderr.
+#[derive(Debug)]
 pub(crate) struct Failure(String);
 
 impl From<Error> for Failure {
@@ -278,7 +474,8 @@ fn json_requested(args: impl IntoIterator<Item = std::ffi::OsString>) -> bool {
         .any(|a| a == "--json")
 }
 
-/// A command line clap rejected: one line (or JSON object) on stderr, exit code 1.
+/// A command line clap rejected: one line (or JSON object) on stderr, exit code 2 (`--help` and
+/// `--version`: printed, exit code 0).
 fn rejected(e: &clap::Error, json: bool) -> ExitCode {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
@@ -287,7 +484,7 @@ fn rejected(e: &clap::Error, json: bool) -> ExitCode {
     }
     if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand && !json {
         let _ = e.print();
-        return ExitCode::from(1);
+        return ExitCode::from(exit::USAGE);
     }
     // clap's first line is the message; the rest is usage and a hint (the help text, when
     // nothing at all was given: not a message for JSON)
@@ -302,16 +499,16 @@ fn rejected(e: &clap::Error, json: bool) -> ExitCode {
         Some(ContextValue::String(a)) => a.split_whitespace().next().map(str::to_owned),
         _ => None,
     };
+    usage_error(json, &one_line(msg), argument.as_deref())
+}
+
+/// A rejected command line, as one line (or JSON object) on stderr: exit code 2.
+fn usage_error(json: bool, message: &str, argument: Option<&str>) -> ExitCode {
     eprintln!(
         "{}",
-        render::error_line(
-            json,
-            render::ErrorKind::InvalidArgument,
-            &one_line(msg),
-            argument.as_deref()
-        )
+        render::error_line(json, render::ErrorKind::InvalidArgument, message, argument)
     );
-    ExitCode::from(1)
+    ExitCode::from(exit::USAGE)
 }
 
 fn main() -> ExitCode {
@@ -325,7 +522,21 @@ fn main() -> ExitCode {
             "{}",
             render::error_line(json, render::ErrorKind::Failed, &one_line(msg), None)
         );
-        ExitCode::from(1)
+        ExitCode::from(exit::ERROR)
+    };
+    if let Command::Completions { shell } = &cli.command {
+        use clap::CommandFactory;
+        let mut cmd = Cli::command();
+        clap_complete::generate(*shell, &mut cmd, "redisson-lock", &mut std::io::stdout());
+        return ExitCode::SUCCESS;
+    }
+    // the connection options are checked before anything connects (a usage error: exit code 2)
+    let target = match target::Target::from_opts(&cli.conn_opts()) {
+        Ok(t) => t,
+        Err(target::Usage::Rejected { message, argument }) => {
+            return usage_error(json, &one_line(&message), Some(argument))
+        }
+        Err(target::Usage::File(message)) => return fail(&message),
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("off"));
@@ -342,14 +553,15 @@ fn main() -> ExitCode {
         Ok(r) => r,
         Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
     };
-    let result = runtime.block_on(run(cli));
+    let result = runtime.block_on(run(cli, target));
     // Background tasks (pub/sub, watchdog) may still be parked on sockets: do not wait for them.
     runtime.shutdown_timeout(Duration::from_millis(200));
     match result {
-        Ok(Outcome::Done) => ExitCode::SUCCESS,
-        Ok(Outcome::Unsafe) => ExitCode::from(1),
-        Ok(Outcome::NotAcquired) => ExitCode::from(2),
-        Ok(Outcome::Interrupted) => ExitCode::from(130),
+        Ok(Outcome::Done) => ExitCode::from(exit::OK),
+        Ok(Outcome::Unsafe) => ExitCode::from(exit::UNSAFE),
+        Ok(Outcome::Unchecked) => ExitCode::from(exit::UNCHECKED),
+        Ok(Outcome::NotAcquired) => ExitCode::from(exit::NOT_ACQUIRED),
+        Ok(Outcome::Interrupted) => ExitCode::from(exit::INTERRUPTED),
         Err(Failure(msg)) => fail(&msg),
     }
 }
@@ -375,52 +587,6 @@ pub(crate) fn check_scheme(url: &str) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The `--config` file, read once before any command runs.
-static CONFIG_FILE: std::sync::OnceLock<redisson_lock::RedissonConfig> = std::sync::OnceLock::new();
-
-/// `--config FILE`: reads it; a single-server file also gives the URL that `watch` and `doctor`
-/// use, which accept no other file.
-fn load_config_file(cli: &mut Cli) -> Result<(), Failure> {
-    let Some(path) = &cli.config else { return Ok(()) };
-    let file = redisson_lock::RedissonConfig::from_path(path).map_err(|e| Failure(describe(&e)))?;
-    match file.servers() {
-        redisson_lock::RedissonServers::Single { url } => cli.url = url.clone(),
-        _ if matches!(cli.command, Command::Watch { .. } | Command::Doctor { .. }) => {
-            return Err(Failure(format!(
-                "{}: watch and doctor need a single-server file (singleServerConfig) or --url",
-                path.display()
-            )))
-        }
-        _ => {}
-    }
-    let _ = CONFIG_FILE.set(file);
-    Ok(())
-}
-
-async fn connect(url: &str) -> Result<Client, Failure> {
-    if let Some(file) = CONFIG_FILE.get() {
-        return file.connect().await.map_err(|e| match e {
-            Error::Redis(r) => Failure(format!("cannot connect to the servers of --config: {r}")),
-            Error::Connect { source, .. } => {
-                Failure(format!("cannot connect to the servers of --config: {source}"))
-            }
-            other => Failure(describe(&other)),
-        });
-    }
-    check_scheme(url)?;
-    let config = Config::default().connect_timeout(Duration::from_secs(5));
-    Client::builder()
-        .url(url)
-        .config(config)
-        .build()
-        .await
-        .map_err(|e| match e {
-            Error::Redis(r) => Failure(format!("cannot connect to {}: {r}", redact(url))),
-            e @ Error::Connect { .. } => Failure(e.to_string()),
-            other => Failure(describe(&other)),
-        })
-}
-
 /// Hides a password in a URL.
 pub(crate) fn redact(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
@@ -429,13 +595,12 @@ pub(crate) fn redact(url: &str) -> String {
     }
 }
 
-async fn run(mut cli: Cli) -> Result<Outcome, Failure> {
-    load_config_file(&mut cli)?;
+async fn run(cli: Cli, target: target::Target) -> Result<Outcome, Failure> {
     let out = render::Out::new(cli.json);
     match cli.command {
         Command::Inspect { name, as_kind } => {
-            let client = connect(&cli.url).await?;
-            match count::view(&mut client.connection(), &name, as_kind).await? {
+            let s = target.connect().await?;
+            match count::view(&mut s.client.connection(), &name, as_kind).await? {
                 count::View::Lock(info) => out.inspect(&info),
                 count::View::Count(info) => out.inspect_latch(&info),
                 count::View::Semaphore(sem) => out.inspect_semaphore(&sem),
@@ -446,38 +611,40 @@ async fn run(mut cli: Cli) -> Result<Outcome, Failure> {
             pattern,
             synchronizers,
         } => {
-            let client = connect(&cli.url).await?;
-            list::list(&client, &cli.url, &out, &pattern, synchronizers).await
+            let s = target.connect().await?;
+            list::list(&s, &target, &out, &pattern, synchronizers).await
         }
         Command::Hold(args) => {
-            let client = connect(&cli.url).await?;
-            let outcome = hold::hold(&client, &out, args).await;
+            let s = target.connect().await?;
+            let outcome = hold::hold(&s.client, &out, args).await;
             // before exiting: send what is still queued (a dropped guard's release, a cancelled
             // fair waiter leaving the queue)
-            if let Err(e) = client.shutdown().await {
+            if let Err(e) = s.client.shutdown().await {
                 tracing::warn!(error = %e, "shutdown before exit");
             }
             outcome
         }
         Command::ForceUnlock { name, yes } => {
-            let client = connect(&cli.url).await?;
-            force_unlock(&client, &out, &name, yes).await
+            let s = target.connect().await?;
+            force_unlock(&s.client, &out, &name, yes).await
         }
         Command::RaiseToken { name, floor } => {
-            let client = connect(&cli.url).await?;
-            token::raise_token(&client, &out, &name, floor).await
+            let s = target.connect().await?;
+            token::raise_token(&s.client, &out, &name, floor).await
         }
         Command::Watch {
             name,
             as_kind,
             interval,
         } => {
-            let client = connect(&cli.url).await?;
-            watch::watch(&client, &cli.url, &out, &name, as_kind, interval).await
+            let s = target.connect().await?;
+            watch::watch(&s, &target, &out, &name, as_kind, interval).await
         }
         Command::Doctor { name, acl_user } => {
-            doctor::doctor(&cli.url, &out, doctor::DoctorArgs { name, acl_user }).await
+            doctor::doctor(&target, &out, doctor::DoctorArgs { name, acl_user }).await
         }
+        // handled before the runtime starts
+        Command::Completions { .. } => Ok(Outcome::Done),
     }
 }
 
@@ -525,21 +692,33 @@ async fn force_unlock(client: &Client, out: &render::Out, name: &str, yes: bool)
             if info.mode.as_deref() == Some("write") {
                 (
                     rw.write_lock().force_unlock().await.map_err(refused)?,
-                    format!("{} (message 1)", inspect::rwlock_channel(name)),
+                    Some(format!("{} (message 1)", inspect::rwlock_channel(name))),
                 )
             } else {
                 (
                     rw.read_lock().force_unlock().await.map_err(refused)?,
-                    format!("{} (message 0)", inspect::rwlock_channel(name)),
+                    Some(format!("{} (message 0)", inspect::rwlock_channel(name))),
                 )
             }
         }
+        Some(LockKind::Fair) => {
+            // the script drops the stale waiters at the head (deadline past by this machine's
+            // clock, as the fair lock's scripts judge it), then wakes the new head
+            let now = now_ms() as i64;
+            let head = info.queue.iter().find(|w| w.deadline_ms.is_none_or(|d| d > now));
+            let channel =
+                head.map(|w| format!("{} (message 0)", inspect::fair_waiter_channel(name, &w.field)));
+            (
+                client.fair_lock(name)?.force_unlock().await.map_err(refused)?,
+                channel,
+            )
+        }
         _ => (
             client.lock(name)?.force_unlock().await.map_err(refused)?,
-            format!("{} (message 0)", inspect::lock_channel(name)),
+            Some(format!("{} (message 0)", inspect::lock_channel(name))),
         ),
     };
-    out.force_unlocked(&info, removed, &channel);
+    out.force_unlocked(&info, removed, channel.as_deref());
     Ok(Outcome::Done)
 }
 

@@ -320,7 +320,9 @@ impl Out {
         );
     }
 
-    pub(crate) fn force_unlocked(&self, info: &LockInfo, removed: bool, channel: &str) {
+    /// `channel`: where the unlock message went (`None`: a fair lock nobody waits for, so
+    /// nothing was published).
+    pub(crate) fn force_unlocked(&self, info: &LockInfo, removed: bool, channel: Option<&str>) {
         let holders: Vec<Value> = info.holders.iter().map(holder_json).collect();
         self.emit(
             json!({
@@ -330,27 +332,23 @@ impl Out {
                 "removed": removed,
                 "holders": holders,
                 "ttl_ms": ttl_ms(info.ttl),
-                "published": if removed { Some(channel) } else { None },
+                "published": if removed { channel } else { None },
                 "ts_ms": now_ms(),
             }),
             || {
                 if removed {
                     let hs: Vec<String> = info.holders.iter().map(holder_short).collect();
-                    let mut s = format!(
-                        "removed {} ({}; holders: {}; TTL was {}); published unlock on {channel}",
+                    let published = match channel {
+                        Some(c) => format!("published unlock on {c}"),
+                        None => "nobody queued: nothing published".to_owned(),
+                    };
+                    format!(
+                        "removed {} ({}; holders: {}; TTL was {}); {published}",
                         info.key,
                         kind_str(info),
                         hs.join(", "),
                         fmt_ttl(info.ttl)
-                    );
-                    if !info.queue.is_empty() {
-                        s.push_str(&format!(
-                            "; note: {} fair-lock waiter(s) are not notified on their own channels and \
-                             retry when their wait times out",
-                            info.queue.len()
-                        ));
-                    }
-                    s
+                    )
                 } else {
                     format!("nothing removed: {} was released or changed meanwhile", info.key)
                 }

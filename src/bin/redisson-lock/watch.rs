@@ -6,9 +6,10 @@
 use std::time::Duration;
 
 use redis::aio::MultiplexedConnection;
+use redis::cluster_async::ClusterConnection;
 use redis::{ProtocolVersion, PushInfo, PushKind};
 use redisson_lock::inspect::{self, LatchInfo, LockInfo};
-use redisson_lock::{Client, Connection, Error, Ttl};
+use redisson_lock::{Connection, Error, Ttl};
 use serde_json::json;
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -18,35 +19,47 @@ use crate::hold::Interrupts;
 use crate::render::COUNT_KIND;
 use crate::render::{count_summary, fmt_ttl, info_json, latch_json, summary_line, ttl_ms, Out};
 use crate::semaphore::SemaphoreWatch;
+use crate::target::{Session, Target, Topology};
 use crate::{now_ms, state_key, Failure, Outcome};
 
 pub(crate) async fn watch(
-    client: &Client,
-    url: &str,
+    session: &Session,
+    target: &Target,
     out: &Out,
     name: &str,
     as_kind: AsKind,
     interval: Duration,
 ) -> Result<Outcome, Failure> {
-    let mut conn = client.connection();
+    let mut conn = session.client.connection();
+    let at = Where {
+        target,
+        topology: &session.topology,
+    };
     match count::view(&mut conn, name, as_kind).await? {
-        View::Lock(info) => follow(conn, url, out, name, LockWatch::new(name, info), interval).await,
-        View::Count(info) => follow(conn, url, out, name, CountWatch::new(name, info), interval).await,
-        View::Semaphore(sem) => follow(conn, url, out, name, SemaphoreWatch::new(sem), interval).await,
+        View::Lock(info) => follow(conn, at, out, name, LockWatch::new(name, info), interval).await,
+        View::Count(info) => follow(conn, at, out, name, CountWatch::new(name, info), interval).await,
+        View::Semaphore(sem) => follow(conn, at, out, name, SemaphoreWatch::new(sem), interval).await,
     }
+}
+
+/// Where the subscription connection goes.
+#[derive(Clone, Copy)]
+struct Where<'a> {
+    target: &'a Target,
+    topology: &'a Topology,
 }
 
 /// Subscribes to what `f` listens on, says so, prints the state, then prints every message and
 /// every sampled change (every `interval`, and right after each message) until Ctrl-C.
 async fn follow<F: Follow>(
     mut conn: Connection,
-    url: &str,
+    at: Where<'_>,
     out: &Out,
     name: &str,
     mut f: F,
     interval: Duration,
 ) -> Result<Outcome, Failure> {
-    let (mut sub, mut rx) = subscriber(url).await?;
+    let (mut sub, mut rx) = subscriber(at).await?;
     let channels = f.channels();
     let patterns = f.patterns();
     sub.subscribe(&channels).await?;
@@ -103,27 +116,66 @@ async fn sample<F: Follow>(f: &mut F, conn: &mut Connection, out: &Out) -> Resul
     }
 }
 
+/// The subscription connection: to the one server (or master), or through a cluster (where
+/// classic channels may be subscribed on any node, sharded ones on their slot's master).
+enum Sub {
+    Node(MultiplexedConnection),
+    Cluster(ClusterConnection),
+}
+
+impl Sub {
+    async fn subscribe(&mut self, channels: &[String]) -> redis::RedisResult<()> {
+        match self {
+            Sub::Node(c) => c.subscribe(channels).await,
+            Sub::Cluster(c) => c.subscribe(channels).await,
+        }
+    }
+
+    async fn psubscribe(&mut self, pattern: &str) -> redis::RedisResult<()> {
+        match self {
+            Sub::Node(c) => c.psubscribe(pattern).await,
+            Sub::Cluster(c) => c.psubscribe(pattern).await,
+        }
+    }
+
+    /// `SSUBSCRIBE` of one channel, so that the reply is exactly one confirmation.
+    async fn ssubscribe(&mut self, channel: &str) -> redis::RedisResult<()> {
+        match self {
+            Sub::Node(c) => redis::cmd("SSUBSCRIBE")
+                .arg(channel)
+                .query_async::<redis::Value>(c)
+                .await
+                .map(drop),
+            Sub::Cluster(c) => c.ssubscribe(channel).await,
+        }
+    }
+}
+
 /// A RESP3 connection of our own whose pushes (messages) land in the receiver.
-async fn subscriber(url: &str) -> Result<(MultiplexedConnection, UnboundedReceiver<PushInfo>), Failure> {
-    let base = redis::Client::open(url)?;
-    let ci = base.get_connection_info().clone();
-    let settings = ci.redis_settings().clone().set_protocol(ProtocolVersion::RESP3);
-    let resp3 = redis::Client::open(ci.set_redis_settings(settings))?;
+async fn subscriber(at: Where<'_>) -> Result<(Sub, UnboundedReceiver<PushInfo>), Failure> {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<PushInfo>();
-    let config = redis::AsyncConnectionConfig::new().set_push_sender(tx);
+    if let Topology::Cluster { seed, .. } = at.topology {
+        let c = at.target.cluster_subscriber(seed, tx).await?;
+        return Ok((Sub::Cluster(c), rx));
+    }
+    let node = at.topology.node().clone();
+    let settings = node.redis_settings().clone().set_protocol(ProtocolVersion::RESP3);
+    let resp3 = at.target.raw(node.set_redis_settings(settings))?;
+    let config = redis::AsyncConnectionConfig::new()
+        .set_push_sender(tx)
+        .set_connection_timeout(Some(crate::target::TIMEOUT));
     let sub = resp3
         .get_multiplexed_async_connection_with_config(&config)
         .await?;
-    Ok((sub, rx))
+    Ok((Sub::Node(sub), rx))
 }
 
 /// `SSUBSCRIBE`s each channel (sharded pub/sub: Redis 7+, what Redisson uses in a cluster), one
-/// per command so that each reply is exactly one confirmation. Whether the server has it.
-async fn ssubscribe(sub: &mut MultiplexedConnection, channels: &[String]) -> Result<bool, Failure> {
+/// per command. Whether the server has it.
+async fn ssubscribe(sub: &mut Sub, channels: &[String]) -> Result<bool, Failure> {
     let mut sharded = true;
     for c in channels {
-        let r: redis::RedisResult<redis::Value> = redis::cmd("SSUBSCRIBE").arg(c).query_async(sub).await;
-        if let Err(e) = r {
+        if let Err(e) = sub.ssubscribe(c).await {
             if e.is_io_error() || e.is_connection_dropped() {
                 return Err(e.into());
             }

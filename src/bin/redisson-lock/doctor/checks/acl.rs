@@ -7,7 +7,7 @@ use super::{is_noperm, parse_version, reason, Doctor};
 use crate::doctor::acl::{
     checker_argv, checker_verdicts, judge_acl, probes, rule_for, Probe, SelfCheck, Verdict, CHECKER,
 };
-use crate::doctor::{check, Check, DoctorArgs, Status};
+use crate::doctor::{check, skipped, Check, DoctorArgs, Status};
 
 impl Doctor {
     pub(in crate::doctor) async fn acl(&mut self, args: &DoctorArgs, url_user: Option<&str>) -> Check {
@@ -51,10 +51,10 @@ impl Doctor {
         let method;
         if let Some(e) = dryrun_error {
             if args.acl_user.as_ref().is_some_and(|u| *u != connected) {
-                return check(
+                return skipped(
                     NAME,
-                    Status::Warn,
-                    format!("cannot check user `{user}`: ACL DRYRUN {} (run doctor as an admin, or as `{user}` without --acl-user)", reason(&e)),
+                    &["ACL DRYRUN"],
+                    format!("could not check user `{user}`: ACL DRYRUN refused: {} (run doctor as an admin, or as `{user}` without --acl-user)", reason(&e)),
                 );
             }
             // 2. The user checks itself: a script asks redis.acl_check_cmd (Redis 7.0+) for
@@ -76,10 +76,10 @@ impl Doctor {
                     )
                 }
                 Err(SelfCheck::Unsupported(why)) => {
-                    return check(
+                    return skipped(
                         NAME,
-                        Status::Warn,
-                        format!("cannot check user `{user}`'s permissions: ACL DRYRUN {} and {why}", reason(&e)),
+                        &["ACL DRYRUN"],
+                        format!("could not check user `{user}`'s permissions: ACL DRYRUN refused: {} and {why}", reason(&e)),
                     )
                 }
             }

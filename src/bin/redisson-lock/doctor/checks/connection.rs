@@ -3,8 +3,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::{is_noperm, reason, Doctor};
-use crate::doctor::{check, Check, Status};
+use super::{is_noperm, reason, Doctor, Refused};
+use crate::doctor::{check, skipped, Check, Status};
 use crate::now_ms;
 use crate::render::fmt_ms;
 
@@ -28,7 +28,11 @@ impl Doctor {
             let start = Instant::now();
             let r: redis::RedisResult<String> = redis::cmd("PING").query_async(&mut self.conn).await;
             if let Err(e) = r {
-                return check(NAME, Status::Warn, format!("cannot measure: PING {}", reason(&e)));
+                return skipped(
+                    NAME,
+                    &["PING"],
+                    format!("could not measure ({})", Refused::new("PING", &e)),
+                );
             }
             samples.push(start.elapsed());
         }
@@ -85,10 +89,10 @@ impl Doctor {
         let (secs, micros) = match r {
             Ok(t) => t,
             Err(e) => {
-                return check(
+                return skipped(
                     NAME,
-                    Status::Warn,
-                    format!("cannot compare clocks: TIME {}", reason(&e)),
+                    &["TIME"],
+                    format!("could not compare clocks ({})", Refused::new("TIME", &e)),
                 )
             }
         };

@@ -1,17 +1,17 @@
 //! The checks on the server's own settings: its version, its eviction policy, its persistence.
 
-use super::{parse_version, Doctor};
-use crate::doctor::{check, Check, Status};
+use super::{parse_version, Doctor, Refused};
+use crate::doctor::{check, skipped, Check, Status};
 
 impl Doctor {
     pub(in crate::doctor) fn version(&self) -> Check {
         const NAME: &str = "version";
         let Some(v) = self.version.clone() else {
-            return check(
+            return skipped(
                 NAME,
-                Status::Warn,
+                &["INFO", "HELLO"],
                 format!(
-                    "cannot check the server version ({}; HELLO too)",
+                    "could not check the server version ({}; HELLO refused too)",
                     self.info_reason()
                 ),
             );
@@ -54,20 +54,23 @@ impl Doctor {
 
     pub(in crate::doctor) async fn eviction(&mut self) -> Check {
         const NAME: &str = "maxmemory-policy";
+        let mut refused: Vec<&'static str> = Vec::new();
         let policy = match self.config("maxmemory-policy").await {
             Ok(p) => Ok(p),
-            Err(why) => self
-                .info("maxmemory_policy")
-                .map(str::to_owned)
-                .ok_or(format!("{why}; {}", self.info_reason())),
+            Err(why) => {
+                refused.push(why.command);
+                self.info("maxmemory_policy")
+                    .map(str::to_owned)
+                    .ok_or_else(|| self.unread(why))
+            }
         };
         let policy = match policy {
             Ok(p) => p,
-            Err(why) => {
-                return check(
+            Err((commands, why)) => {
+                return skipped(
                     NAME,
-                    Status::Warn,
-                    format!("cannot check the eviction policy ({why})"),
+                    &commands,
+                    format!("could not check the eviction policy ({why})"),
                 )
             }
         };
@@ -76,45 +79,60 @@ impl Doctor {
             Err(_) => self.info("maxmemory").and_then(|m| m.parse::<u64>().ok()),
         };
         let (status, message) = judge_eviction(&policy, maxmemory);
-        check(NAME, status, message)
+        let c = check(NAME, status, message);
+        // read from INFO instead: the check was made, CONFIG GET was still refused
+        c.refusing(&refused)
+    }
+
+    /// The commands refused and why, when `CONFIG GET` was refused (`why`) and `INFO` lacks the
+    /// field or was refused too.
+    fn unread(&self, why: Refused) -> (Vec<&'static str>, String) {
+        match self.info_refused() {
+            Some(info) => (vec![why.command, info.command], format!("{why}; {info}")),
+            None => (vec![why.command], format!("{why}; INFO lacks it")),
+        }
     }
 
     pub(in crate::doctor) async fn persistence(&mut self) -> Check {
         const NAME: &str = "persistence";
+        let mut refused: Vec<&'static str> = Vec::new();
         let aof = match self.config("appendonly").await {
             Ok(v) => Ok(v == "yes"),
-            Err(why) => self
-                .info("aof_enabled")
-                .map(|v| v == "1")
-                .ok_or(format!("{why}; {}", self.info_reason())),
+            Err(why) => {
+                refused.push(why.command);
+                self.info("aof_enabled")
+                    .map(|v| v == "1")
+                    .ok_or_else(|| self.unread(why))
+            }
         };
         let aof = match aof {
             Ok(a) => a,
-            Err(why) => {
-                return check(
+            Err((commands, why)) => {
+                return skipped(
                     NAME,
-                    Status::Warn,
-                    format!("cannot check whether AOF is on ({why})"),
+                    &commands,
+                    format!("could not check whether AOF is on ({why})"),
                 )
             }
         };
         if aof {
-            return match self.config("appendfsync").await.as_deref() {
+            let c = match self.config("appendfsync").await.as_deref() {
                 Ok("no") => check(
                     NAME,
                     Status::Warn,
                     "appendonly yes but appendfsync no: the OS decides when to write, a crash can lose about 30 s of lock writes — set appendfsync everysec",
                 ),
                 Ok(fsync) => check(NAME, Status::Ok, format!("appendonly yes (appendfsync {fsync})")),
-                Err(_) => check(NAME, Status::Ok, "appendonly yes"),
+                Err(_) => check(NAME, Status::Ok, "appendonly yes (appendfsync unreadable)"),
             };
+            return c.refusing(&refused);
         }
         let rdb = match self.config("save").await {
             Ok(s) if s.trim().is_empty() => "and no RDB snapshots".to_owned(),
             Ok(s) => format!("(RDB snapshots `save {s}` bring back a stale lock state at best)"),
             Err(_) => "(RDB settings unreadable)".to_owned(),
         };
-        match self.replicas() {
+        let c = match self.replicas() {
             Some(n) if n > 0 => check(
                 NAME,
                 Status::Warn,
@@ -125,7 +143,8 @@ impl Doctor {
                 Status::Fail,
                 format!("appendonly no {rdb} and no replica: a restart forgets every lock, and a second client takes a lock that is still held — set appendonly yes"),
             ),
-        }
+        };
+        c.refusing(&refused)
     }
 }
 
