@@ -8,8 +8,9 @@
 //! says, never a version or a product name:
 //!
 //! - a cluster connection groups by slot from the start;
-//! - any other connection is asked once at connect: a script over two keys of different slots
-//!   that does nothing (`EVAL "return 0" 2 …`) is answered `CROSSSLOT` by such an endpoint;
+//! - any other connection is asked once at connect: a script call over two keys of different
+//!   slots (`EVALSHA` of a script that does not exist) is answered `CROSSSLOT` by such an
+//!   endpoint, before the script is looked up, and `NOSCRIPT` by any other; nothing runs;
 //! - a `CROSSSLOT` answer met later (an endpoint that changed, or a probe that could not be
 //!   asked) switches to per-slot grouping at once, and the batch is sent again grouped: it never
 //!   ends a hold.
@@ -23,8 +24,12 @@ use redis::cluster_routing::Slot;
 use crate::conn::Connection;
 use crate::error::Error;
 
-/// Two keys of different hash slots (checked by a test), for the probe.
-const PROBE_KEYS: [&str; 2] = ["redisson_lock:slot-probe:a", "redisson_lock:slot-probe:b"];
+/// Two keys of different hash slots (checked by a test), for the probe: the keys Redisson's own
+/// probe at start-up declares, so that an ACL narrowed to the lock names needs one pair of
+/// extra key rules (`~test1 ~test2`) for both libraries. Nothing reads or writes them.
+const PROBE_KEYS: [&str; 2] = ["test1", "test2"];
+/// The SHA1 of no script the client loads (nor anyone: it is not the digest of any text found).
+const NO_SCRIPT: &str = "0000000000000000000000000000000000000000";
 
 /// Why calls are grouped by slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,10 +70,14 @@ impl Slots {
         let grouping = if conn.is_cluster() {
             Grouping::Cluster
         } else {
-            let mut probe = redis::cmd("EVAL");
-            probe.arg("return 0").arg(2).arg(PROBE_KEYS[0]).arg(PROBE_KEYS[1]);
+            // the slot rule is checked before the script is looked up: a cluster-like endpoint
+            // answers CROSSSLOT, any other NOSCRIPT (nothing runs; EVALSHA is a command the
+            // client needs anyway, where EVAL may be denied to it)
+            let mut probe = redis::cmd("EVALSHA");
+            probe.arg(NO_SCRIPT).arg(2).arg(PROBE_KEYS[0]).arg(PROBE_KEYS[1]);
             match crate::script::cmd::<redis::Value>(conn, timeout, PROBE_KEYS[0], &probe).await {
                 Ok(_) => Grouping::Together,
+                Err(Error::Redis(e)) if e.code() == Some("NOSCRIPT") => Grouping::Together,
                 Err(e) if is_cross_slot(&e) => {
                     tracing::info!("a cluster behind one address (a script over two slots was refused): calls carrying several keys are grouped by slot");
                     Grouping::Probed

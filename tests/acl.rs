@@ -30,15 +30,16 @@ const CRATE_COMMANDS: &str = "-@all +evalsha +script|load +publish +subscribe +u
 /// What Redisson (4.7.0, single server) needs on top of `CRATE_COMMANDS` and the lock keys:
 /// `PING` (every new connection is pinged; denied, Redisson cannot start), `EVAL` (at start-up it
 /// probes `EVAL "redis.call('get', KEYS[1]) redis.call('get', KEYS[2])" 2 test1 test2`; denied,
-/// Redisson goes on, but ACL LOG records it, which this test does not accept), and so,
-/// when the key patterns are narrowed, the keys `test1` and `test2` (`~`, not `%R~`: EVAL's
-/// declared keys need read and write permission, although that script only reads them).
-const REDISSON_EXTRA: &str = "+ping +eval ~test1 ~test2";
+/// Redisson goes on, but ACL LOG records it, which this test does not accept). Its probe's keys
+/// `test1` and `test2` are the crate's probe keys too, so the narrowed patterns grant them.
+const REDISSON_EXTRA: &str = "+ping +eval";
 
-/// Keys and channels narrowed to lock names starting with `acl:` (names without `{`).
+/// Keys and channels narrowed to lock names starting with `acl:` (names without `{`), and the
+/// two keys of the connect probe (`~`, not `%R~`: a script's declared keys need read and write
+/// permission, though nothing reads or writes them).
 const NARROW_PATTERNS: &str = "~acl:* ~redisson_lock__channel:{acl:* ~redisson_rwlock:{acl:* \
      ~redisson_unlock_latch:{acl:* ~redisson_lock_queue:{acl:* ~redisson_lock_timeout:{acl:* \
-     ~redisson_lock_token:{acl:* ~{acl:*} ~{acl:*}:*:rwlock_timeout* \
+     ~redisson_lock_token:{acl:* ~{acl:*} ~{acl:*}:*:rwlock_timeout* ~test1 ~test2 \
      &redisson_lock__channel:{acl:* &redisson_rwlock:{acl:*";
 
 const USER: &str = "locker";

@@ -267,9 +267,10 @@ async fn the_synchronizers_work_there_too() {
     c.shutdown().await.unwrap();
 }
 
-/// An endpoint the probe at connect could not ask (here: `EVAL` denied to the user, while the
-/// scripts run as `EVALSHA`): the first renewal round is refused `CROSSSLOT`, the client
-/// switches to per-slot calls at once and sends the round again, and no hold is lost.
+/// An endpoint the probe at connect could not ask (an ACL narrowed to the lock names, without
+/// the probe's two keys: the probe is refused `NOPERM`): the first renewal round is refused
+/// `CROSSSLOT`, the client switches to per-slot calls at once and sends the round again, and no
+/// hold is lost.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refusal_met_after_connect_switches_to_per_slot_calls_and_keeps_the_holds() {
     init_tracing();
@@ -278,7 +279,9 @@ async fn a_refusal_met_after_connect_switches_to_per_slot_calls_and_keeps_the_ho
     let _: () = redis::cmd("ACL")
         .arg("SETUSER")
         .arg("default")
-        .arg("-eval")
+        .arg("resetkeys")
+        .arg("~px:*")
+        .arg("~redisson_*")
         .query_async(&mut raw)
         .await
         .unwrap();
