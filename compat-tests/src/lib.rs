@@ -195,9 +195,20 @@ pub struct Harness {
     client_id: String,
     version: String,
     kinds: Vec<String>,
-    stderr_tail: Arc<Mutex<Vec<String>>>,
+    stderr_tail: Arc<Mutex<Stderr>>,
     label: String,
 }
+
+/// What a harness wrote to stderr: the last 40 lines, and the newest [`STDERR_LOG_LINES`] of
+/// them that are not stack frames (see [`Harness::stderr_matching`]).
+#[derive(Default)]
+struct Stderr {
+    tail: Vec<String>,
+    log: Vec<String>,
+}
+
+/// How many log lines (stderr without stack frames) a [`Harness`] keeps.
+const STDERR_LOG_LINES: usize = 2000;
 
 impl std::fmt::Debug for Harness {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -285,15 +296,21 @@ impl Harness {
         let stderr = child.stderr.take().ok_or("no stderr pipe")?;
         let stdin = child.stdin.take().ok_or("no stdin pipe")?;
 
-        let stderr_tail = Arc::new(Mutex::new(Vec::new()));
+        let stderr_tail = Arc::new(Mutex::new(Stderr::default()));
         let tail = stderr_tail.clone();
         tokio::spawn(async move {
             let mut lines = BufReader::new(stderr).lines();
             while let Ok(Some(line)) = lines.next_line().await {
                 if let Ok(mut t) = tail.lock() {
-                    t.push(line);
-                    if t.len() > 40 {
-                        t.remove(0);
+                    if !(line.starts_with("\tat ") || line.starts_with("\t... ")) {
+                        t.log.push(line.clone());
+                        if t.log.len() > STDERR_LOG_LINES {
+                            t.log.remove(0);
+                        }
+                    }
+                    t.tail.push(line);
+                    if t.tail.len() > 40 {
+                        t.tail.remove(0);
                     }
                 }
             }
@@ -378,8 +395,8 @@ impl Harness {
         })
     }
 
-    fn tail_of(tail: &Arc<Mutex<Vec<String>>>) -> String {
-        tail.lock().map(|t| t.join(" | ")).unwrap_or_default()
+    fn tail_of(tail: &Arc<Mutex<Stderr>>) -> String {
+        tail.lock().map(|t| t.tail.join(" | ")).unwrap_or_default()
     }
 
     /// The Redisson client id (`redisson.getId()`), the UUID part of every Java lock field.
@@ -395,6 +412,16 @@ impl Harness {
     /// The last lines the harness wrote to stderr.
     pub fn stderr_tail(&self) -> String {
         Self::tail_of(&self.stderr_tail)
+    }
+
+    /// The lines written to stderr so far that contain `needle`, oldest first (stack frames
+    /// are not kept; the newest 2000 other lines are): what Redisson logged, e.g. a refused
+    /// renewal.
+    pub fn stderr_matching(&self, needle: &str) -> Vec<String> {
+        self.stderr_tail
+            .lock()
+            .map(|t| t.log.iter().filter(|l| l.contains(needle)).cloned().collect())
+            .unwrap_or_default()
     }
 
     /// The OS process id, while running.

@@ -5,6 +5,10 @@
 //! A cluster environment ([`Env::setup_cluster`], the cluster scenarios in `cluster.rs`) has one
 //! harness JVM in Redisson cluster mode (no fast one: those scenarios use [`Speed::Normal`] and
 //! [`Speed::QuietPoll`] only) and Rust cluster clients in one [`PublishMode`].
+//!
+//! A one-address environment ([`Env::setup_one_address`], the scenarios in `one_address.rs`) has
+//! one harness JVM in single-server mode and one Rust client on the endpoint's plain URL, both
+//! with the watchdog [`ONE_WATCHDOG_MS`]; every [`Speed`] means them.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -16,6 +20,7 @@ use redisson_lock_compat_tests::{expected_kinds, Harness, Result};
 
 use crate::common;
 use crate::kinds::Dir;
+use crate::one_address::{self, ONE_WATCHDOG_MS};
 use crate::party::Party;
 use crate::support::{channel_of, until, Raw, FAST_WATCHDOG_MS, QUIET_POLL};
 
@@ -37,6 +42,8 @@ pub struct Env {
     pub nodes: Vec<String>,
     /// The Rust clients' publish mode (`Auto` unless a cluster environment says otherwise).
     pub mode: PublishMode,
+    /// The topology in log lines: empty (single server), ` cluster` or ` one address`.
+    pub label: &'static str,
 }
 
 #[derive(Clone, Copy)]
@@ -109,7 +116,58 @@ impl Env {
             names: Mutex::new(Vec::new()),
             nodes: Vec::new(),
             mode: PublishMode::Auto,
+            label: "",
         })
+    }
+
+    /// A one-address environment for `version` on the endpoint `url` (a server that refuses a
+    /// script over keys of several slots, checked here first): one harness in single-server
+    /// mode (`--url`, watchdog [`ONE_WATCHDOG_MS`]) and one Rust client on the same URL (the
+    /// same watchdog, `poll_interval` [`QUIET_POLL`], so a quick hand-over was a message), which
+    /// stands for all three of the environment's clients.
+    pub async fn setup_one_address(version: &str, jar: &Path, url: &str) -> Result<Env> {
+        let raw = Raw(Connection::from(
+            redis::Client::open(url)
+                .map_err(|e| e.to_string())?
+                .get_multiplexed_async_connection()
+                .await
+                .map_err(|e| e.to_string())?,
+        ));
+        one_address::check_endpoint(&raw).await?;
+        let java = Harness::start(jar, url, ONE_WATCHDOG_MS, Duration::from_secs(60)).await?;
+        ensure!(
+            java.version() == version,
+            "the harness reports Redisson {} for jar {}",
+            java.version(),
+            jar.display()
+        );
+        let rust = Client::builder()
+            .url(url)
+            .config(
+                Config::default()
+                    .lock_watchdog_timeout(Duration::from_millis(ONE_WATCHDOG_MS))
+                    .poll_interval(QUIET_POLL),
+            )
+            .build()
+            .await
+            .map_err(|e| format!("rust connect: {e}"))?;
+        let env = Env {
+            version: version.to_owned(),
+            url: url.to_owned(),
+            raw,
+            java,
+            java_fast: None,
+            rust_fast: rust.clone(),
+            rust_quiet: rust.clone(),
+            rust,
+            jar: jar.to_owned(),
+            names: Mutex::new(Vec::new()),
+            nodes: Vec::new(),
+            mode: PublishMode::Auto,
+            label: " one address",
+        };
+        one_address::warm_up(&env).await?;
+        Ok(env)
     }
 
     /// A cluster environment for `version` on the cluster whose nodes are `nodes`: one harness
@@ -161,6 +219,7 @@ impl Env {
             names: Mutex::new(Vec::new()),
             nodes: nodes.to_vec(),
             mode,
+            label: " cluster",
         })
     }
 

@@ -4,13 +4,19 @@
 //! 58, run by `fenced_write.rs`,
 //! `spin.rs`: 20–23, `non_reentrant.rs`: 24–26, `fair.rs`: 27–30, `non_reentrant_fair.rs`: 31–34,
 //! `multi.rs`: 35–37, `cluster.rs`: 38–42, `latch.rs`: 43–47, `semaphore.rs`: 48–52,
-//! `expirable.rs` and `expirable_lease.rs`: 53–57)
+//! `expirable.rs` and `expirable_lease.rs`: 53–57, `one_address.rs`: 59–62)
 //! with a `SCENARIOS`
 //! table and a `run` function; [`Kind::ALL`] fixes the order of the run and of the report.
 //! [`Kind::Cluster`] is a topology rather than a lock kind: its scenarios (RLock and fair lock
 //! in a Redis Cluster) do not run in the per-version single-server environment but afterwards,
 //! on one 3-master + 3-replica cluster, for the versions of `cluster::CLUSTER_VERSIONS` in the run
 //! (`runner::run_cluster`; [`Kind::topology_cluster`]).
+//! [`Kind::OneAddress`] is another topology: a cluster behind one address (one cluster-enabled
+//! redis-server owning every slot, reached by a plain URL), Redisson in single-server mode; its
+//! scenarios run on one such endpoint for every version of the run (`runner::run_one_address`;
+//! [`Kind::topology_one_address`]). A scenario may also find at run time that the version cannot
+//! take part ([`Verdict::NotAvailable`], with what was measured): scenario 61 where Redisson's own
+//! watchdog is refused by the endpoint.
 //! [`Kind::Latch`] is not a lock at all (Redisson's `RCountDownLatch`): like [`Kind::Multi`] it
 //! needs only core harness commands (`latch<Op>`, every version), so its rows are never n/a, and
 //! its scenarios run in the per-version environment like a lock kind's; directions name who
@@ -24,7 +30,7 @@
 //! whose [`Scenario::needs`] names a Redisson API newer than the version.
 //!
 //! **Adding a kind's scenarios**:
-//! 1. `tests/matrix/<kind>.rs` with `pub const SCENARIOS: &[Scenario]` (numbers from 59 on; `needs`
+//! 1. `tests/matrix/<kind>.rs` with `pub const SCENARIOS: &[Scenario]` (numbers from 63 on; `needs`
 //!    names a Redisson call newer than 3.17.7 that a scenario uses, else `None`) and
 //!    `pub async fn run(env, no, dir) -> Result<Outcome>`; declare it in `tests/matrix.rs` and add
 //!    its numbers to `RUN_ORDER` there;
@@ -48,8 +54,8 @@ use redisson_lock_compat_tests::{JavaKind, Result};
 
 use crate::env::Env;
 use crate::{
-    cluster, expirable, fair, fenced, latch, multi, non_reentrant, non_reentrant_fair, rlock, rwlock,
-    semaphore, spin,
+    cluster, expirable, fair, fenced, latch, multi, non_reentrant, non_reentrant_fair, one_address, rlock,
+    rwlock, semaphore, spin,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,6 +102,13 @@ pub const TOGETHER: &[Dir] = &[Dir::Both];
 pub struct Outcome {
     pub latency_ms: Option<f64>,
     pub note: String,
+}
+
+/// What a scenario that ran found: passed, or the version cannot take part (an n/a row whose
+/// note says what was measured; only [`Kind::OneAddress`] scenarios decide so at run time).
+pub enum Verdict {
+    Pass(Outcome),
+    NotAvailable(String),
 }
 
 /// One scenario of a kind.
@@ -164,11 +177,14 @@ pub enum Kind {
     /// `RPermitExpirableSemaphore` / `Client::permit_expirable_semaphore`: core harness commands
     /// (`expirable<Op>`), as [`Kind::Semaphore`].
     PermitExpirable,
+    /// A cluster behind one address (RLock, fair lock, semaphore): a topology, run by
+    /// `runner::run_one_address`; core harness commands only.
+    OneAddress,
 }
 
 impl Kind {
     /// The order of the run and of the report.
-    pub const ALL: [Kind; 12] = [
+    pub const ALL: [Kind; 13] = [
         Kind::RLock,
         Kind::RwLock,
         Kind::Fenced,
@@ -181,11 +197,22 @@ impl Kind {
         Kind::Latch,
         Kind::Semaphore,
         Kind::PermitExpirable,
+        Kind::OneAddress,
     ];
 
     /// Whether the kind's scenarios need the cluster environment (not the single server).
     pub fn topology_cluster(self) -> bool {
         self == Kind::Cluster
+    }
+
+    /// Whether the kind's scenarios need the one-address environment.
+    pub fn topology_one_address(self) -> bool {
+        self == Kind::OneAddress
+    }
+
+    /// Whether the kind's scenarios run apart from the per-version single server.
+    pub fn own_topology(self) -> bool {
+        self.topology_cluster() || self.topology_one_address()
     }
 
     /// The heading of its rows in RESULTS.md.
@@ -208,6 +235,9 @@ impl Kind {
             Kind::Semaphore => "Semaphore (`getSemaphore` / `Client::semaphore`)",
             Kind::PermitExpirable => {
                 "Permit-expirable semaphore (`getPermitExpirableSemaphore` / `Client::permit_expirable_semaphore`)"
+            }
+            Kind::OneAddress => {
+                "A cluster behind one address (one cluster-enabled redis-server owning every slot; `useSingleServer()` / `Client::connect(url)`)"
             }
         }
     }
@@ -243,6 +273,9 @@ impl Kind {
             Kind::PermitExpirable => Some(
                 "Permit-expirable semaphore wake-up per version (ms; 55: B's acquire() after the end of A's 1.5 s lease (its zset score), 56: B's acquire() after A's release(id) reply, 57: B's acquire() after the end of the first 2 s lease of a SIGKILLed holder process; bound 5000 ms)",
             ),
+            Kind::OneAddress => Some(
+                "One-address wake-up per version (ms; 59: B's lock(), 60: B's fair lock() (the head), 62: B's semaphore acquire(), each after A's unlock / release reply; watchdog 3 s on both sides, Rust poll_interval 10 s; bound 500 ms)",
+            ),
         }
     }
 
@@ -259,7 +292,7 @@ impl Kind {
             Kind::Multi => JavaKind::Lock,
             Kind::Cluster => JavaKind::Lock,
             // core commands: present in every jar, like the plain lock
-            Kind::Latch | Kind::Semaphore | Kind::PermitExpirable => JavaKind::Lock,
+            Kind::Latch | Kind::Semaphore | Kind::PermitExpirable | Kind::OneAddress => JavaKind::Lock,
         }
     }
 
@@ -277,11 +310,12 @@ impl Kind {
             Kind::Latch => latch::SCENARIOS,
             Kind::Semaphore => semaphore::SCENARIOS,
             Kind::PermitExpirable => expirable::SCENARIOS,
+            Kind::OneAddress => one_address::SCENARIOS,
         }
     }
 
-    pub async fn run(self, env: &Env, no: usize, dir: Dir) -> Result<Outcome> {
-        match self {
+    pub async fn run(self, env: &Env, no: usize, dir: Dir) -> Result<Verdict> {
+        let outcome = match self {
             Kind::RLock => rlock::run(env, no, dir).await,
             Kind::RwLock => rwlock::run(env, no, dir).await,
             Kind::Fenced => fenced::run(env, no, dir).await,
@@ -294,7 +328,9 @@ impl Kind {
             Kind::Latch => latch::run(env, no, dir).await,
             Kind::Semaphore => semaphore::run(env, no, dir).await,
             Kind::PermitExpirable => expirable::run(env, no, dir).await,
-        }
+            Kind::OneAddress => return one_address::run(env, no, dir).await,
+        };
+        outcome.map(Verdict::Pass)
     }
 }
 
@@ -307,7 +343,7 @@ pub fn scenario(no: usize) -> Option<(Kind, &'static Scenario)> {
 }
 
 /// Every scenario number in run order: each kind's in [`Kind::ALL`] order, the `last` ones at
-/// the end (1–8, 10–19, 58, 20–57, 9).
+/// the end (1–8, 10–19, 58, 20–57, 59–62, 9).
 pub fn run_order() -> Vec<usize> {
     let all = || Kind::ALL.into_iter().flat_map(|k| k.scenarios().iter());
     all()

@@ -1,7 +1,9 @@
 //! The version matrix: build each version's harness jar, start a redis-server and the
 //! [`Env`], run every selected scenario in both directions (n/a for a kind the version lacks),
 //! then the cluster scenarios ([`run_cluster`]: one 3-master + 3-replica Redis Cluster, the
-//! versions of [`CLUSTER_VERSIONS`]), then write `RESULTS.md` and the summary.
+//! versions of [`CLUSTER_VERSIONS`]) and the one-address scenarios ([`run_one_address`]: one
+//! cluster-enabled redis-server owning every slot, every version of the run at once), then write
+//! `RESULTS.md` and the summary.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -18,7 +20,7 @@ use crate::cluster::{mode_for, CLUSTER_VERSIONS};
 use crate::common;
 use crate::common::cluster::Cluster;
 use crate::env::Env;
-use crate::kinds::{run_order, scenario, Dir, Kind, Outcome, Scenario};
+use crate::kinds::{run_order, scenario, Dir, Kind, Scenario, Verdict};
 use crate::report::{render, Counts, Row, RunInfo, Status};
 
 const DEFAULT_VERSIONS: &str = "4.7.0 3.52.0 3.24.3 3.17.7";
@@ -43,12 +45,14 @@ fn lanes() -> usize {
 enum Job {
     Version(String),
     Cluster,
+    OneAddress,
 }
 
-/// Runs every version's scenarios and the cluster scenarios on `lanes` lanes, each taking the
-/// next job when it is done with one (the cluster last: its scenarios take the least time).
-/// Harness jars are built one at a time (Maven's local repository is not safe for two builds
-/// downloading into it at once). Rows come back in version order, then the cluster's.
+/// Runs every version's scenarios, the cluster scenarios and the one-address scenarios on
+/// `lanes` lanes, each taking the next job when it is done with one (the cluster and the one
+/// address last: their scenarios take the least time). Harness jars are built one at a time
+/// (Maven's local repository is not safe for two builds downloading into it at once). Rows come
+/// back in version order, then the cluster's, then the one address'.
 async fn run_jobs(
     versions: &[String],
     only: &[usize],
@@ -56,6 +60,7 @@ async fn run_jobs(
 ) -> (Vec<Row>, BTreeMap<String, Option<Vec<String>>>) {
     let mut jobs: Vec<Job> = versions.iter().cloned().map(Job::Version).collect();
     jobs.push(Job::Cluster);
+    jobs.push(Job::OneAddress);
     let queue = std::sync::Mutex::new(jobs.into_iter().enumerate());
     let maven = tokio::sync::Mutex::new(());
     let lane = |_: usize| async {
@@ -87,6 +92,17 @@ async fn run_jobs(
                     }
                     done.push((at, run_cluster(versions, only).await, None));
                 }
+                Job::OneAddress => {
+                    {
+                        // run_one_address finds these jars built (a quick up-to-date check)
+                        let _one_build = maven.lock().await;
+                        for v in versions {
+                            let version = v.clone();
+                            let _ = tokio::task::spawn_blocking(move || build_jar(&version)).await;
+                        }
+                    }
+                    done.push((at, run_one_address(versions, only).await, None));
+                }
             }
         }
     };
@@ -115,7 +131,7 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_default()
 }
 
-async fn guarded<F: Future<Output = Result<Outcome>>>(limit: Duration, f: F) -> Result<Outcome> {
+async fn guarded<T, F: Future<Output = Result<T>>>(limit: Duration, f: F) -> Result<T> {
     match tokio::time::timeout(limit, AssertUnwindSafe(f).catch_unwind()).await {
         Err(_) => Err(format!("scenario did not finish within {limit:?}")),
         Ok(Err(panic)) => Err(format!("panicked: {}", panic_message(&*panic))),
@@ -130,7 +146,8 @@ async fn run_one(env: &Env, kind: Kind, spec: &'static Scenario, s: usize, dir: 
     let r = guarded(spec.limit(), kind.run(env, s, dir)).await;
     let secs = t0.elapsed().as_secs_f64();
     let (status, latency_ms, note) = match r {
-        Ok(o) => (Status::Pass, o.latency_ms, o.note),
+        Ok(Verdict::Pass(o)) => (Status::Pass, o.latency_ms, o.note),
+        Ok(Verdict::NotAvailable(why)) => (Status::NotAvailable, None, why),
         Err(e) => (Status::Fail, None, e),
     };
     let row = Row {
@@ -146,12 +163,12 @@ async fn run_one(env: &Env, kind: Kind, spec: &'static Scenario, s: usize, dir: 
     };
     eprintln!(
         "compat: [{version}{}] s{s} {}: {}{} ({:.1} s) {}",
-        if env.nodes.is_empty() { "" } else { " cluster" },
+        env.label,
         dir.long(),
-        if row.status == Status::Pass {
-            "PASS"
-        } else {
-            "FAIL"
+        match row.status {
+            Status::Pass => "PASS",
+            Status::Fail => "FAIL",
+            Status::NotAvailable => "n/a",
         },
         row.latency_ms
             .map(|l| format!(", wake-up {l:.1} ms"))
@@ -245,6 +262,78 @@ async fn run_cluster(versions: &[String], only: &[usize]) -> Vec<Row> {
     rows
 }
 
+/// The one-address scenarios of `only` (kind [`Kind::OneAddress`]) for every version of
+/// `versions`, on one endpoint started here: a cluster-enabled redis-server that owns every slot,
+/// reached by its plain URL (what a cluster proxy or a serverless endpoint looks like: one
+/// server that refuses a script over keys of several slots). The versions run at the same time,
+/// each with its own harness (single-server mode) and Rust client (the scenarios wait on
+/// watchdog rounds, not on the CPU); a scenario's two directions run at the same time too
+/// (their names, workers and owners differ), its scenarios one after another.
+async fn run_one_address(versions: &[String], only: &[usize]) -> Vec<Row> {
+    let wanted: Vec<usize> = only
+        .iter()
+        .copied()
+        .filter(|&s| scenario(s).is_some_and(|(k, _)| k.topology_one_address()))
+        .collect();
+    if wanted.is_empty() || versions.is_empty() {
+        return Vec::new();
+    }
+    let t0 = Instant::now();
+    let server = match AssertUnwindSafe(common::cluster::one_address(&[]))
+        .catch_unwind()
+        .await
+    {
+        Ok(s) => s,
+        Err(panic) => {
+            let why = format!("one-address endpoint setup failed: {}", panic_message(&*panic));
+            return versions
+                .iter()
+                .flat_map(|v| failed_rows(&wanted, v, &why))
+                .collect();
+        }
+    };
+    let url = server.url();
+    eprintln!(
+        "compat: one address ({url}: a cluster-enabled redis-server owning all 16384 slots) up in {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+    // built already by the job (an up-to-date check each)
+    let jars: Vec<(&String, std::result::Result<PathBuf, String>)> =
+        versions.iter().map(|v| (v, build_jar(v))).collect();
+    let rows = futures::future::join_all(
+        jars.into_iter()
+            .map(|(v, jar)| one_address_version(v, jar, &url, &wanted)),
+    )
+    .await;
+    drop(server);
+    rows.into_iter().flatten().collect()
+}
+
+/// One version's one-address scenarios (`wanted`) on the endpoint `url`.
+async fn one_address_version(
+    v: &str,
+    jar: std::result::Result<PathBuf, String>,
+    url: &str,
+    wanted: &[usize],
+) -> Vec<Row> {
+    let jar = match jar {
+        Ok(j) => j,
+        Err(e) => return failed_rows(wanted, v, &format!("harness build failed: {e}")),
+    };
+    let env = match Env::setup_one_address(v, &jar, url).await {
+        Ok(env) => env,
+        Err(e) => return failed_rows(wanted, v, &format!("one-address setup failed: {e}")),
+    };
+    let mut rows = Vec::new();
+    for &s in wanted {
+        let Some((kind, spec)) = scenario(s) else { continue };
+        let both = spec.dirs.iter().map(|&dir| run_one(&env, kind, spec, s, dir));
+        rows.extend(futures::future::join_all(both).await);
+    }
+    env.close().await;
+    rows
+}
+
 /// A row for scenario `no` that did not run: n/a when `version` has no such kind (by
 /// `kinds.properties` or, when known, by the jar's own list) or lacks the Redisson call the
 /// scenario needs ([`Scenario::unavailable`]), else a failure with `why`.
@@ -286,15 +375,15 @@ async fn run_version(
     only: &[usize],
 ) -> (Vec<Row>, Option<Vec<String>>) {
     let mut rows = Vec::new();
-    // the cluster scenarios run apart (run_cluster)
+    // the cluster and one-address scenarios run apart (run_cluster, run_one_address)
     let only: Vec<usize> = only
         .iter()
         .copied()
-        .filter(|&s| scenario(s).is_some_and(|(k, _)| !k.topology_cluster()))
+        .filter(|&s| scenario(s).is_some_and(|(k, _)| !k.own_topology()))
         .collect();
     let only = only.as_slice();
     if only.is_empty() {
-        return (rows, None); // a filtered run of cluster scenarios only
+        return (rows, None); // a filtered run of cluster or one-address scenarios only
     }
     let fail_all = |rows: &mut Vec<Row>, why: &str| {
         let kinds = expected_kinds(version);
