@@ -381,8 +381,8 @@ async fn good_server_passes() {
     let summary = r.stdout.lines().last().unwrap();
     assert!(
         summary.contains("refused by the server: ")
-            && summary.contains("CONFIG GET (maxmemory-policy, persistence")
-            && summary.contains("TIME (clock)"),
+            && summary.contains("CONFIG GET (skipped maxmemory-policy, persistence")
+            && summary.contains("TIME (skipped clock)"),
         "{summary}"
     );
     // the crate's rules leave out what only a cluster client sends
@@ -502,6 +502,9 @@ async fn cluster_state_is_checked() {
     let s = RedisServer::start_with(&["--cluster-enabled", "yes", "--appendonly", "yes"]);
     let r = doctor(&s.url(), &[]).await;
     assert_eq!(r.code, Some(UNSAFE), "{}{}", r.stdout, r.stderr);
+    // no slot is served yet: the probe cannot run (the cluster line says why)
+    let one = r.line("one-address");
+    assert!(one.starts_with("skip") && one.contains("ClusterDown"), "{one}");
     let cluster = r.line("cluster");
     assert!(cluster.starts_with("FAIL"), "{cluster}");
     assert!(cluster.contains("0 of 16384 slots assigned"), "{cluster}");
@@ -535,6 +538,14 @@ async fn cluster_state_is_checked() {
         r.stdout
     );
     assert!(r.line("version").contains("sharded pub/sub"), "{}", r.stdout);
+    // one node owning every slot, reached by a plain URL: a cluster behind one address, found
+    // by a script over two slots (answered CROSSSLOT)
+    let one = r.line("one-address");
+    assert!(
+        one.starts_with("ok") && one.contains("cluster behind one address: calls grouped by slot"),
+        "{one}"
+    );
+    assert!(one.contains("answered CROSSSLOT"), "{one}");
 
     // a user without the sharded pub/sub commands is told to add them
     if !acl_checkable(&s).await {
@@ -551,4 +562,161 @@ async fn cluster_state_is_checked() {
             && acl.contains("+spublish"),
         "{acl}"
     );
+}
+
+/// A managed service: `CONFIG` and `DEBUG` renamed away, and a user denied the admin commands.
+/// Its checks that need them are `skip` lines naming the command refused and how, the summary
+/// names each refused command with the checks it skipped, and the exit code is 5 ("could not
+/// check"), not 0 and not the 4 of an unsafe deployment. The admin, who may run `INFO`, sees the
+/// eviction policy set at start-up from there: unsafe, exit 4 (a failed check outranks a skipped
+/// one).
+#[tokio::test]
+async fn managed_service_separates_unsafe_from_could_not_check() {
+    let s = RedisServer::start_with(&[
+        "--rename-command",
+        "CONFIG",
+        "",
+        "--rename-command",
+        "DEBUG",
+        "",
+        "--maxmemory",
+        "100mb",
+        "--maxmemory-policy",
+        "allkeys-lru",
+        "--appendonly",
+        "yes",
+    ]);
+    acl_setuser(
+        &s,
+        "ops",
+        "~* &* +@all -config -debug -acl -info -cluster -client|list -client|kill -script|flush",
+    )
+    .await;
+    let r = doctor(&format!("redis://ops:pw@127.0.0.1:{}/", s.port), &[]).await;
+    assert_eq!(r.code, Some(UNCHECKED), "{}{}", r.stdout, r.stderr);
+    assert_shape(&r);
+    assert!(!r.stdout.contains("FAIL"), "{}", r.stdout);
+    let renamed = "CONFIG GET refused: unknown command (renamed away or disabled";
+    let denied = "INFO refused: denied to this user (NOPERM)";
+    for (check, needles) in [
+        ("maxmemory-policy", &[renamed, denied][..]),
+        ("persistence", &[renamed, denied]),
+        (
+            "cluster",
+            &[denied, "CLUSTER INFO refused: denied to this user (NOPERM)"],
+        ),
+        ("tracking-table", &[renamed]),
+    ] {
+        let line = r.line(check);
+        assert_eq!(r.status(check), "skip", "{line}");
+        assert!(line.contains("could not check"), "{line}");
+        for n in needles {
+            assert!(line.contains(n), "{check} should say {n:?}: {line}");
+        }
+    }
+    // what could be read another way was: the version from HELLO, the replicas from ROLE, the
+    // ACL through a script (ACL DRYRUN denied)
+    assert!(r.line("version").starts_with("ok"), "{}", r.stdout);
+    assert!(
+        r.line("replication")
+            .starts_with("ok    replication: master without replicas"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.line("acl").starts_with("ok") && r.line("acl").contains("redis.acl_check_cmd"),
+        "{}",
+        r.stdout
+    );
+    let summary = r.stdout.lines().last().unwrap();
+    assert!(
+        summary.starts_with("0 check(s) failed, 0 warning(s), 4 could not be checked"),
+        "{summary}"
+    );
+    for part in [
+        "CONFIG GET (skipped maxmemory-policy, persistence, tracking-table)",
+        "INFO (skipped maxmemory-policy, persistence, cluster; read another way in replication)",
+        "CLUSTER INFO (skipped cluster)",
+    ] {
+        assert!(summary.contains(part), "{part:?} in {summary}");
+    }
+    // the same in JSON: each check's refused commands, and the summary's map
+    let r = doctor(&format!("redis://ops:pw@127.0.0.1:{}/", s.port), &["--json"]).await;
+    assert_eq!(r.code, Some(UNCHECKED), "{}{}", r.stdout, r.stderr);
+    let values: Vec<serde_json::Value> = r
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    let tracking = values.iter().find(|v| v["check"] == "tracking-table").unwrap();
+    assert_eq!(tracking["status"], "skip", "{tracking}");
+    assert_eq!(
+        tracking["refused"],
+        serde_json::json!(["CONFIG GET"]),
+        "{tracking}"
+    );
+    let summary = values.last().unwrap();
+    assert_eq!(summary["skip"], 4, "{summary}");
+    assert_eq!(
+        summary["refused"]["CONFIG GET"]["skipped"],
+        serde_json::json!(["maxmemory-policy", "persistence", "tracking-table"]),
+        "{summary}"
+    );
+
+    // the admin reads the policy from INFO: unsafe, whatever could not be checked
+    let r = doctor(&s.url(), &[]).await;
+    assert_eq!(r.code, Some(UNSAFE), "{}{}", r.stdout, r.stderr);
+    let eviction = r.line("maxmemory-policy");
+    assert!(
+        eviction.starts_with("FAIL") && eviction.contains("allkeys-lru evicts lock keys"),
+        "{eviction}"
+    );
+    assert_eq!(r.status("tracking-table"), "skip", "{}", r.stdout);
+    assert!(r.line("persistence").starts_with("ok"), "{}", r.stdout);
+}
+
+/// The client-tracking table: smaller than the lock keys (or full) is a warning (Redis then drops
+/// tracked keys, and the loss signal of those holds degrades to renewal); no limit is ok.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tracking_table_smaller_than_the_locks_warns() {
+    let s = RedisServer::start_with(&[
+        "--tracking-table-max-keys",
+        "2",
+        "--appendonly",
+        "yes",
+        "--maxmemory-policy",
+        "noeviction",
+    ]);
+    let c = s.client(redisson_lock::Config::default()).await;
+    let mut held = Vec::new();
+    for i in 0..3 {
+        held.push(c.lock(&format!("tt:{i}")).unwrap().lock().await.unwrap());
+    }
+    let r = doctor(&s.url(), &[]).await;
+    assert_eq!(r.code, Some(0), "a warning only: {}{}", r.stdout, r.stderr);
+    let line = r.line("tracking-table");
+    assert!(
+        line.starts_with("warn") && line.contains("tracking-table-max-keys 2"),
+        "{line}"
+    );
+    assert!(line.contains("3 lock hash(es)"), "{line}");
+    assert!(line.contains("degrades to the next renewal"), "{line}");
+
+    let mut admin = s.conn().await;
+    let () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("tracking-table-max-keys")
+        .arg(0)
+        .query_async(&mut admin)
+        .await
+        .unwrap();
+    let r = doctor(&s.url(), &[]).await;
+    let line = r.line("tracking-table");
+    assert!(
+        line.starts_with("ok") && line.contains("0 (no limit)") && line.contains("3 lock hash(es)"),
+        "{line}"
+    );
+    for g in held {
+        g.unlock().await.unwrap();
+    }
 }

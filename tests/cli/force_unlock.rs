@@ -160,3 +160,64 @@ async fn inspect_and_force_unlock_accept_a_redisson_transactional_holder() {
     assert_eq!(exists, 0);
     assert_eq!(sub.drain(&s).await, vec!["0".to_owned()]);
 }
+
+/// A fair lock (its queue beside the hash): `force-unlock` runs the fair lock's script, which
+/// wakes the head of the queue on its own channel `redisson_lock__channel:{N}:<field>` (where
+/// Redisson's fair waiters listen), not on the plain lock channel; the Rust waiter gets the lock
+/// at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn force_unlock_of_a_fair_lock_wakes_the_head_of_its_queue() {
+    let s = RedisServer::start();
+    let holder_client = s.client(Config::default()).await;
+    let waiter_client = s.client(Config::default()).await;
+    let holder = holder_client.fair_lock("fq").unwrap().lock().await.unwrap();
+    let lock = waiter_client.fair_lock("fq").unwrap();
+    let waiter = tokio::spawn(async move {
+        let g = lock.lock().await.unwrap();
+        let at = super::epoch_ms();
+        g.unlock().await.unwrap();
+        at
+    });
+    let mut raw = s.conn().await;
+    eventually(Duration::from_secs(20), "the waiter queues", || {
+        let mut raw = raw.clone();
+        async move {
+            let q: Vec<String> = raw.lrange("redisson_lock_queue:{fq}", 0, -1).await.unwrap();
+            q.len() == 1
+        }
+    })
+    .await;
+    let q: Vec<String> = raw.lrange("redisson_lock_queue:{fq}", 0, -1).await.unwrap();
+    let head = &q[0];
+    let head_channel = format!("redisson_lock__channel:{{fq}}:{head}");
+    let mut own = RawSubscriber::new(&s.url(), &head_channel).await;
+    let mut plain = RawSubscriber::new(&s.url(), "redisson_lock__channel:{fq}").await;
+
+    let r = run(&s, &["force-unlock", "fq", "--yes"]).await;
+    let exited = super::epoch_ms();
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(
+        r.stdout.contains("(fair") && r.stdout.contains(&format!("published unlock on {head_channel}")),
+        "{}",
+        r.stdout
+    );
+    let acquired = tokio::time::timeout(Duration::from_secs(20), waiter)
+        .await
+        .expect("the waiter gets the lock")
+        .unwrap();
+    assert!(
+        acquired <= exited + 1_000,
+        "acquired {} ms after force-unlock exited",
+        acquired as i64 - exited as i64
+    );
+    assert_eq!(
+        own.drain(&s).await,
+        vec!["0".to_owned()],
+        "woken on its own channel"
+    );
+    assert!(
+        plain.drain(&s).await.is_empty(),
+        "nothing on the plain lock channel"
+    );
+    drop(holder);
+}

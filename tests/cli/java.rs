@@ -6,7 +6,7 @@ use std::time::Duration;
 use redis::AsyncCommands;
 use serde_json::Value;
 
-use super::{json_lines, run, Spawned};
+use super::{epoch_ms, json_lines, run, Spawned};
 use crate::common::java::{self, Jvm, CALL_LIMIT};
 use crate::common::{eventually, RedisServer};
 
@@ -101,6 +101,59 @@ async fn inspect_and_list_report_a_lock_held_by_redisson_java() {
     assert_eq!(exists, 0);
 
     call(&mut h, "w2", "readUnlock java:doc").await;
+    call(&mut h, "w1", "exit").await;
+    let _ = h.wait(Duration::from_secs(20)).await;
+}
+
+/// A Redisson fair waiter queued behind a Rust holder: `force-unlock --yes` runs the fair lock's
+/// own script, which wakes the head of the queue on its own channel, so the Java waiter gets the
+/// lock at once (not when the holder's 30 s lease would have run out).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn force_unlock_of_a_fair_lock_wakes_a_redisson_fair_waiter() {
+    let Some(harness) = java::locate_or_skip("force_unlock_of_a_fair_lock_wakes_a_redisson_fair_waiter")
+    else {
+        return;
+    };
+    let s = RedisServer::start();
+    let (mut h, _) = harness
+        .start(&["--url", &s.url(), "--exit-grace-ms", "2000"])
+        .await;
+    let c = s.client(redisson_lock::Config::default()).await;
+    let holder = c.fair_lock("java:fair").unwrap().lock().await.unwrap();
+    let seq = h.send("w1", "fairLock java:fair").unwrap();
+    let raw = s.conn().await;
+    eventually(Duration::from_secs(20), "the Java waiter queues", || {
+        let mut raw = raw.clone();
+        async move {
+            let q: Vec<String> = raw
+                .lrange("redisson_lock_queue:{java:fair}", 0, -1)
+                .await
+                .unwrap();
+            q.len() == 1
+        }
+    })
+    .await;
+    let r = run(&s, &["--json", "force-unlock", "java:fair", "--yes"]).await;
+    let exited_ms = epoch_ms();
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let v = &json_lines(&r.stdout)[0];
+    assert_eq!(v["kind"], "fair", "{v}");
+    assert_eq!(v["removed"], true, "{v}");
+    let published = v["published"].as_str().unwrap();
+    assert!(
+        published.starts_with("redisson_lock__channel:{java:fair}:"),
+        "the head's own channel: {published}"
+    );
+    let reply = h.reply(seq, CALL_LIMIT).await.unwrap();
+    assert_eq!(reply["ok"], true, "{reply}");
+    let acquired_ms = reply["ts_ms"].as_u64().unwrap();
+    assert!(
+        acquired_ms <= exited_ms + 1_000,
+        "the Java waiter got the lock {} ms after force-unlock exited",
+        acquired_ms as i64 - exited_ms as i64
+    );
+    call(&mut h, "w1", "fairUnlock java:fair").await;
+    drop(holder);
     call(&mut h, "w1", "exit").await;
     let _ = h.wait(Duration::from_secs(20)).await;
 }

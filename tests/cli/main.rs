@@ -4,8 +4,12 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+#[path = "../common/tls.rs"]
+mod pki;
 
 mod args;
+mod completions;
+mod deployments;
 mod force_unlock;
 mod hold;
 mod inspect;
@@ -40,11 +44,31 @@ async fn run(s: &RedisServer, args: &[&str]) -> Run {
 }
 
 async fn run_url(url: &str, args: &[&str]) -> Run {
-    let child = Command::new(BIN)
-        .arg("--url")
-        .arg(url)
-        .args(args)
-        .env_remove("RUST_LOG")
+    let mut all = vec!["--url", url];
+    all.extend_from_slice(args);
+    run_env(&all, &[]).await
+}
+
+/// The variables a run must not inherit from the test's environment (it sets its own).
+const CLEARED_ENV: [&str; 5] = [
+    "RUST_LOG",
+    "REDIS_URL",
+    "REDIS_PASSWORD",
+    "REDISSON_LOCK_PASSWORD",
+    "REDISSON_LOCK_USER",
+];
+
+/// The binary (at most 60 s) with exactly `args` (no `--url` added) and these variables.
+async fn run_env(args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args);
+    for v in CLEARED_ENV {
+        cmd.env_remove(v);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -71,11 +95,23 @@ struct Spawned {
 
 impl Spawned {
     fn start(s: &RedisServer, args: &[&str]) -> Spawned {
-        let mut child = Command::new(BIN)
-            .arg("--url")
-            .arg(s.url())
-            .args(args)
-            .env_remove("RUST_LOG")
+        let url = s.url();
+        let mut all = vec!["--url", url.as_str()];
+        all.extend_from_slice(args);
+        Spawned::start_env(&all, &[])
+    }
+
+    /// With exactly `args` (no `--url` added) and these variables.
+    fn start_env(args: &[&str], env: &[(&str, &str)]) -> Spawned {
+        let mut cmd = Command::new(BIN);
+        cmd.args(args);
+        for v in CLEARED_ENV {
+            cmd.env_remove(v);
+        }
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -141,6 +177,14 @@ impl Spawned {
             .expect("wait")
             .code()
     }
+}
+
+/// Milliseconds since the Unix epoch (the harness stamps its replies so).
+fn epoch_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
 }
 
 fn json_lines(stdout: &str) -> Vec<Value> {

@@ -123,6 +123,14 @@ impl Topology {
         }
     }
 
+    /// `Some` for a cluster of more than one master (a plain URL cannot reach all its keys).
+    pub(crate) fn filter_multi(self) -> Option<Topology> {
+        match &self {
+            Topology::Cluster { masters, .. } if masters.len() > 1 => Some(self),
+            _ => None,
+        }
+    }
+
     /// For messages: `cluster of 3 masters (via 127.0.0.1:7000)`...
     pub(crate) fn describe(&self) -> String {
         match self {

@@ -182,19 +182,27 @@ pub(crate) async fn doctor(target: &Target, out: &Out, args: DoctorArgs) -> Resu
         count(Status::Skip),
         count(Status::Ok),
     );
-    // each refused command with the checks it left unmade (or made from a fallback)
-    let mut refused: Vec<(String, Vec<&str>)> = Vec::new();
+    // each refused command with the checks it left unmade, and those made another way
+    let mut refused: Vec<(String, Vec<&str>, Vec<&str>)> = Vec::new();
     for c in &checks {
         for r in &c.refused {
-            match refused.iter_mut().find(|(cmd, _)| cmd == r) {
-                Some((_, names)) => names.push(c.name),
-                None => refused.push((r.clone(), vec![c.name])),
+            let at = match refused.iter().position(|(cmd, _, _)| cmd == r) {
+                Some(i) => i,
+                None => {
+                    refused.push((r.clone(), Vec::new(), Vec::new()));
+                    refused.len() - 1
+                }
+            };
+            if c.status == Status::Skip {
+                refused[at].1.push(c.name);
+            } else {
+                refused[at].2.push(c.name);
             }
         }
     }
     let refused_json: serde_json::Map<String, serde_json::Value> = refused
         .iter()
-        .map(|(cmd, names)| (cmd.clone(), json!(names)))
+        .map(|(cmd, skipped, around)| (cmd.clone(), json!({"skipped": skipped, "worked_around": around})))
         .collect();
     out.emit(
         json!({
@@ -215,7 +223,16 @@ pub(crate) async fn doctor(target: &Target, out: &Out, args: DoctorArgs) -> Resu
             if !refused.is_empty() {
                 let parts: Vec<String> = refused
                     .iter()
-                    .map(|(cmd, names)| format!("{cmd} ({})", names.join(", ")))
+                    .map(|(cmd, skipped, around)| {
+                        let mut what = Vec::new();
+                        if !skipped.is_empty() {
+                            what.push(format!("skipped {}", skipped.join(", ")));
+                        }
+                        if !around.is_empty() {
+                            what.push(format!("read another way in {}", around.join(", ")));
+                        }
+                        format!("{cmd} ({})", what.join("; "))
+                    })
                     .collect();
                 s.push_str(&format!("; refused by the server: {}", parts.join("; ")));
             }
