@@ -154,7 +154,7 @@ pub(crate) async fn doctor(target: &Target, out: &Out, args: DoctorArgs) -> Resu
         server[2].clone(),
         server[3].clone(),
         d.cluster().await,
-        d.one_address(&topology, &args.name).await,
+        d.one_address(&topology).await,
         d.round_trip().await,
         d.clock().await,
         d.loss_detection().await,
