@@ -132,6 +132,34 @@ async fn every_command_works_on_a_cluster_through_one_node() {
     let url = entry.url();
     every_command(&["--url", &url], &[], &c, &name).await;
 
+    // a count's subscribers, summed over the masters: a classic subscriber counts where it is
+    // connected, one on each master here
+    let latch = format!("{name}:latch");
+    assert!(c
+        .count_down_latch(&latch)
+        .unwrap()
+        .try_set_count(2)
+        .await
+        .unwrap());
+    let mut subscribers = Vec::new();
+    for n in &cluster.nodes[..cluster.masters] {
+        let mut p = redis::Client::open(n.url())
+            .unwrap()
+            .get_async_pubsub()
+            .await
+            .unwrap();
+        p.subscribe(format!("redisson_countdownlatch__channel__{{{latch}}}"))
+            .await
+            .unwrap();
+        subscribers.push(p);
+    }
+    let r = run_env(&["--url", &url, "--json", "inspect", &latch], &[]).await;
+    ok(&r, "inspect of a count");
+    let v = &json_lines(&r.stdout)[0];
+    assert_eq!(v["count"], 2, "{v}");
+    assert_eq!(v["channels"]["latch"]["subscribers"], 3, "{v}");
+    assert_eq!(v["listeners"], "latch", "{v}");
+
     // doctor: the cluster's checks through that node, the server checks on every master
     let r = run_env(&["--url", &url, "doctor"], &[]).await;
     assert_eq!(

@@ -67,6 +67,23 @@ where
     Ok(Found { locks, synchronizers })
 }
 
+/// In a cluster, the subscribers of `channels` (read through the cluster connection, which
+/// asks one node) counted again on every master and summed; elsewhere nothing to do.
+pub(crate) async fn recount(
+    session: &Session,
+    target: &Target,
+    channels: Vec<&mut ChannelSubscribers>,
+) -> Result<(), Failure> {
+    let Topology::Cluster { masters, .. } = &session.topology else {
+        return Ok(());
+    };
+    let mut conns = Vec::with_capacity(masters.len());
+    for node in masters {
+        conns.push(target.raw_conn(node).await?);
+    }
+    sum_subscribers(&mut conns, channels).await
+}
+
 /// Counts the subscribers of the synchronizers' channels on every master, summed: a classic
 /// subscriber may be connected to any node (a message reaches every node), a sharded one to the
 /// master serving the channel's slot (the others count none). Replicas are not asked.
@@ -85,6 +102,14 @@ async fn count_subscribers(
             _ => {}
         }
     }
+    sum_subscribers(conns, channels).await
+}
+
+/// The subscribers of `channels` on each of `conns`, summed into them.
+async fn sum_subscribers(
+    conns: &mut [MultiplexedConnection],
+    channels: Vec<&mut ChannelSubscribers>,
+) -> Result<(), Failure> {
     let names: Vec<String> = channels.iter().map(|c| c.channel.clone()).collect();
     let mut classic = vec![0u64; names.len()];
     let mut sharded: Vec<Option<u64>> = vec![None; names.len()];

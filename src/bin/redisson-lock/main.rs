@@ -160,6 +160,7 @@ struct Cli {
         long,
         global = true,
         env = "REDISSON_LOCK_USER",
+        hide_env_values = true,
         value_name = "USER",
         display_order = 105,
         help_heading = "Connection"
@@ -602,8 +603,15 @@ async fn run(cli: Cli, target: target::Target) -> Result<Outcome, Failure> {
             let s = target.connect().await?;
             match count::view(&mut s.client.connection(), &name, as_kind).await? {
                 count::View::Lock(info) => out.inspect(&info),
-                count::View::Count(info) => out.inspect_latch(&info),
-                count::View::Semaphore(sem) => out.inspect_semaphore(&sem),
+                count::View::Count(mut info) => {
+                    let channels = vec![&mut info.latch_channel, &mut info.semaphore_channel];
+                    cluster::recount(&s, &target, channels).await?;
+                    out.inspect_latch(&info)
+                }
+                count::View::Semaphore(mut sem) => {
+                    cluster::recount(&s, &target, vec![&mut sem.info.channel]).await?;
+                    out.inspect_semaphore(&sem)
+                }
             }
             Ok(Outcome::Done)
         }
