@@ -297,3 +297,59 @@ async fn config_file_replaces_the_url() {
     assert!(r.stderr.contains("nameMapper"), "{}", r.stderr);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Connection options that do not go together are usage errors (exit code 2, naming the option),
+/// found before anything connects (nothing listens at these addresses); a file they name that
+/// cannot be read is an error (exit code 1).
+#[tokio::test]
+async fn connection_options_that_do_not_go_together_are_usage_errors() {
+    for (args, argument, needle) in [
+        (
+            &["--sentinel", "127.0.0.1:1", "inspect", "x"][..],
+            "--master",
+            "--master NAME",
+        ),
+        (&["--master", "locks", "inspect", "x"], "--master", "--sentinel"),
+        (
+            &["--url", "redis://127.0.0.1:1/", "--tls-insecure", "inspect", "x"],
+            "--url",
+            "not a rediss:// URL",
+        ),
+        (
+            &[
+                "--url",
+                "rediss://127.0.0.1:1/",
+                "--tls-key",
+                "k.pem",
+                "inspect",
+                "x",
+            ],
+            "--tls-key",
+            "needs --tls-cert",
+        ),
+        (&["--db", "-1", "inspect", "x"], "--db", "-1"),
+    ] {
+        let mut json = vec!["--json"];
+        json.extend_from_slice(args);
+        let r = super::run_env(&json, &[]).await;
+        let err = assert_json_error(&r, &format!("{args:?}"), "invalid_argument", needle);
+        assert_eq!(err["argument"], argument, "{args:?}: {err}");
+        let r = super::run_env(args, &[]).await;
+        assert_one_line_error(&r, &format!("{args:?}"), needle);
+        assert_eq!(r.code, Some(2), "{args:?}");
+    }
+    let r = super::run_env(
+        &[
+            "--url",
+            "rediss://127.0.0.1:1/",
+            "--tls-ca",
+            "/nonexistent/ca.pem",
+            "inspect",
+            "x",
+        ],
+        &[],
+    )
+    .await;
+    assert_one_line_error(&r, "an unreadable --tls-ca", "/nonexistent/ca.pem");
+    assert_eq!(r.code, Some(1));
+}

@@ -151,7 +151,7 @@ struct Cli {
 
     /// The database number (instead of the URL's /db; the master's with --sentinel)
     #[arg(long, global = true, value_name = "N", display_order = 104, help_heading = "Connection",
-          value_parser = clap::value_parser!(i64).range(0..))]
+          value_parser = clap::value_parser!(i64).range(0..), allow_hyphen_values = true)]
     db: Option<i64>,
 
     /// The ACL user (instead of the URL's); the password comes from the URL, else from
