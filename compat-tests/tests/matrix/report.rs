@@ -11,6 +11,7 @@ use redisson_lock_compat_tests::Result;
 use crate::counter::{MIN_HANDOVERS, SPIN_MAX_SECS, SPIN_MIN_HANDOVERS};
 use crate::kinds::{Dir, Kind};
 use crate::latch::LATCH_WAKE_BOUND_MS;
+use crate::one_address::{ONE_WAKE_BOUND_MS, ONE_WATCHDOG_MS};
 use crate::rwlock::RW_WAKE_BOUND_MS;
 use crate::semaphore::SEM_WAKE_BOUND_MS;
 use crate::spin::SPIN_WAKE_BOUND_MS;
@@ -128,6 +129,9 @@ fn latency_table(md: &mut String, rows: &[Row], info: &RunInfo, kind: Kind) {
 
 /// The kind's heading cell for `version`: whether the jar has the kind.
 fn kind_cell(info: &RunInfo, kind: Kind, version: &str) -> String {
+    if kind.topology_one_address() {
+        return "single-server mode".into();
+    }
     if kind.topology_cluster() {
         return if crate::cluster::CLUSTER_VERSIONS.contains(&version) {
             format!("crate `{:?}`", crate::cluster::mode_for(version))
@@ -246,6 +250,13 @@ pub fn render(rows: &[Row], info: &RunInfo) -> String {
     let _ = writeln!(md, "Rust's use the 10 s-poll client (30 s when subscribed); bound {SEM_WAKE_BOUND_MS} ms, 55 from the end of A's lease, 57 from the end of the first");
     let _ = writeln!(md, "lease a SIGKILLed holder process (a harness JVM, or `rust-holder`) left behind. 52: 3 permits, 3 Java workers");
     let _ = writeln!(md, "and 3 Rust tasks in a loop; J→R = Java starts first.");
+    let _ = writeln!(md, "59–62: a cluster behind one address (what a cluster proxy or a serverless endpoint looks like: one address that refuses a script");
+    let _ = writeln!(md, "over keys of several slots, `CROSSSLOT`), stood in for by one cluster-enabled redis-server owning all 16384 slots, shared by every");
+    let _ = writeln!(md, "version of the run; Redisson in single-server mode (`--url`), the Rust client on the same URL, watchdog {ONE_WATCHDOG_MS} ms on both sides,");
+    let _ = writeln!(md, "Rust `poll_interval` 10 s; every name of a scenario in a slot of its own. 59 (RLock) and 60 (fair lock): A holds 5 names, shorter than");
+    let _ = writeln!(md, "one watchdog timeout; 61: A holds 5 RLocks and 5 fair locks through more than two timeouts (each key renewed at least twice, B refused");
+    let _ = writeln!(md, "throughout); 62: semaphore. Wake-up bound {ONE_WAKE_BOUND_MS} ms. 61 J→R is **n/a** where Redisson's own renewal is refused by the endpoint:");
+    let _ = writeln!(md, "the note gives when the first hold was found gone and what Redisson logged (its renewal sends the keys of all its holds in one script).");
     let _ = writeln!(md, "19, 23, 26, 30, 34, 37: J→R = the Java counter workers start first, R→J the Rust tasks; the lock must pass between the languages");
     let _ = writeln!(md, "at least {MIN_HANDOVERS} times each way (a kind whose unlock wakes no waiter of the other language manages 0–3);");
     let _ = writeln!(md, "the spin lock (23), whose waiters poll and are not fair, at least {SPIN_MIN_HANDOVERS} times each way within {SPIN_MAX_SECS} s.\n");
@@ -257,8 +268,9 @@ pub fn render(rows: &[Row], info: &RunInfo) -> String {
     let _ = writeln!(md, "non-reentrant and non-reentrant fair lock since 4.4.0; the plain, read-write and fair locks are in every");
     let _ = writeln!(
         md,
-        "version). **n/a** = the Redisson version has no such lock kind, or (49, 50, 54) lacks the call the scenario needs;"
+        "version). **n/a** = the Redisson version has no such lock kind, or (49, 50, 54) lacks the call the scenario needs,"
     );
+    let _ = writeln!(md, "or (61 J→R) its own watchdog failed on the one-address endpoint (measured, with what Redisson answered);");
     let _ = writeln!(md, "n/a is neither passed nor failed.\n");
     let _ = writeln!(md, "## Matrix\n");
     let _ = write!(md, "| # | scenario |");
@@ -369,6 +381,35 @@ pub fn self_check() -> Result<()> {
             None,
         ),
     ];
+    // a row found n/a at run time next to a passed one: both words in the cell
+    let mixed = [
+        row(
+            Kind::OneAddress,
+            61,
+            "4.7.0",
+            Dir::JavaHolds,
+            Status::NotAvailable,
+            None,
+        ),
+        row(
+            Kind::OneAddress,
+            61,
+            "4.7.0",
+            Dir::RustHolds,
+            Status::Pass,
+            Some(1.0),
+        ),
+    ];
+    let mixed_cell = cell(&mixed.iter().collect::<Vec<_>>());
+    ensure!(
+        mixed_cell == "J→R n/a<br>R→J pass 1.0 ms",
+        "cell of an n/a and a passed direction: {mixed_cell}"
+    );
+    ensure!(
+        Counts::of(&mixed).to_string() == "1 passed, 0 failed, 1 n/a",
+        "counts of an n/a and a passed direction: {}",
+        Counts::of(&mixed)
+    );
     let counts = Counts::of(&rows);
     let want = Counts {
         passed: 3,
