@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rand::seq::SliceRandom;
-use rand::Rng;
+use rand::{Rng, RngExt};
 
 use super::history::{now_ns, FaultRecord};
 

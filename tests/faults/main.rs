@@ -77,7 +77,7 @@ use common::proxy::Toxiproxy;
 use common::{init_tracing, RedisServer};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
-use rand::{Rng, SeedableRng};
+use rand::{RngExt, SeedableRng};
 use redisson_lock::{Client, Config, Error, LeaseState, Unlocked};
 
 /// What the phases of one run share.

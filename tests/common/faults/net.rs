@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use rand::seq::SliceRandom;
-use rand::Rng;
+use rand::{Rng, RngExt};
 
 use super::super::proxy::{Proxy, Stream, Toxic};
 use super::{ms, Fault};
