@@ -274,7 +274,7 @@ impl Kind {
                 "Permit-expirable semaphore wake-up per version (ms; 55: B's acquire() after the end of A's 1.5 s lease (its zset score), 56: B's acquire() after A's release(id) reply, 57: B's acquire() after the end of the first 2 s lease of a SIGKILLed holder process; bound 5000 ms)",
             ),
             Kind::OneAddress => Some(
-                "One-address wake-up per version (ms; 59: B's lock(), 60: B's fair lock() (the head), 62: B's semaphore acquire(), each after A's unlock / release reply; watchdog 3 s on both sides, Rust poll_interval 10 s; bound 500 ms)",
+                "One-address wake-up per version (ms; 59: B's lock(), 60: B's fair lock() (the head), 61: B's lock() blocked through A's whole 6.5 s hold, 62: B's semaphore acquire(), each after A's unlock / release reply; watchdog 3 s on both sides, Rust poll_interval 10 s; bound 500 ms)",
             ),
         }
     }
