@@ -121,6 +121,7 @@ mod name;
 mod owner;
 mod primitives;
 mod pubsub;
+#[cfg(feature = "redisson-config")]
 mod redisson_config;
 mod replica_wait;
 mod script;
@@ -222,6 +223,7 @@ pub use crate::lost::{LeaseState, LostReason};
 pub use crate::multi::{Member, MultiGuard, RMultiLock};
 pub use crate::name::NameMapper;
 pub use crate::owner::OwnerId;
+#[cfg(feature = "redisson-config")]
 pub use crate::redisson_config::{RedissonConfig, RedissonConfigLoader, RedissonServers};
 pub use crate::sentinel::SentinelConnection;
 #[cfg(feature = "tls-rustls")]
@@ -235,11 +237,23 @@ pub use redis;
 // The Rust blocks of the README and of every docs/*.md are doctests (`cargo test --doc`): each is
 // written as a reader pastes it (a whole `main` or function, no hidden `#` lines); `no_run` when
 // it needs a Redis server, and any other block has a language tag (`text`, `sh`, `java`, ...).
-#[cfg(doctest)]
+// The README and the guide show every feature (TLS, metrics, Redisson's config files): they are
+// doctests of a build with all of them (`--all-features`, as the suite runs).
+#[cfg(all(
+    doctest,
+    feature = "tls-rustls",
+    feature = "metrics",
+    feature = "redisson-config"
+))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
-#[cfg(doctest)]
+#[cfg(all(
+    doctest,
+    feature = "tls-rustls",
+    feature = "metrics",
+    feature = "redisson-config"
+))]
 #[doc = include_str!("../docs/from-redisson.md")]
 struct FromRedissonGuide;
 

@@ -20,6 +20,12 @@ macro_rules! all_shareable {
     };
 }
 
+#[cfg(feature = "redisson-config")]
+#[test]
+fn the_redisson_config_types_are_send_sync_static() {
+    all_shareable!(redisson_lock::RedissonConfig, redisson_lock::RedissonServers);
+}
+
 #[test]
 fn public_types_are_send_sync_static() {
     use redisson_lock::*;
@@ -38,8 +44,6 @@ fn public_types_are_send_sync_static() {
         Ttl,
         Unlocked,
         BackOff,
-        RedissonConfig,
-        RedissonServers,
         Box<dyn AnyLock>,
         Box<dyn AnyGuard>,
         RMultiLock,

@@ -474,3 +474,23 @@ impl RedissonConfig {
 
 #[cfg(test)]
 mod tests;
+
+impl crate::Client {
+    /// Connects as the Redisson YAML or JSON configuration file at `path` says (servers, login,
+    /// lock settings), the same file a Java service gives `Config.fromYAML`. See
+    /// [`RedissonConfig`](crate::RedissonConfig) for the keys honoured, ignored and refused.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the file cannot be read or has a setting that cannot be
+    /// honoured; [`Error::Connect`] naming the address when Redis cannot be reached.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> redisson_lock::Result<()> {
+    /// let client = redisson_lock::Client::from_redisson_config("redisson.yaml").await?;
+    /// # let _ = client; Ok(()) }
+    /// ```
+    pub async fn from_redisson_config(path: impl AsRef<std::path::Path>) -> Result<Client> {
+        RedissonConfig::from_path(path)?.connect().await
+    }
+}

@@ -2,6 +2,7 @@
 //! no persistence, an ACL user without EVALSHA), a good one, one with a replica, and an
 //! unreachable URL.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::process::Stdio;

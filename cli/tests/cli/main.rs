@@ -2,9 +2,9 @@
 //! for the Java-held lock test). This file holds what the modules share: running the binary to
 //! completion or line by line, and the checks of its error output.
 
-#[path = "../common/mod.rs"]
+#[path = "../../../tests/common/mod.rs"]
 mod common;
-#[path = "../common/tls.rs"]
+#[path = "../../../tests/common/tls.rs"]
 mod pki;
 
 mod args;
