@@ -15,14 +15,15 @@
 //! * 60 the same with the fair lock (B, queued, woken on its own channel);
 //! * 61 **renewal across slots**: A holds 5 RLocks and 5 fair locks (10 slots) for [`HOLD`], more
 //!   than two watchdog timeouts, so each key had to be renewed at least twice (one renewal extends
-//!   a key by at most the timeout); every [`SAMPLE`] the 10 TTLs are read (each must stay > 0 and
-//!   go back up at least twice: the renewals seen) and, every other sample, B's `try_lock` on all
-//!   10 must be refused, while a B waiter blocks in `lock()` on the first. Then A's own view (Rust
-//!   guards `Held`, Java `isHeldByThread`), A's 10 unlocks must succeed and the waiter gets in
-//!   within the bound. **J→R is n/a** where Redisson's own watchdog fails on this endpoint: the
-//!   row reports what was measured (the first sign that the holds were not kept, and what Redisson
-//!   logged its renewal was answered). A Java hold lost without such a log, or any Rust hold lost,
-//!   fails the row;
+//!   a key by at most the timeout); every [`SAMPLE`] the 10 TTLs are read (each must stay > 0 with
+//!   A's field in the hash, and go back up at least twice: the renewals seen) and, every other
+//!   sample, B's `try_lock` on all 10 must be refused, while a B waiter blocks in `lock()` on the
+//!   first. Then A's own view (Rust guards `Held`, Java `isHeldByThread`), A's 10 unlocks must
+//!   succeed and the waiter gets in within the bound. **J→R is n/a** where Redisson's own watchdog
+//!   fails on this endpoint, decided by what was measured: no key of A's ever went back up, the
+//!   first sign of loss came no sooner than the lease after A's first lock, and Redisson logged
+//!   its renewal of these locks refused `CROSSSLOT`; the row reports the first sign and what
+//!   Redisson answered. A Java hold lost any other way, or any Rust hold lost, fails the row;
 //! * 62 semaphore: A takes the only permit, B blocks in `acquire()` (subscribed to
 //!   `redisson_sc:{N}`), A's `release()` gets it in within the bound.
 //!
