@@ -165,7 +165,7 @@ impl BackOffPolicy {
                 }
                 let now = self.next;
                 self.fails = self.fails.saturating_add(1);
-                let jitter = Duration::from_millis(rand::random::<u64>() % u64::from(self.fails));
+                let jitter = Duration::from_millis(fastrand::u64(..u64::from(self.fails)));
                 self.next = now.saturating_mul(multiplier).saturating_add(jitter).min(max);
                 now
             }

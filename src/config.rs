@@ -498,7 +498,7 @@ impl Config {
 
     /// A pause before retry number `n` (1-based): between half and all of `retry_interval`.
     pub(crate) fn retry_pause(&self) -> Duration {
-        self.retry_interval.mul_f64(0.5 + 0.5 * rand::random::<f64>())
+        self.retry_interval.mul_f64(0.5 + 0.5 * fastrand::f64())
     }
 }
 

@@ -150,7 +150,7 @@ impl Task {
     async fn run(self) {
         loop {
             // 90-100 % of the interval: clients started together do not check in lockstep
-            tokio::time::sleep(self.every.mul_f64(0.9 + 0.1 * rand::random::<f64>())).await;
+            tokio::time::sleep(self.every.mul_f64(0.9 + 0.1 * fastrand::f64())).await;
             let (Some(vanish), Some(holds)) = (self.vanish.upgrade(), self.holds.upgrade()) else {
                 return;
             };

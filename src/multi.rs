@@ -335,7 +335,7 @@ impl RMultiLock {
                 };
             }
             // let the members' holders move on before the next round
-            let pause = Duration::from_millis(5 + rand::random::<u64>() % 20);
+            let pause = Duration::from_millis(5 + fastrand::u64(..20));
             tokio::time::sleep(
                 deadline.map_or(pause, |d| pause.min(d.saturating_duration_since(Instant::now()))),
             )

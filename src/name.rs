@@ -97,7 +97,7 @@ pub(crate) fn fresh_latch(name: &str) -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::LazyLock;
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    static PROCESS: LazyLock<u64> = LazyLock::new(rand::random);
+    static PROCESS: LazyLock<u64> = LazyLock::new(|| uuid::Uuid::new_v4().as_u64_pair().0);
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     let mut s = latch_prefix(name, 32);

@@ -406,7 +406,7 @@ impl<K: AcquireKind> Lock<K> {
                         cfg.poll_interval
                     };
                     // 80-100 % of the interval: thousands of waiters do not re-poll in lockstep
-                    let mut nap = base.mul_f64(0.8 + 0.2 * rand::random::<f64>());
+                    let mut nap = base.mul_f64(0.8 + 0.2 * fastrand::f64());
                     match ttl {
                         Some(t) if t > 0 => {
                             nap = nap.min(Duration::from_millis(t as u64));

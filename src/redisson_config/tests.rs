@@ -578,7 +578,7 @@ mod ssl {
         let dir = std::env::temp_dir().join(format!(
             "redisson-lock-ssl-unit-{}-{}",
             std::process::id(),
-            rand::random::<u32>()
+            fastrand::u32(..)
         ));
         std::fs::create_dir_all(&dir).unwrap();
         let ca = rcgen::generate_simple_self_signed(vec!["test-ca".to_string()]).unwrap();

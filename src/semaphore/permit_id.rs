@@ -23,7 +23,8 @@ pub struct PermitId([u8; 16]);
 impl PermitId {
     /// A fresh random id.
     pub(crate) fn random() -> PermitId {
-        PermitId(rand::random())
+        // a v4 UUID's 16 bytes: from the OS's random source, as Redisson's ids are
+        PermitId(uuid::Uuid::new_v4().into_bytes())
     }
 
     /// The 16 bytes Redis stores.
