@@ -64,8 +64,10 @@ where
 /// Only reads: one `PUBSUB NUMSUB` and one `PUBSUB SHARDNUMSUB` for all the channels. A refused
 /// `SHARDNUMSUB` (before Redis 7, or by an ACL) leaves `sharded` unknown (`None`) rather than
 /// zero. Both count the subscribers of the node `conn` talks to: classic subscribers may be
-/// connected to any node of a Redis Cluster (a cluster connection sums every node's replies),
-/// sharded ones to the node serving the channel's slot.
+/// connected to any node of a Redis Cluster, sharded ones to the node serving the channel's
+/// slot. A cluster connection does not add up the nodes' counts (it merges their replies): in a
+/// cluster, ask each master with a connection of its own and add the classic counts up (the
+/// `redisson-lock` CLI does).
 ///
 /// # Errors
 ///
@@ -120,8 +122,8 @@ where
     for c in channels {
         cmd.arg(c);
     }
-    // a flat array `channel, count, ...` from one server; a map from a cluster connection,
-    // which sums the replies of every node
+    // a flat array `channel, count, ...` (or a map, over RESP3); a channel named twice is
+    // counted once per mention
     let pairs: Vec<(String, u64)> = cmd.query_async(conn).await?;
     Ok(channels
         .iter()
