@@ -65,13 +65,30 @@ async fn every_kind_works_on_a_service_that_refuses_admin_commands_with_one_warn
     }
     let s = RedisServer::start_with(&args);
     let mut admin = s.conn().await;
-    let _: () = redis::cmd("ACL")
-        .arg("SETUSER")
-        .arg("app")
-        .arg(APP_RULES.split_whitespace().collect::<Vec<_>>())
-        .query_async(&mut admin)
-        .await
-        .unwrap();
+    let mut rules = common::acl_rules(&mut admin, APP_RULES).await;
+    let set = |rules: String| {
+        let mut admin = admin.clone();
+        async move {
+            redis::cmd("ACL")
+                .arg("SETUSER")
+                .arg("app")
+                .arg(rules.split_whitespace().collect::<Vec<_>>())
+                .query_async::<()>(&mut admin)
+                .await
+        }
+    };
+    // a subcommand can be taken away from Redis 7 on (6.x adds them only)
+    let mut flush_refused = true;
+    if let Err(e) = set(rules.clone()).await {
+        assert!(e.to_string().contains("-script|flush"), "ACL SETUSER: {e}");
+        common::skip_unsupported(
+            "every_kind_works_on_a_service_that_refuses_admin_commands (SCRIPT FLUSH refused)",
+            &format!("ACL SETUSER -script|flush: {e}"),
+        );
+        rules = rules.replace("-script|flush", "");
+        flush_refused = false;
+        set(rules.clone()).await.unwrap();
+    }
     let url = format!("redis://app:app-secret@127.0.0.1:{}/", s.port);
     // what the service refuses, as the application user sees it
     let mut app = redis::Client::open(url.as_str())
@@ -87,6 +104,9 @@ async fn every_kind_works_on_a_service_that_refuses_admin_commands_with_one_warn
         &["SCRIPT", "FLUSH"],
         &["DEBUG", "SLEEP", "0"],
     ] {
+        if cmd[0] == "SCRIPT" && !flush_refused {
+            continue;
+        }
         let r: redis::RedisResult<redis::Value> =
             redis::cmd(cmd[0]).arg(&cmd[1..]).query_async(&mut app).await;
         assert!(r.is_err(), "{cmd:?} is refused: {r:?}");

@@ -5,8 +5,10 @@
 local MAX_COUNT = 9007199254740991
 local MAX_TEXT = '9007199254740991'
 
+-- (errors are raised as strings: Redis before 7 cannot raise an error reply table from a
+-- function, its error handler only takes text; the client finds the code in either wording)
 local function out_of_range(key, what)
-  error(redis.error_reply('REDISSON_LOCK_OUT_OF_RANGE the count at ' .. key .. ' ' .. what))
+  error('REDISSON_LOCK_OUT_OF_RANGE the count at ' .. key .. ' ' .. what)
 end
 
 -- counter(key): nil when the key does not exist, its integer value otherwise. A string that is
@@ -19,7 +21,7 @@ local function counter(key)
   end
   local value = tonumber(text)
   if value == nil or value ~= math.floor(value) then
-    error(redis.error_reply('ERR the value at ' .. key .. ' is not an integer count'))
+    error('the value at ' .. key .. ' is not an integer count')
   end
   if value > MAX_COUNT or value < -MAX_COUNT then
     out_of_range(key, 'is ' .. text .. ', beyond ±' .. MAX_TEXT)
