@@ -437,7 +437,7 @@ async fn manager_pair(
     let pubsub = match pubsub_manager(client, config, pushes).await {
         Ok(p) => Some(p),
         Err(e) => {
-            tracing::warn!(error = %e, "no RESP3 pub/sub connection (Redis < 6?): waiters will poll");
+            tracing::warn!(error = %e, "no RESP3 pub/sub connection (Redis < 6, or a proxy that does not speak RESP3): waiters will poll");
             None
         }
     };
@@ -453,9 +453,38 @@ async fn pubsub_manager(client: &redis::Client, config: &Config, pushes: Pushes)
         .manager_config()
         .set_push_sender(push_handler(pushes))
         .set_automatic_resubscription();
-    Ok(PubSubConn::Manager(
-        resp3.get_connection_manager_with_config(cfg).await?,
-    ))
+    let mut manager = resp3.get_connection_manager_with_config(cfg).await?;
+    speaks_resp3(&mut manager, config.command_timeout).await?;
+    Ok(PubSubConn::Manager(manager))
+}
+
+/// Whether the server really switched `conn` to RESP3: `HELLO 3` answers a map whose `proto` is
+/// 3. Something in front of Redis may answer `HELLO` without switching (a cluster proxy that
+/// replied an empty array was seen): its messages would then come as plain replies, which the
+/// connection takes for answers to other commands, and waiters would never be woken. Such a
+/// connection is refused here: waiters poll instead.
+async fn speaks_resp3(conn: &mut redis::aio::ConnectionManager, timeout: std::time::Duration) -> Result<()> {
+    let mut cmd = redis::cmd("HELLO");
+    cmd.arg(3);
+    let hello = cmd.query_async::<redis::Value>(conn);
+    let reply = match tokio::time::timeout(timeout, hello).await {
+        Ok(r) => r?,
+        Err(_) => return Err(Error::CommandTimeout(timeout)),
+    };
+    let proto = match &reply {
+        redis::Value::Map(fields) => fields.iter().find_map(|(k, v)| match (k, v) {
+            (redis::Value::BulkString(k), redis::Value::Int(p)) if k.as_slice() == b"proto" => Some(*p),
+            (redis::Value::SimpleString(k), redis::Value::Int(p)) if k == "proto" => Some(*p),
+            _ => None,
+        }),
+        _ => None,
+    };
+    if proto == Some(3) {
+        return Ok(());
+    }
+    Err(Error::Protocol(format!(
+        "the server answered HELLO 3 with {reply:?}, not a RESP3 greeting: no push messages on this connection"
+    )))
 }
 
 async fn supports_sharded(conn: &Connection, config: &Config) -> bool {

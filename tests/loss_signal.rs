@@ -652,6 +652,24 @@ async fn a_cluster_reports_deletions_on_every_master_also_after_its_connections_
         .unwrap();
     // names over the slots of all three masters
     let names: Vec<String> = (0..12).map(|i| format!("cluster-loss:{i}")).collect();
+    // Without CLIENT TRACKINGINFO (Redis < 6.2) a node connection the cluster client replaced
+    // without a disconnection push cannot be found: a deletion there is reported by renewal
+    // (within a renewal period), as the README says; asked, not assumed from the version
+    let mut probe = cluster.nodes[0].conn().await;
+    let trackinginfo: redis::RedisResult<redis::Value> = redis::cmd("CLIENT")
+        .arg("TRACKINGINFO")
+        .query_async(&mut probe)
+        .await;
+    let after_cut = match trackinginfo {
+        Ok(_) => SIGNAL,
+        Err(e) => {
+            common::skip_unsupported(
+                "a_cluster_reports_deletions_on_every_master_also_after_its_connections_were_cut (at once after the cut)",
+                &format!("CLIENT TRACKINGINFO: {e}: reported within a renewal period instead"),
+            );
+            Duration::from_secs(12)
+        }
+    };
     for cut in [false, true] {
         let mut guards = Vec::new();
         for n in &names {
@@ -672,9 +690,10 @@ async fn a_cluster_reports_deletions_on_every_master_also_after_its_connections_
         for (n, g) in names.iter().zip(&guards) {
             let _: i64 = redis::cmd("DEL").arg(n).query_async(&mut raw).await.unwrap();
             let t0 = Instant::now();
-            let why = tokio::time::timeout(SIGNAL, g.lost())
+            let bound = if cut { after_cut } else { SIGNAL };
+            let why = tokio::time::timeout(bound, g.lost())
                 .await
-                .unwrap_or_else(|_| panic!("{n} (cut: {cut}): lost() did not fire within {SIGNAL:?}"));
+                .unwrap_or_else(|_| panic!("{n} (cut: {cut}): lost() did not fire within {bound:?}"));
             assert_eq!(why, LostReason::OwnerGone, "{n}");
             eprintln!(
                 "cluster, cut {cut}: {n} reported {:?} after its DEL",

@@ -232,7 +232,7 @@ impl Task {
                     pending.all = true;
                     tracing::debug!("loss detection: tracking on; reading every hold");
                 }
-                Err(Error::Redis(e)) if crate::error::is_refusal(&e) => {
+                Err(e) if tracking_refused(&e) => {
                     tracing::warn!(error = %e, "CLIENT TRACKING refused: losses are reported by renewal only");
                     return Round::Refused;
                 }
@@ -316,7 +316,14 @@ impl Task {
                     Err(_) => Err(Error::CommandTimeout(self.command_timeout)),
                 }
             }
-            _ => script::cmd::<()>(conn, self.command_timeout, "", &on).await,
+            // only `OK` turns it on: anything else (a message array a proxy delivered in its
+            // place, say) is not an answer to this command
+            _ => match script::cmd::<Value>(conn, self.command_timeout, "", &on).await? {
+                Value::Okay => Ok(()),
+                other => Err(Error::Protocol(format!(
+                    "CLIENT TRACKING ON answered {other:?}, not OK"
+                ))),
+            },
         }
     }
 
@@ -492,6 +499,24 @@ impl Read {
             in_place: Vec::new(),
             gone: Vec::new(),
         }
+    }
+}
+
+/// Whether turning tracking on failed for good: the server refused the command (an ACL, an
+/// unknown command), answered it with any other definite error (a proxy's `syntax error`), or
+/// answered something that is not `OK`. Transient errors (a connection lost, `LOADING`) are
+/// tried again.
+fn tracking_refused(e: &Error) -> bool {
+    match e {
+        Error::Redis(r) => {
+            crate::error::is_refusal(r)
+                || (matches!(
+                    r.kind(),
+                    redis::ErrorKind::Server(_) | redis::ErrorKind::Extension
+                ) && !e.is_transient())
+        }
+        Error::Protocol(_) => true,
+        _ => false,
     }
 }
 
