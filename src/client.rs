@@ -9,8 +9,7 @@ use crate::core::release::Releaser;
 use crate::core::Lock;
 use crate::error::{Error, Result};
 use crate::inner::ClientInner;
-use crate::kinds::{fair, fenced, non_reentrant, reentrant, spin};
-use crate::RLock;
+use crate::kinds;
 
 /// A connection to Redis for locks: one id, one pub/sub hub, one watchdog.
 ///
@@ -59,6 +58,43 @@ pub struct ClientStats {
     pub watched_keys: usize,
 }
 
+/// The constructor of every lock kind with one (`=> ctor` in [`crate::lock_kinds`]): written
+/// once here, as the blocking client's are.
+macro_rules! constructors {
+    ($($(#[$ld:meta])* $lock:ident, $(#[$gd:meta])* $guard:ident = $kind:ty $(=> $ctor:ident)?;)*) => {
+        impl Client {
+            $($(
+                #[doc = concat!(
+                    "A handle to the [`", stringify!($lock), "`](crate::", stringify!($lock),
+                    ") `name` (its docs name Redisson's lock of that kind). Nothing is sent yet."
+                )]
+                ///
+                /// # Errors
+                ///
+                /// [`Error::InvalidArgument`] when `name` (after the name mapper) is empty.
+                ///
+                /// # Examples
+                ///
+                /// ```no_run
+                /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+                #[doc = concat!("let guard = client.", stringify!($ctor), "(\"lock:order:42\")?.lock().await?;")]
+                #[doc = concat!("assert!(client.", stringify!($ctor), "(\"\").is_err());")]
+                /// # drop(guard); Ok(()) }
+                /// ```
+                pub fn $ctor(&self, name: &str) -> Result<crate::$lock> {
+                    Ok(Lock::new(
+                        self.inner.clone(),
+                        self.key(name)?,
+                        <$kind as crate::kind::AcquireKind>::INSTANCE,
+                    ))
+                }
+            )?)*
+        }
+    };
+}
+
+crate::lock_kinds!(constructors);
+
 impl Client {
     /// This client's id: a lowercase UUID v4, like Java's `UUID.toString()`.
     ///
@@ -74,28 +110,6 @@ impl Client {
     /// The configuration in use.
     pub fn config(&self) -> &Config {
         &self.inner.config
-    }
-
-    /// A handle to the reentrant lock `name` (Redisson's `getLock(name)`). Nothing is sent yet.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidArgument`] when `name` (after the name mapper) is empty.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
-    /// let lock = client.lock("lock:order:42")?;
-    /// assert!(client.lock("").is_err());
-    /// # let _ = lock; Ok(()) }
-    /// ```
-    pub fn lock(&self, name: &str) -> Result<RLock> {
-        Ok(Lock::new(
-            self.inner.clone(),
-            self.key(name)?,
-            &reentrant::REENTRANT,
-        ))
     }
 
     /// A handle to the read-write lock `name` (Redisson's `getReadWriteLock(name)`).
@@ -114,94 +128,6 @@ impl Client {
     /// ```
     pub fn read_write_lock(&self, name: &str) -> Result<crate::RReadWriteLock> {
         Ok(crate::RReadWriteLock::new(self.inner.clone(), self.key(name)?))
-    }
-
-    /// A handle to the fenced lock `name` (Redisson's `getFencedLock(name)`, 3.19+): an
-    /// [`RLock`] whose every acquisition takes a fencing token. Nothing is sent yet.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidArgument`] when `name` (after the name mapper) is empty.
-    ///
-    /// ```no_run
-    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
-    /// let (token, guard) = client.fenced_lock("lock:order:42")?.lock_and_get_token().await?;
-    /// # drop((token, guard)); Ok(()) }
-    /// ```
-    pub fn fenced_lock(&self, name: &str) -> Result<crate::RFencedLock> {
-        Ok(Lock::new(self.inner.clone(), self.key(name)?, &fenced::FENCED))
-    }
-
-    /// A handle to the spin lock `name` (Redisson's `getSpinLock(name)`, 3.15+): an [`RLock`]
-    /// without pub/sub whose waiters poll with a back-off. Nothing is sent yet.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidArgument`] when `name` (after the name mapper) is empty.
-    ///
-    /// ```no_run
-    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
-    /// let guard = client.spin_lock("lock:report")?.lock().await?;
-    /// # drop(guard); Ok(()) }
-    /// ```
-    pub fn spin_lock(&self, name: &str) -> Result<crate::RSpinLock> {
-        Ok(Lock::new(self.inner.clone(), self.key(name)?, &spin::SPIN))
-    }
-
-    /// A handle to the non-reentrant lock `name` (Redisson's `getNonReentrantLock(name)`, 4.4+):
-    /// an [`RLock`] that its owner cannot take twice. Nothing is sent yet.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidArgument`] when `name` (after the name mapper) is empty.
-    ///
-    /// ```no_run
-    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
-    /// let guard = client.non_reentrant_lock("lock:job")?.lock().await?;
-    /// # drop(guard); Ok(()) }
-    /// ```
-    pub fn non_reentrant_lock(&self, name: &str) -> Result<crate::RNonReentrantLock> {
-        Ok(Lock::new(
-            self.inner.clone(),
-            self.key(name)?,
-            &non_reentrant::NON_REENTRANT,
-        ))
-    }
-
-    /// A handle to the fair lock `name` (Redisson's `getFairLock(name)`): waiters, Java and Rust,
-    /// get it in arrival order. Nothing is sent yet.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidArgument`] when `name` (after the name mapper) is empty.
-    ///
-    /// ```no_run
-    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
-    /// let guard = client.fair_lock("lock:queue")?.lock().await?;
-    /// # drop(guard); Ok(()) }
-    /// ```
-    pub fn fair_lock(&self, name: &str) -> Result<crate::RFairLock> {
-        Ok(Lock::new(self.inner.clone(), self.key(name)?, &fair::FAIR))
-    }
-
-    /// A handle to the non-reentrant fair lock `name` (Redisson's
-    /// `getNonReentrantFairLock(name)`, 4.4+). Nothing is sent yet.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidArgument`] when `name` (after the name mapper) is empty.
-    ///
-    /// ```no_run
-    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
-    /// let guard = client.non_reentrant_fair_lock("lock:queue")?.lock().await?;
-    /// # drop(guard); Ok(()) }
-    /// ```
-    pub fn non_reentrant_fair_lock(&self, name: &str) -> Result<crate::RNonReentrantFairLock> {
-        Ok(Lock::new(
-            self.inner.clone(),
-            self.key(name)?,
-            &fair::NON_REENTRANT_FAIR,
-        ))
     }
 
     /// A multi-lock over the reentrant locks `names` of this client, taken together (Redisson's

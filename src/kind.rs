@@ -203,6 +203,8 @@ pub(crate) fn with_channel<R>(kind: &dyn Kind, key: &str, field: &str, f: impl F
 
 /// A kind that can be acquired: its request and the decoding of its reply.
 pub trait AcquireKind: Kind {
+    /// The kind itself (kinds are stateless): what a handle of the kind refers to.
+    const INSTANCE: &'static Self;
     /// What a grant carries besides the hold count (the fenced lock's token; `()` elsewhere).
     type Grant: Copy + Send + Sync + std::fmt::Debug + 'static;
     /// One attempt that records its grant in `a.latch`. `c.channel` is empty: acquire scripts

@@ -182,3 +182,38 @@ async fn blocking_calls_from_async_code_panic_naming_the_fix() {
         .await
         .unwrap();
 }
+
+/// A RedLock over three blocking clients, each on a server of its own, whose `Client` values and
+/// lock handles the caller dropped once the multi-lock was built: the multi-lock keeps every
+/// member's client running (its watchdog renews, its releases are sent), not only the first's.
+#[test]
+fn a_blocking_multi_lock_keeps_every_members_client_running() {
+    let servers: Vec<RedisServer> = (0..3).map(|_| RedisServer::start()).collect();
+    let config = redisson_lock::Config::default().lock_watchdog_timeout(Duration::from_secs(3));
+    let red = {
+        let members: Vec<redisson_lock::blocking::Member> = servers
+            .iter()
+            .map(|s| {
+                let c = Client::connect_with(&s.url(), config.clone()).unwrap();
+                redisson_lock::blocking::Member::from(&c.lock("red:kept").unwrap())
+            })
+            .collect();
+        redisson_lock::blocking::RMultiLock::red_lock(members).unwrap()
+    };
+    let g = red.lock().unwrap();
+    // past the watchdog timeout: every member renewed by its own client
+    std::thread::sleep(Duration::from_millis(4_500));
+    assert!(g.is_held(), "{:?}", g.state());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for s in &servers {
+        let ttl = rt.block_on(async { common::pttl(&mut s.conn().await, "red:kept").await });
+        assert!(ttl > 0, "server {}: PTTL {ttl}", s.port);
+    }
+    g.unlock().unwrap();
+    for s in &servers {
+        assert!(!rt.block_on(async { common::key_exists(&mut s.conn().await, "red:kept").await }));
+    }
+}

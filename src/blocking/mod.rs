@@ -208,6 +208,11 @@ impl Client {
         self.rt.client.id()
     }
 
+    /// [`crate::Client::config`].
+    pub fn config(&self) -> &crate::Config {
+        self.rt.client.config()
+    }
+
     /// The async client behind this one (sharing its id, watchdog and hub). It stops working when
     /// the last blocking handle is dropped (its runtime is gone).
     pub fn as_async(&self) -> &crate::Client {

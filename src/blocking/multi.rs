@@ -30,6 +30,18 @@ impl std::fmt::Debug for Member {
     }
 }
 
+/// The runtimes of every client a multi-lock's members come from: each keeps its client (its
+/// watchdog, its background work) alive for as long as the multi-lock or a guard of it lives,
+/// though the caller dropped its own handles; calls block on the first.
+#[derive(Clone, Debug)]
+struct Runtimes(Arc<[Arc<Rt>]>);
+
+impl Runtimes {
+    fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
+        self.0[0].block_on(f)
+    }
+}
+
 /// The blocking twin of [`crate::RMultiLock`] (Redisson's `RedissonMultiLock` and
 /// `RedissonRedLock`): several locks of any kinds, from one or several blocking clients, taken
 /// together for one owner — the calling thread unless pinned with
@@ -45,18 +57,20 @@ impl std::fmt::Debug for Member {
 /// ```
 #[derive(Clone, Debug)]
 pub struct RMultiLock {
-    rt: Arc<Rt>,
+    rt: Runtimes,
     inner: crate::RMultiLock,
     pinned: bool,
 }
 
 impl RMultiLock {
     fn of(members: impl IntoIterator<Item = Member>, red: bool) -> Result<RMultiLock> {
-        let mut rt = None;
+        let mut all: Vec<Arc<Rt>> = Vec::new();
         let members: Vec<crate::Member> = members
             .into_iter()
             .map(|m| {
-                rt.get_or_insert(m.rt);
+                if !all.iter().any(|r| Arc::ptr_eq(r, &m.rt)) {
+                    all.push(m.rt);
+                }
                 m.inner
             })
             .collect();
@@ -65,9 +79,13 @@ impl RMultiLock {
         } else {
             crate::RMultiLock::new(members)?
         };
-        let rt = rt.ok_or_else(|| Error::InvalidArgument("a multi-lock needs at least one member".into()))?;
+        if all.is_empty() {
+            return Err(Error::InvalidArgument(
+                "a multi-lock needs at least one member".into(),
+            ));
+        }
         Ok(RMultiLock {
-            rt,
+            rt: Runtimes(all.into()),
             inner,
             pinned: false,
         })
@@ -147,7 +165,7 @@ impl RMultiLock {
 /// synchronously outside an async runtime, in the background inside one.
 #[must_use = "if unused the lock is released at once"]
 pub struct MultiGuard {
-    rt: Arc<Rt>,
+    rt: Runtimes,
     inner: Option<crate::MultiGuard>,
 }
 

@@ -73,7 +73,7 @@ impl Semaphore {
     pub fn acquire_guard(&self, permits: u64) -> Result<SemaphoreGuard> {
         let guard = self.rt.block_on(self.sem.acquire_guard(permits))?;
         Ok(SemaphoreGuard {
-            rt: self.rt.clone(),
+            sem: self.clone(),
             guard: Some(guard),
         })
     }
@@ -82,7 +82,7 @@ impl Semaphore {
     pub fn try_acquire_guard(&self, permits: u64, wait: Duration) -> Result<Option<SemaphoreGuard>> {
         let guard = self.rt.block_on(self.sem.try_acquire_guard(permits, wait))?;
         Ok(guard.map(|g| SemaphoreGuard {
-            rt: self.rt.clone(),
+            sem: self.clone(),
             guard: Some(g),
         }))
     }
@@ -127,7 +127,7 @@ impl Semaphore {
 /// it gives them back in the background.
 #[must_use = "dropping the guard gives the permits back at once"]
 pub struct SemaphoreGuard {
-    rt: Arc<Rt>,
+    sem: Semaphore,
     guard: Option<crate::SemaphoreGuard>,
 }
 
@@ -145,10 +145,15 @@ impl SemaphoreGuard {
         self.guard.as_ref().map_or(0, |g| g.permits())
     }
 
+    /// See [`crate::SemaphoreGuard::semaphore`].
+    pub fn semaphore(&self) -> &Semaphore {
+        &self.sem
+    }
+
     /// See [`crate::SemaphoreGuard::release`].
     pub fn release(mut self) -> Result<()> {
         match self.guard.take() {
-            Some(g) => self.rt.block_on(g.release()),
+            Some(g) => self.sem.rt.block_on(g.release()),
             None => Ok(()),
         }
     }
@@ -195,6 +200,11 @@ impl PermitExpirableSemaphore {
     /// The Redis key of the available permits.
     pub fn key(&self) -> &str {
         self.sem.key()
+    }
+
+    /// See [`crate::PermitExpirableSemaphore::leases_key`].
+    pub fn leases_key(&self) -> &str {
+        self.sem.leases_key()
     }
 
     /// See [`crate::PermitExpirableSemaphore::try_set_permits`].

@@ -133,6 +133,8 @@ impl<const NON_REENTRANT: bool> Kind for FairKind<NON_REENTRANT> {
 }
 
 impl<const NON_REENTRANT: bool> AcquireKind for FairKind<NON_REENTRANT> {
+    const INSTANCE: &'static Self = &FairKind { _sealed: () };
+
     type Grant = ();
 
     fn acquire(&self, c: &Ctx<'_>, a: &AcquireArgs<'_>) -> ScriptInvocation<'static> {
@@ -158,9 +160,6 @@ impl<const NON_REENTRANT: bool> AcquireKind for FairKind<NON_REENTRANT> {
 
 impl Reenterable for Fair {}
 
-pub(crate) static FAIR: Fair = FairKind { _sealed: () };
-pub(crate) static NON_REENTRANT_FAIR: NonReentrantFair = FairKind { _sealed: () };
-
 lua!(FAIR_ACQUIRE, "fair/acquire", with "fair/purge", "common/attempt");
 lua!(FAIR_UNLOCK, "fair/unlock", with "fair/purge", "common/notify");
 lua!(FAIR_FORCE_UNLOCK, "fair/force_unlock", with "common/lock_shape", "fair/purge", "common/notify");
@@ -175,7 +174,7 @@ fn deadlines_key(key: &str, _: &str) -> String {
 }
 
 fn waiter_channel(key: &str, field: &str) -> String {
-    FAIR.channel(key, field)
+    Fair::INSTANCE.channel(key, field)
 }
 
 const FAIR_KEYS: &[KeySpec] = &[
@@ -247,7 +246,10 @@ mod tests {
 
     #[test]
     fn each_waiter_has_its_own_channel() {
-        assert_eq!(FAIR.channel("q", "id:7"), "redisson_lock__channel:{q}:id:7");
-        assert!(FAIR.stable_owner());
+        assert_eq!(
+            Fair::INSTANCE.channel("q", "id:7"),
+            "redisson_lock__channel:{q}:id:7"
+        );
+        assert!(Fair::INSTANCE.stable_owner());
     }
 }

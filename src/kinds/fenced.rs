@@ -92,6 +92,8 @@ impl Kind for Fenced {
 }
 
 impl AcquireKind for Fenced {
+    const INSTANCE: &'static Self = &Fenced { _sealed: () };
+
     /// The fencing token this grant took.
     type Grant = u64;
 
@@ -134,8 +136,6 @@ impl AcquireKind for Fenced {
 }
 
 impl Reenterable for Fenced {}
-
-pub(crate) static FENCED: Fenced = Fenced { _sealed: () };
 
 lua!(FENCED_ACQUIRE, "fenced/acquire", with "fenced/token");
 lua!(FENCED_RAISE_TOKEN, "fenced/raise_token", with "fenced/token");
@@ -377,15 +377,15 @@ mod tests {
     fn grants_carry_a_token() {
         let arr = |v: &[i64]| Value::Array(v.iter().map(|n| Value::Int(*n)).collect());
         assert_eq!(
-            FENCED.decode(&arr(&[1, 2, 9])).unwrap(),
+            Fenced::INSTANCE.decode(&arr(&[1, 2, 9])).unwrap(),
             Reply::Granted { count: 2, grant: 9 }
         );
         assert!(
-            FENCED.decode(&arr(&[1, 1])).is_err(),
+            Fenced::INSTANCE.decode(&arr(&[1, 1])).is_err(),
             "a fenced grant has a token"
         );
         assert_eq!(
-            FENCED.decode(&arr(&[0, 500])).unwrap(),
+            Fenced::INSTANCE.decode(&arr(&[0, 500])).unwrap(),
             Reply::Refused { pttl: 500 }
         );
         // the scripts reply the token as the counter's exact text
@@ -395,7 +395,7 @@ mod tests {
             Value::BulkString(b"9007199254740993".to_vec()),
         ]);
         assert_eq!(
-            FENCED.decode(&exact).unwrap(),
+            Fenced::INSTANCE.decode(&exact).unwrap(),
             Reply::Granted {
                 count: 1,
                 grant: 9_007_199_254_740_993
@@ -406,7 +406,10 @@ mod tests {
             Value::Int(1),
             Value::BulkString(b"-3".to_vec()),
         ]);
-        assert!(FENCED.decode(&negative).is_err(), "a token is never negative");
+        assert!(
+            Fenced::INSTANCE.decode(&negative).is_err(),
+            "a token is never negative"
+        );
     }
 
     #[test]

@@ -87,21 +87,21 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
-    use crate::kind::Kind;
+    use crate::kind::{AcquireKind, Kind};
 
     /// Every layout declares exactly the commands its scripts send, names the kind as the kind
     /// does, and starts with the lock's own hash.
     #[test]
     fn layouts_declare_what_their_scripts_send() {
         let kinds: [&dyn Kind; 8] = [
-            &reentrant::REENTRANT,
-            &fair::FAIR,
-            &fair::NON_REENTRANT_FAIR,
-            &fenced::FENCED,
-            &spin::SPIN,
-            &non_reentrant::NON_REENTRANT,
-            &rw::READ,
-            &rw::WRITE,
+            Reentrant::INSTANCE,
+            Fair::INSTANCE,
+            NonReentrantFair::INSTANCE,
+            Fenced::INSTANCE,
+            Spin::INSTANCE,
+            NonReentrant::INSTANCE,
+            Read::INSTANCE,
+            Write::INSTANCE,
         ];
         for (layout, kind) in LAYOUTS.iter().zip(kinds) {
             assert_eq!(layout.kind(), kind.label());
@@ -141,7 +141,7 @@ mod tests {
     fn layout_names_are_the_requests_names() {
         let fair = &LAYOUTS[1];
         let ch = &fair.channels()[0];
-        assert_eq!(ch.name("q", "c:1"), fair::FAIR.channel("q", "c:1"));
+        assert_eq!(ch.name("q", "c:1"), Fair::INSTANCE.channel("q", "c:1"));
         let read = &LAYOUTS[6];
         let t = read
             .keys()
@@ -149,6 +149,6 @@ mod tests {
             .find(|k| k.role() == "read hold timeout")
             .unwrap();
         assert_eq!(t.name("d", "c:1"), "{d}:c:1:rwlock_timeout:1");
-        assert_eq!(read.channels()[0].name("d", ""), rw::READ.channel("d", ""));
+        assert_eq!(read.channels()[0].name("d", ""), Read::INSTANCE.channel("d", ""));
     }
 }

@@ -60,6 +60,8 @@ impl Kind for NonReentrant {
 }
 
 impl AcquireKind for NonReentrant {
+    const INSTANCE: &'static Self = &NonReentrant { _sealed: () };
+
     type Grant = ();
 
     fn acquire(&self, c: &Ctx<'_>, a: &AcquireArgs<'_>) -> ScriptInvocation<'static> {
@@ -70,8 +72,6 @@ impl AcquireKind for NonReentrant {
         decode_plain(v)
     }
 }
-
-pub(crate) static NON_REENTRANT: NonReentrant = NonReentrant { _sealed: () };
 
 lua!(NON_REENTRANT_ACQUIRE, "non_reentrant/acquire", with "common/attempt");
 
@@ -111,7 +111,7 @@ mod tests {
 
     #[test]
     fn other_errors_pass_through() {
-        let other = NON_REENTRANT.map_error("k", "c:1", Error::Shutdown);
+        let other = NonReentrant::INSTANCE.map_error("k", "c:1", Error::Shutdown);
         assert!(matches!(other, Error::Shutdown));
     }
 

@@ -43,6 +43,8 @@ impl Kind for Reentrant {
 }
 
 impl AcquireKind for Reentrant {
+    const INSTANCE: &'static Self = &Reentrant { _sealed: () };
+
     type Grant = ();
 
     fn acquire(&self, c: &Ctx<'_>, a: &AcquireArgs<'_>) -> ScriptInvocation<'static> {
@@ -55,8 +57,6 @@ impl AcquireKind for Reentrant {
 }
 
 impl Reenterable for Reentrant {}
-
-pub(crate) static REENTRANT: Reentrant = Reentrant { _sealed: () };
 
 // the RLock's scripts; the fenced, non-reentrant and spin locks share some of them
 lua!(LOCK_ACQUIRE, "lock/acquire", with "common/attempt");

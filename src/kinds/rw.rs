@@ -86,6 +86,8 @@ impl Kind for Read {
 }
 
 impl AcquireKind for Read {
+    const INSTANCE: &'static Self = &Read { _sealed: () };
+
     type Grant = ();
 
     fn acquire(&self, c: &Ctx<'_>, a: &AcquireArgs<'_>) -> ScriptInvocation<'static> {
@@ -176,6 +178,8 @@ impl Kind for Write {
 }
 
 impl AcquireKind for Write {
+    const INSTANCE: &'static Self = &Write { _sealed: () };
+
     type Grant = ();
 
     fn acquire(&self, c: &Ctx<'_>, a: &AcquireArgs<'_>) -> ScriptInvocation<'static> {
@@ -188,9 +192,6 @@ impl AcquireKind for Write {
 }
 
 impl Reenterable for Write {}
-
-pub(crate) static READ: Read = Read { _sealed: () };
-pub(crate) static WRITE: Write = Write { _sealed: () };
 
 lua!(RW_READ_ACQUIRE, "rw/read_acquire", with "common/attempt");
 lua!(RW_WRITE_ACQUIRE, "rw/write_acquire", with "common/attempt");
@@ -319,8 +320,8 @@ pub struct RReadWriteLock {
 impl RReadWriteLock {
     pub(crate) fn new(client: Arc<ClientInner>, key: String) -> RReadWriteLock {
         RReadWriteLock {
-            read: Lock::new(client.clone(), key.clone(), &READ),
-            write: Lock::new(client, key, &WRITE),
+            read: Lock::new(client.clone(), key.clone(), Read::INSTANCE),
+            write: Lock::new(client, key, Write::INSTANCE),
         }
     }
 
@@ -401,7 +402,8 @@ impl Guard<Write> {
             return Err(self.not_held());
         }
         let write = self.core();
-        let read = Lock::new(write.client.clone(), write.key.to_string(), &READ).with_owner(self.owner());
+        let read =
+            Lock::new(write.client.clone(), write.key.to_string(), Read::INSTANCE).with_owner(self.owner());
         let read_guard = read
             .try_lock_opt(Duration::ZERO, self.lease())
             .await?

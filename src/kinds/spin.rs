@@ -76,6 +76,8 @@ impl Kind for Spin {
 }
 
 impl AcquireKind for Spin {
+    const INSTANCE: &'static Self = &Spin { _sealed: () };
+
     type Grant = ();
 
     fn acquire(&self, c: &Ctx<'_>, a: &AcquireArgs<'_>) -> ScriptInvocation<'static> {
@@ -88,8 +90,6 @@ impl AcquireKind for Spin {
 }
 
 impl Reenterable for Spin {}
-
-pub(crate) static SPIN: Spin = Spin { _sealed: () };
 
 lua!(SPIN_UNLOCK, "spin/unlock");
 lua!(SPIN_FORCE_UNLOCK, "spin/force_unlock", with "common/lock_shape");
