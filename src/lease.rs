@@ -308,7 +308,8 @@ impl std::fmt::Debug for Lease {
     }
 }
 
-/// `Instant::now() + d`, saturating.
+/// `start + d`, saturating at a year from `start`: the one deadline rule of every wait, lease and
+/// window (a caller's `Duration::MAX` means "no practical bound", never a panic).
 pub(crate) fn after(start: Instant, d: Duration) -> Instant {
     start
         .checked_add(d)

@@ -20,6 +20,39 @@ pub use reentrant::Reentrant;
 pub use rw::{Read, Write};
 pub use spin::Spin;
 
+/// Every lock kind, as a bound for code generic over them: `Lock<K>` and `Guard<K>` are written
+/// once for every kind, and so can your code be. Sealed: implemented by the kinds in this
+/// module, and by nothing outside the crate.
+///
+/// ```
+/// use redisson_lock::kinds::LockKind;
+/// use redisson_lock::Lock;
+///
+/// /// Whether the lock is held by anyone, for any kind of lock.
+/// async fn busy<K: LockKind>(lock: &Lock<K>) -> redisson_lock::Result<bool> {
+///     lock.is_locked().await
+/// }
+/// ```
+pub trait LockKind: crate::kind::AcquireKind {}
+
+impl<K: crate::kind::AcquireKind> LockKind for K {}
+
+/// The kinds one owner may hold more than once ([`Guard::reenter`](crate::Guard::reenter)): all
+/// but the non-reentrant ones. Sealed, as [`LockKind`].
+///
+/// ```
+/// use redisson_lock::kinds::ReentrantKind;
+/// use redisson_lock::Guard;
+///
+/// /// A second hold of the same owner, for any reentrant kind.
+/// async fn nested<K: ReentrantKind>(outer: &Guard<K>) -> redisson_lock::Result<Guard<K>> {
+///     outer.reenter().await
+/// }
+/// ```
+pub trait ReentrantKind: crate::kind::Reenterable + LockKind {}
+
+impl<K: crate::kind::Reenterable> ReentrantKind for K {}
+
 /// Every kind's layout: what inspection, force-unlock checks and the CLI's ACL probes read.
 pub(crate) static LAYOUTS: [&Layout; 8] = [
     &reentrant::LAYOUT,

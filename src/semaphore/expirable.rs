@@ -304,7 +304,7 @@ impl PermitExpirableSemaphore {
     ) -> Result<Vec<PermitId>> {
         let n = super::permits(&self.s.key, permits)?;
         lease_end(&self.s.key, lease)?;
-        let deadline = Instant::now() + wait.min(crate::MAX_DURATION);
+        let deadline = crate::lease::after(Instant::now(), wait);
         Ok(self.wait(n, lease, Some(deadline)).await?.unwrap_or_default())
     }
 

@@ -186,7 +186,7 @@ impl Semaphore {
             return Ok(true);
         }
         let n = super::permits(&self.s.key, permits)?;
-        let deadline = Instant::now() + wait.min(crate::MAX_DURATION);
+        let deadline = crate::lease::after(Instant::now(), wait);
         Ok(self.wait(n, Some(deadline)).await?.is_some())
     }
 
@@ -249,7 +249,7 @@ impl Semaphore {
     /// Cancel safe, as [`try_acquire`](Self::try_acquire).
     pub async fn try_acquire_guard(&self, permits: u64, wait: Duration) -> Result<Option<SemaphoreGuard>> {
         let n = super::permits(&self.s.key, permits)?;
-        let deadline = Instant::now() + wait.min(crate::MAX_DURATION);
+        let deadline = crate::lease::after(Instant::now(), wait);
         Ok(self
             .wait(n, Some(deadline))
             .await?

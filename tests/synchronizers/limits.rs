@@ -212,3 +212,50 @@ async fn latch_counts_never_leave_the_range() {
     assert!(latch.wait_for(Duration::MAX).await.unwrap(), "open at once");
     client.shutdown().await.unwrap();
 }
+
+/// `Duration::MAX` as a wait means "no practical bound" on every path, async and blocking: one
+/// deadline rule (saturating), never an overflow of the clock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_of_duration_max_is_taken_as_no_bound() {
+    let s = RedisServer::start();
+    let client = s.client(Config::default()).await;
+    let sem = client.semaphore("lim:max:sem").unwrap();
+    assert!(sem.try_set_permits(2).await.unwrap());
+    assert!(sem.try_acquire_for(1, Duration::MAX).await.unwrap());
+    let g = sem
+        .try_acquire_guard(1, Duration::MAX)
+        .await
+        .unwrap()
+        .expect("a permit");
+    g.release().await.unwrap();
+    let pes = client.permit_expirable_semaphore("lim:max:pes").unwrap();
+    assert!(pes.try_set_permits(1).await.unwrap());
+    let id = pes
+        .try_acquire_for(Duration::MAX, None)
+        .await
+        .unwrap()
+        .expect("a permit");
+    pes.release(id).await.unwrap();
+    let lock = client.lock("lim:max:lock").unwrap();
+    lock.try_lock_for(Duration::MAX)
+        .await
+        .unwrap()
+        .expect("free")
+        .unlock()
+        .await
+        .unwrap();
+    client.shutdown().await.unwrap();
+    let url = s.url();
+    tokio::task::spawn_blocking(move || {
+        let b = redisson_lock::blocking::Client::connect(&url).unwrap();
+        let latch = b.count_down_latch("lim:max:latch").unwrap();
+        assert!(latch.wait_for(Duration::MAX).unwrap(), "no latch: open at once");
+        assert!(b
+            .semaphore("lim:max:sem")
+            .unwrap()
+            .try_acquire_for(1, Duration::MAX)
+            .unwrap());
+    })
+    .await
+    .unwrap();
+}
