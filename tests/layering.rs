@@ -1,5 +1,6 @@
 //! The crate's layering, as the README's "Layout" table states it, checked against the code:
-//! every `crate::<module>` path in `src/` (outside comments and the CLI) must point to a module
+//! every `crate::<module>` path in `src/` (outside comments; `use crate::{..}` trees and the
+//! root's re-exports such as `crate::Client` included) must point to a module
 //! on the same floor or below, no two modules may use each other (directly or round a circle),
 //! and every module must have a floor. A new module, or a new `use` that runs upwards, fails
 //! here until the table (and so the README) says where it belongs.
@@ -70,31 +71,121 @@ fn module_of(path: &Path) -> String {
     first.trim_end_matches(".rs").to_owned()
 }
 
-/// module -> the modules its code names with `crate::`.
+/// A file's code without its comments (`//` to the end of a line; doc comments too).
+fn code_of(text: &str) -> String {
+    text.lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The paths a `use crate::{...}` tree names, from the text after `crate::{`: the first segment
+/// of each top-level item (`a`, `b` in `{a, b::{C, D}}`).
+fn tree_heads(after_brace: &str) -> Vec<String> {
+    let mut heads = Vec::new();
+    let mut depth = 0;
+    let mut item = String::new();
+    for c in after_brace.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => break,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                heads.push(std::mem::take(&mut item));
+                continue;
+            }
+            _ => {}
+        }
+        if depth == 0 {
+            item.push(c);
+        }
+    }
+    heads.push(item);
+    heads
+        .iter()
+        .map(|h| {
+            h.trim()
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect::<String>()
+        })
+        .filter(|h| !h.is_empty())
+        .collect()
+}
+
+/// The crate root's re-exports: item name -> the module it comes from (`pub use
+/// crate::config::{Config, ...};` gives `Config` -> `config`), so that `crate::Config` counts as
+/// a use of `config`.
+fn reexports() -> BTreeMap<String, String> {
+    let code = code_of(&std::fs::read_to_string(root().join("src/lib.rs")).expect("read src/lib.rs"));
+    let mut out = BTreeMap::new();
+    for stmt in code.split(';') {
+        let Some(at) = stmt.find("pub use crate::") else {
+            continue;
+        };
+        let path = stmt[at + "pub use crate::".len()..].trim();
+        let module: String = path
+            .chars()
+            .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
+            .collect();
+        let names: Vec<String> = match path.find('{') {
+            Some(b) => path[b + 1..]
+                .trim_end_matches('}')
+                .split(',')
+                .filter_map(|n| n.split("::").last().map(|n| n.trim().to_owned()))
+                .filter(|n| !n.is_empty())
+                .collect(),
+            None => path
+                .rsplit("::")
+                .next()
+                .map(|n| vec![n.trim().to_owned()])
+                .unwrap_or_default(),
+        };
+        for n in names {
+            let n = n.split(" as ").last().unwrap_or(&n).trim().to_owned();
+            out.insert(n, module.clone());
+        }
+    }
+    out
+}
+
+/// module -> the modules its code names with `crate::`: paths (`crate::conn::Connection`),
+/// `use crate::{a, b::C}` trees, and the root's re-exports (`crate::Client` is `client`'s).
 fn edges() -> BTreeMap<String, BTreeSet<String>> {
     let mut files = Vec::new();
     source_files(&root().join("src"), &mut files);
     let modules: BTreeSet<String> = files.iter().map(|f| module_of(f)).collect();
+    let reexported = reexports();
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for file in &files {
         let from = module_of(file);
         edges.entry(from.clone()).or_default();
-        let text = std::fs::read_to_string(file).expect("read a source file");
-        for line in text.lines() {
-            let code = line.split("//").next().unwrap_or("");
-            for (i, _) in code.match_indices("crate::") {
-                // not `redisson_lock::crate`-like words: `crate::` must start a path
-                if code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
-                    continue;
-                }
-                let rest = &code[i + "crate::".len()..];
-                let name: String = rest
-                    .chars()
-                    .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
-                    .collect();
-                if modules.contains(&name) && name != from {
-                    edges.entry(from.clone()).or_default().insert(name);
-                }
+        let code = code_of(&std::fs::read_to_string(file).expect("read a source file"));
+        let mut named: Vec<String> = Vec::new();
+        for (i, _) in code.match_indices("crate::") {
+            // not `redisson_lock::crate`-like words: `crate::` must start a path
+            if code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+                continue;
+            }
+            let rest = &code[i + "crate::".len()..];
+            if let Some(tree) = rest.strip_prefix('{') {
+                named.extend(tree_heads(tree));
+            } else {
+                named.push(
+                    rest.chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect(),
+                );
+            }
+        }
+        for name in named {
+            let module = if modules.contains(&name) {
+                Some(name)
+            } else {
+                reexported.get(&name).cloned()
+            };
+            if let Some(m) = module.filter(|m| *m != from) {
+                edges.entry(from.clone()).or_default().insert(m);
             }
         }
     }
@@ -183,6 +274,10 @@ fn the_checker_finds_what_is_wrong() {
     assert!(all.contains("circle: b -> c -> b"), "{all}");
     assert!(all.contains("`new` has no floor"), "{all}");
     assert!(all.contains("names `gone`"), "{all}");
-    // the crate's own scan finds its `crate::` paths
+    // the crate's own scan finds its `crate::` paths, use trees and re-exports
     assert!(edges().get("core").is_some_and(|tos| tos.contains("kind")));
+    assert_eq!(tree_heads("a, b::{C, D}, c::E as F};"), ["a", "b", "c"]);
+    let re = reexports();
+    assert_eq!(re.get("Client").map(String::as_str), Some("client"));
+    assert_eq!(re.get("MAX_DURATION").map(String::as_str), Some("config"));
 }
