@@ -77,3 +77,45 @@ async fn an_any_guard_gives_its_own_type_back() {
         "released by the drop"
     );
 }
+
+/// The blocking `AnyLock` / `AnyGuard`, every kind: the same as the kind's own blocking handle.
+#[test]
+fn every_kind_works_as_a_blocking_any_lock() {
+    use redisson_lock::blocking::{self, AnyLock as BlockingAnyLock};
+    let s = RedisServer::start();
+    let client = blocking::Client::connect(&s.url()).unwrap();
+    for kind in KINDS {
+        let name = format!("any:blocking:{kind}");
+        let lock: Box<dyn BlockingAnyLock> = match kind {
+            "lock" => Box::new(client.lock(&name).unwrap()),
+            "fair" => Box::new(client.fair_lock(&name).unwrap()),
+            "fenced" => Box::new(client.fenced_lock(&name).unwrap()),
+            "spin" => Box::new(client.spin_lock(&name).unwrap()),
+            "non_reentrant" => Box::new(client.non_reentrant_lock(&name).unwrap()),
+            "non_reentrant_fair" => Box::new(client.non_reentrant_fair_lock(&name).unwrap()),
+            "read" => Box::new(client.read_write_lock(&name).unwrap().read_lock()),
+            "write" => Box::new(client.read_write_lock(&name).unwrap().write_lock()),
+            other => panic!("no kind {other}"),
+        };
+        let lock = lock.with_owner(OwnerId::from(9));
+        assert_eq!(lock.key(), name);
+        let mut g = lock.lock_with_lease(Duration::from_secs(10)).unwrap();
+        assert_eq!(Some(g.field().to_owned()), lock.field(), "{kind}");
+        assert_eq!(g.token().is_some(), kind == "fenced", "{kind}");
+        assert!(lock.is_held_by(OwnerId::from(9)).unwrap(), "{kind}");
+        assert_eq!(lock.hold_count().unwrap(), 1, "{kind}");
+        g.extend_lease(Duration::from_secs(30)).unwrap();
+        assert_eq!(g.lease(), Some(Duration::from_secs(30)), "{kind}");
+        assert!(
+            matches!(lock.remain_time_to_live().unwrap(), Ttl::Expires(d) if d > Duration::from_secs(20)),
+            "{kind}"
+        );
+        assert_eq!(g.wait_lost(Duration::ZERO), None, "{kind}");
+        assert_eq!(g.unlock().unwrap(), Unlocked::Released, "{kind}");
+        assert!(!lock.is_locked().unwrap(), "{kind}");
+        assert!(
+            lock.try_lock_for(Duration::ZERO).unwrap().is_some(),
+            "{kind}: free again (released on drop)"
+        );
+    }
+}

@@ -166,3 +166,42 @@ fn the_reader_sees_a_method_missing() {
     let blocking = methods("impl Lock<K> {\n    pub fn key(&self) {}\n}\n");
     assert!(!blocking["Lock"].contains("lock"));
 }
+
+/// The method names of each `pub trait <Name>` in `text`.
+fn trait_methods(text: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut current: Option<String> = None;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("pub trait ") {
+            current = Some(rest.chars().take_while(|c| c.is_alphanumeric()).collect());
+        } else if line.starts_with('}') {
+            current = None;
+        } else if let (Some(t), Some(rest)) = (&current, line.trim_start().strip_prefix("fn ")) {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            out.entry(t.clone()).or_default().insert(name);
+        }
+    }
+    out
+}
+
+/// `AnyLock` and `AnyGuard` have blocking twins with the same methods (the blocking guard adds
+/// `wait_lost`, as `blocking::Guard` does).
+#[test]
+fn the_any_lock_traits_have_blocking_twins() {
+    let sync_side = trait_methods(&src("any.rs"));
+    let blocking = trait_methods(&src("blocking/any.rs"));
+    for t in ["AnyLock", "AnyGuard"] {
+        let a = &sync_side[t];
+        let b = &blocking[t];
+        let missing: Vec<&String> = a.difference(b).collect();
+        assert!(missing.is_empty(), "{t}: no blocking twin of {missing:?}");
+        let extra: Vec<&String> = b.difference(a).filter(|m| *m != "wait_lost").collect();
+        assert!(
+            extra.is_empty(),
+            "blocking {t} has {extra:?}, which the async one lacks"
+        );
+    }
+}

@@ -320,6 +320,11 @@ impl<K: AcquireKind> Guard<K> {
         self.rt.block_on(held.extend_lease(lease))
     }
 
+    /// The fencing token of a fenced lock's hold (the kind's own guard has `token()`).
+    pub(super) fn fencing_token(&self) -> Option<u64> {
+        K::fencing_token(&self.h().grant())
+    }
+
     /// [`crate::Guard::forget`].
     pub fn forget(mut self) {
         if let Some(h) = self.held.take() {

@@ -30,6 +30,7 @@
 //! # Ok::<_, redisson_lock::Error>(())
 //! ```
 
+mod any;
 mod count_down_latch;
 mod lock;
 mod multi;
@@ -41,6 +42,7 @@ use std::time::Duration;
 use crate::error::{Error, Result};
 use crate::Config;
 
+pub use any::{AnyGuard, AnyLock};
 pub use count_down_latch::CountDownLatch;
 pub use lock::{
     FairGuard, FencedGuard, Guard, Lock, LockGuard, NonReentrantFairGuard, NonReentrantGuard, RFairLock,
