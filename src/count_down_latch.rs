@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 use crate::error::{Error, Result};
 use crate::inner::ClientInner;
 use crate::script::{self, lua};
-use crate::synchronizer::wait::{Step, Waiter};
+use crate::synchronizer::wait::Waiter;
+use crate::waiting::Step;
 
 lua!(LATCH_TRY_SET_COUNT, "latch/try_set_count", with "common/notify");
 lua!(LATCH_COUNT_DOWN, "latch/count_down", with "common/notify", "common/counter");
@@ -246,7 +247,7 @@ impl CountDownLatch {
             .until(deadline, || async {
                 Ok(match self.count().await? {
                     0 => Step::Done(()),
-                    _ => Step::Again(None),
+                    _ => Step::again(),
                 })
             })
             .await?;

@@ -131,6 +131,7 @@ mod slots;
 mod synchronizer;
 #[cfg(feature = "tls-rustls")]
 mod tls;
+mod waiting;
 mod watchdog;
 
 pub use crate::any::{AnyGuard, AnyLock};

@@ -23,7 +23,8 @@ use crate::owner::{self, OwnerId, OwnerSel};
 use crate::replica_wait::Synced;
 use crate::{name, script};
 
-use crate::kind::{self, AcquireArgs, AcquireKind, Ctx, Reply, Wake};
+use crate::kind::{AcquireArgs, AcquireKind, Ctx, Reply, Wake};
+use crate::waiting::{Between, Seen, Step, Wait};
 use give_up::GiveUp;
 pub use guard::Guard;
 pub use guard::Unlocked;
@@ -219,6 +220,9 @@ impl<K: AcquireKind> Lock<K> {
         )
     }
 
+    /// The client's one wait loop ([`crate::waiting`]) with this kind's attempts: listening on
+    /// the kind's channel (or polling with its back-off), each refusal naming when the holder's
+    /// TTL ends.
     async fn wait_loop(
         &self,
         plan: &Plan,
@@ -226,225 +230,78 @@ impl<K: AcquireKind> Lock<K> {
         wait: Option<Duration>,
         stats: &mut LoopStats,
     ) -> Result<Option<Guard<K>>> {
-        // set when an unlock message ended the last sleep: the next grant is a hand-over
-        let mut woken = false;
-        let cfg = &self.client.config;
-        let mut sub: Option<crate::pubsub::Subscription> = None;
-        // while listening: this lock's key in the batched check for locks gone without a message
-        let mut watch: Option<crate::gone_keys::Watch> = None;
-        let mut backoff = match self.wake {
-            Wake::Backoff(b) => Some(b.policy()),
-            Wake::PubSub => None,
+        let once = wait == Some(Duration::ZERO);
+        let between = match self.wake {
+            Wake::Backoff(b) => Between::Backoff(b.policy()),
+            Wake::PubSub => Between::Channel {
+                // a kind with a channel per owner keeps one owner throughout (its
+                // `stable_owner`); one attempt never listens, so its channel is not built
+                channel: match once {
+                    true => String::new(),
+                    false => self.channel_of(stable.unwrap_or_else(|| self.owner.for_acquire())),
+                },
+                messages: crate::pubsub::Messages::Unlock,
+                // other local waiters keep the channel subscribed: listen before the first
+                // attempt, so that a refusal needs no second attempt after subscribing
+                join_first: true,
+                watch_gone: true,
+            },
         };
-        let mut failures: u32 = 0;
-        let mut first = true;
-        // the back-off of refusals that name no wait (see below)
-        let mut idle_backoff: Option<crate::backoff::BackOffPolicy> = None;
-        loop {
-            // without a fixed owner, one per attempt: an attempt whose outcome is still being
-            // settled in the background never holds up the next one (unless the kind needs one
-            // owner throughout: a fair waiter's place in the queue)
-            let owner = stable.unwrap_or_else(|| self.owner.for_acquire());
-            let span = tracing::Span::current();
-            if !span.is_disabled() {
-                span.record("field", &*self.field_of(owner));
-            }
-            if std::mem::take(&mut first) && backoff.is_none() && wait != Some(Duration::ZERO) {
-                // Other local waiters keep the channel subscribed: listen before the first
-                // attempt, so that a refusal needs no second attempt after subscribing (an
-                // unlock after this attempt reaches us as a message).
-                let hub = &self.client.hub;
-                sub = if self.kind.channel_per_owner() {
-                    hub.join_subscribed(&self.channel_of(owner))
-                } else {
-                    kind::with_channel(self.kind, &self.key, "", |ch| hub.join_subscribed(ch))
-                };
-            }
-            let chan = sub.as_ref().map(|s| s.channel());
-            let notified = chan.as_ref().map(|c| c.notify.notified());
-            let mut notified = std::pin::pin!(notified);
-            if let Some(n) = notified.as_mut().as_pin_mut() {
-                n.enable();
-            }
-
-            let mut ttl: Option<i64> = None;
-            let mut last_error: Option<Error> = None;
-            stats.attempts = stats.attempts.saturating_add(1);
-            let after_message = std::mem::take(&mut woken);
-            match self.attempt(owner, *plan).await {
-                Ok(Attempt::Granted(held)) => {
-                    stats.handoff = after_message;
-                    if self.client.holds.is_closed() {
-                        // granted just before the client closed: the close ended the hold and
-                        // releases it
-                        drop(held);
-                        return Err(Error::Shutdown);
+        let waiting = Wait {
+            client: &self.client,
+            key: &self.key,
+            between,
+            deadline: plan.deadline,
+            once,
+        };
+        let mut seen = Seen::default();
+        let result = waiting
+            .run(&mut seen, |_| async {
+                // without a fixed owner, one per attempt: an attempt whose outcome is still
+                // being settled in the background never holds up the next one (unless the kind
+                // needs one owner throughout: a fair waiter's place in the queue)
+                let owner = stable.unwrap_or_else(|| self.owner.for_acquire());
+                let span = tracing::Span::current();
+                if !span.is_disabled() {
+                    span.record("field", &*self.field_of(owner));
+                }
+                Ok(match self.attempt(owner, *plan).await? {
+                    Attempt::Granted(held) => {
+                        if self.client.holds.is_closed() {
+                            // granted just before the client closed: the close ended the hold
+                            // and releases it
+                            drop(held);
+                            return Err(Error::Shutdown);
+                        }
+                        tracing::debug!(key = %self.key, field = %held.field(), kind = self.kind.label(), lease_ms = plan.own_ms, watchdog = plan.lease.is_none(), "acquired");
+                        Step::Done(held)
                     }
-                    tracing::debug!(key = %self.key, field = %held.field(), kind = self.kind.label(), lease_ms = plan.own_ms, watchdog = plan.lease.is_none(), "acquired");
-                    return Ok(Some(held));
-                }
-                Ok(Attempt::Refused(t)) => {
-                    ttl = Some(t);
-                    failures = 0;
-                }
-                Ok(Attempt::TooLate(LateWhy::Expired(reason))) => {
+                    Attempt::Refused(t) if t > 0 => Step::Again {
+                        at: Some(after(Instant::now(), Duration::from_millis(t as u64))),
+                        idle: false,
+                    },
+                    // refused with nothing to wait for (someone ahead in a queue while the lock
+                    // is free: a dead head waiter, or one that left without a word)
+                    Attempt::Refused(0) => Step::Again { at: None, idle: true },
+                    Attempt::Refused(_) => Step::again(),
                     // granted, but answered after the hold's trusted time (Redis stalled): that
                     // hold is being released; try again like after a failed request
-                    let lost = Error::Lost {
-                        key: self.key.to_string(),
-                        field: self.field_of(owner).to_string(),
-                        reason,
-                    };
-                    failures = failures.saturating_add(1);
-                    if failures > cfg.retry_attempts || wait == Some(Duration::ZERO) {
-                        tracing::warn!(key = %self.key, error = %lost, "granted too late to trust the hold; no retries left");
-                        return Err(lost);
-                    }
-                    tracing::warn!(key = %self.key, error = %lost, attempt = failures, "granted too late to trust the hold (released); retrying");
-                    last_error = Some(lost);
-                }
-                Ok(Attempt::TooLate(_)) => return Err(Error::Shutdown),
-                Err(e) if e.is_transient() && wait != Some(Duration::ZERO) => {
-                    failures = failures.saturating_add(1);
-                    if failures > cfg.retry_attempts {
-                        tracing::warn!(key = %self.key, error = %e, attempts = failures, "lock attempt failed; no retries left");
-                        return Err(e);
-                    }
-                    tracing::warn!(key = %self.key, error = %e, attempt = failures, "lock attempt failed; retrying");
-                    last_error = Some(e);
-                }
-                Err(e) => return Err(e),
-            }
-
-            let now = Instant::now();
-            let remaining = plan.deadline.map(|d| d.saturating_duration_since(now));
-            if remaining == Some(Duration::ZERO) {
-                return match last_error {
-                    Some(e) => Err(e),
-                    None => Ok(None),
-                };
-            }
-            // From here the loop waits (a pause, a subscription, a sleep): a shutdown ends it.
-            // Made before the check, so a close in between still wakes it.
-            let closing = self.client.holds.closing();
-            let mut closing = std::pin::pin!(closing);
-            if self.client.holds.is_closed() {
-                return Err(Error::Shutdown);
-            }
-
-            if let Some(e) = &last_error {
-                let mut pause = cfg.retry_pause();
-                if let Some(r) = remaining {
-                    pause = pause.min(r);
-                }
-                tracing::trace!(key = %self.key, error = %e, ?pause, "pausing before the next attempt");
-                tokio::select! {
-                    _ = closing.as_mut() => return Err(Error::Shutdown),
-                    _ = tokio::time::sleep(pause) => {}
-                }
-                continue;
-            }
-
-            let mut nap = match &mut backoff {
-                // no pub/sub: the kind's back-off alone
-                Some(policy) => policy.next_sleep(),
-                None => {
-                    if sub.as_ref().is_some_and(|s| s.is_stale()) {
-                        // the server dropped it (a sharded channel's slot moved): join again
-                        // before leaving, so the channel is re-subscribed, not unsubscribed
-                        let budget =
-                            remaining.map_or(cfg.subscription_timeout, |r| r.min(cfg.subscription_timeout));
-                        let channel = self.channel_of(owner);
-                        let fresh = tokio::select! {
-                            _ = closing.as_mut() => return Err(Error::Shutdown),
-                            s = self.client.hub.subscribe(&channel, crate::pubsub::Messages::Unlock, budget) => s,
+                    Attempt::TooLate(LateWhy::Expired(reason)) => {
+                        let lost = Error::Lost {
+                            key: self.key.to_string(),
+                            field: self.field_of(owner).to_string(),
+                            reason,
                         };
-                        if let Err(e) = &fresh {
-                            tracing::debug!(key = %self.key, channel = %channel, error = %e, "could not subscribe again; polling instead");
-                        }
-                        sub = fresh.ok();
-                        if sub.is_some() {
-                            continue; // re-try before sleeping: a message may have been missed
-                        }
+                        tracing::warn!(key = %self.key, error = %lost, "granted too late to trust the hold (released)");
+                        Step::Failed(lost)
                     }
-                    if sub.is_none() && self.client.hub.has_connection() {
-                        let budget =
-                            remaining.map_or(cfg.subscription_timeout, |r| r.min(cfg.subscription_timeout));
-                        let channel = self.channel_of(owner);
-                        let subscribed = tokio::select! {
-                            _ = closing.as_mut() => return Err(Error::Shutdown),
-                            s = self.client.hub.subscribe(&channel, crate::pubsub::Messages::Unlock, budget) => s,
-                        };
-                        match subscribed {
-                            Ok(s) => {
-                                sub = Some(s);
-                                continue; // subscribe, then re-try before sleeping
-                            }
-                            Err(e) => {
-                                tracing::debug!(key = %self.key, channel = %channel, error = %e, "could not subscribe; polling instead");
-                            }
-                        }
-                    }
-                    // Listening on the channel: the unlock message wakes us, so sleep until the
-                    // hold would expire (as Redisson does), at most `subscribed_poll_interval`;
-                    // a key that vanishes without a message is caught by the batched existence
-                    // check. Not listening: re-poll every `poll_interval`.
-                    let listening =
-                        self.client.hub.has_connection() && sub.as_ref().is_some_and(|s| !s.is_stale());
-                    match (&sub, listening) {
-                        (Some(s), true) => {
-                            let ch = s.channel();
-                            if !watch.as_ref().is_some_and(|w| w.wakes(&ch)) {
-                                watch = Some(self.client.vanish.watch(&self.key, ch));
-                            }
-                        }
-                        _ => watch = None,
-                    }
-                    let base = if listening {
-                        cfg.subscribed_poll_interval
-                    } else {
-                        cfg.poll_interval
-                    };
-                    // 80-100 % of the interval: thousands of waiters do not re-poll in lockstep
-                    let mut nap = base.mul_f64(0.8 + 0.2 * fastrand::f64());
-                    match ttl {
-                        Some(t) if t > 0 => {
-                            nap = nap.min(Duration::from_millis(t as u64));
-                            idle_backoff = None;
-                        }
-                        Some(0) => {
-                            // refused with nothing to wait for (someone ahead in a queue while the
-                            // lock is free: a dead head waiter, or one that left without a word):
-                            // re-poll with a growing pause, up to `poll_interval`, not at once
-                            let p = idle_backoff.get_or_insert_with(|| {
-                                crate::BackOff::exponential().with_max(cfg.poll_interval).policy()
-                            });
-                            nap = nap.min(p.next_sleep());
-                        }
-                        _ => {}
-                    }
-                    nap
-                }
-            };
-            if let Some(d) = plan.deadline {
-                nap = nap.min(d.saturating_duration_since(Instant::now()));
-            }
-            match notified.as_mut().as_pin_mut() {
-                Some(n) => {
-                    tokio::select! {
-                        _ = closing.as_mut() => return Err(Error::Shutdown),
-                        _ = n => woken = true,
-                        _ = tokio::time::sleep(nap) => {}
-                    }
-                }
-                None => {
-                    tokio::select! {
-                        _ = closing.as_mut() => return Err(Error::Shutdown),
-                        _ = tokio::time::sleep(nap) => {}
-                    }
-                }
-            }
-        }
+                    Attempt::TooLate(_) => return Err(Error::Shutdown),
+                })
+            })
+            .await;
+        stats.attempts = seen.attempts;
+        stats.handoff = seen.after_message;
+        result
     }
 
     fn ctx<'a>(&'a self, channel: &'a str, field: &'a str) -> Ctx<'a> {

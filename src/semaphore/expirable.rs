@@ -12,7 +12,8 @@ use crate::error::{Error, Result};
 use crate::script::{self, lua};
 use crate::synchronizer::once::Once;
 use crate::synchronizer::pending::{GiveBack, Pending};
-use crate::synchronizer::wait::{Step, Waiter};
+use crate::synchronizer::wait::Waiter;
+use crate::waiting::Step;
 
 lua!(PES_ACQUIRE, "expirable/acquire", with "common/notify", "common/counter", "common/reclaim");
 lua!(PES_RELEASE, "expirable/release", with "common/notify", "common/counter", "common/once");
@@ -585,7 +586,10 @@ impl PermitExpirableSemaphore {
             .until(deadline, || async {
                 Ok(match self.attempt(n, lease).await? {
                     Ok(ids) => Step::Done(ids),
-                    Err(retry_at) => Step::Again(retry_at),
+                    Err(retry_at) => Step::Again {
+                        at: retry_at,
+                        idle: false,
+                    },
                 })
             })
             .await

@@ -10,7 +10,8 @@ use crate::error::{Error, Result};
 use crate::script::{self, lua};
 use crate::synchronizer::once::Once;
 use crate::synchronizer::pending::{GiveBack, Pending};
-use crate::synchronizer::wait::{Step, Waiter};
+use crate::synchronizer::wait::Waiter;
+use crate::waiting::Step;
 
 lua!(SEM_TRY_ACQUIRE, "semaphore/try_acquire", with "common/counter");
 lua!(SEM_RELEASE, "semaphore/release", with "common/notify", "common/counter", "common/once");
@@ -393,7 +394,7 @@ impl Semaphore {
             .until(deadline, || async {
                 Ok(match self.attempt(n).await? {
                     true => Step::Done(()),
-                    false => Step::Again(None),
+                    false => Step::again(),
                 })
             })
             .await
