@@ -83,6 +83,27 @@ pub enum Error {
         field: String,
     },
 
+    /// What is under a lock's name is not a lock: a hash whose fields are not owner counts
+    /// (an application's hash), or a lock whose fencing token counter is not an integer. Read
+    /// by [`inspect`](crate::inspect); nothing was changed.
+    #[error("`{key}` is not a lock: {why}")]
+    NotALock {
+        /// The key.
+        key: String,
+        /// What does not fit a lock (the field, the value).
+        why: String,
+    },
+
+    /// A handle-level call that acts for the handle's owner (`unlock`, `is_held`,
+    /// `hold_count`, ... without a guard) on a handle that has no fixed owner: each of its
+    /// acquisitions gets a fresh one. Ask the guard, or give the handle an owner
+    /// (`with_owner(id)`, `OwnerId::scope`).
+    #[error("the handle for `{key}` has no fixed owner (each acquisition gets a fresh one): ask the guard (`guard.is_held()`, `guard.unlock()`), or give the handle an owner with `with_owner(id)` or `OwnerId::scope`")]
+    NoOwner {
+        /// The lock's key.
+        key: String,
+    },
+
     /// A count would leave the range this crate keeps it in, or Redis holds one outside it
     /// (written there by hand or by another client): a semaphore's or a count-down latch's
     /// count beyond ±[`MAX_PERMITS`](crate::MAX_PERMITS), a fencing token counter that is

@@ -170,7 +170,7 @@ async fn hold_count_and_is_held_by_owner() {
     assert!(
         matches!(
             client.lock("holds").unwrap().is_held().await,
-            Err(Error::InvalidArgument(_))
+            Err(Error::NoOwner { key }) if key == "holds"
         ),
         "a handle without an owner cannot say whether \"it\" holds"
     );

@@ -448,9 +448,8 @@ impl From<redis::RedisError> for Failure {
 fn describe(e: &Error) -> String {
     match e {
         Error::WrongType { key } => format!("key `{key}` is not a lock (it holds another type of value)"),
-        // `inspect` says which field of which hash does not fit a lock; "unexpected reply from
-        // redis" in front of it would mislead
-        Error::Protocol(m) if m.contains("but not a lock") || m.contains("fencing token") => m.clone(),
+        // `why` names the field (or token) that does not fit a lock
+        Error::NotALock { key, why } => format!("`{key}` is not a lock: {why}"),
         Error::Redis(r) if r.is_connection_refusal() || r.is_io_error() => {
             format!("cannot reach redis: {r}")
         }

@@ -314,8 +314,7 @@ impl<K: AcquireKind> Lock<K> {
     /// # Errors
     ///
     /// [`Error::NotHeld`](crate::Error::NotHeld) when the owner holds nothing (Redis is then
-    /// unchanged); [`Error::InvalidArgument`](crate::Error::InvalidArgument) when the handle has
-    /// no owner.
+    /// unchanged); [`Error::NoOwner`](crate::Error::NoOwner) when the handle has no owner.
     ///
     /// # Examples
     ///
@@ -373,7 +372,7 @@ impl<K: AcquireKind> Lock<K> {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when the handle has no owner.
+    /// [`Error::NoOwner`](crate::Error::NoOwner) when the handle has no owner.
     ///
     /// ```no_run
     /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {

@@ -138,13 +138,8 @@ impl<K: AcquireKind> Lock<K> {
 
     /// The owner of handle-level operations, or an error explaining how to get one.
     pub(crate) fn fixed_owner(&self) -> Result<OwnerId> {
-        self.owner.fixed().ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "the handle for `{}` has no fixed owner (each acquisition gets a fresh one): ask the \
-                 guard (`guard.is_held()`, `guard.unlock()`), or give the handle an owner with \
-                 `with_owner(id)` or `OwnerId::scope`",
-                self.key
-            ))
+        self.owner.fixed().ok_or_else(|| Error::NoOwner {
+            key: self.key.to_string(),
         })
     }
 

@@ -119,7 +119,10 @@ pub(super) fn field_problem(field: &str, value: &str) -> Option<String> {
 
 /// The error for a hash under `key` that is not a lock.
 pub(super) fn not_a_lock(key: &str, problem: &str) -> Error {
-    Error::Protocol(format!("`{key}` is a hash but not a lock: {problem}"))
+    Error::NotALock {
+        key: key.to_owned(),
+        why: format!("a hash whose {problem}"),
+    }
 }
 
 fn is_uuid(s: &str) -> bool {
@@ -230,8 +233,8 @@ mod tests {
     #[test]
     fn the_error_names_key_field_and_value() {
         let e = not_a_lock("jobs", &field_problem(&format!("{ID}:1"), "abc").unwrap());
-        assert!(matches!(&e, Error::Protocol(m)
-            if *m == format!("`jobs` is a hash but not a lock: field `{ID}:1` has count `abc`, not a positive integer")));
+        assert!(matches!(&e, Error::NotALock { key, why } if key == "jobs"
+            && why == &format!("a hash whose field `{ID}:1` has count `abc`, not a positive integer")));
         // long or binary data is cut and escaped (one line)
         let long = format!("{}\r\n", "x".repeat(100));
         let p = field_problem(&long, "1").unwrap();

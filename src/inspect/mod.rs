@@ -43,7 +43,7 @@
 //! `<client id>:<owner id>` / `<client id>:<owner id>:<suffix>` (suffix `write`, or a transaction
 //! id) whose value is a positive integer hold count. The client id may be any text without `:`
 //! (Redisson's and this crate's are UUIDs); the count must be an integer as `HINCRBY` writes it.
-//! Any other hash is reported as [`Error::Protocol`] naming the first field that does not fit.
+//! Any other hash is reported as [`Error::NotALock`] naming the first field that does not fit.
 //!
 //! The reads of one [`inspect`] are sent as one `MULTI`/`EXEC` block (all keys share the lock's
 //! hash slot), so holders, TTL, queue and token are a consistent snapshot; the read-lock timeout
@@ -343,8 +343,8 @@ fn map_err(key: &str, e: redis::RedisError) -> Error {
 /// # Errors
 ///
 /// [`Error::WrongType`] when `key` (or one of the lock's helper keys) holds another Redis type;
-/// [`Error::Protocol`] when it is a hash that is not a lock (the message names the field and
-/// what is wrong with it, see the module docs) or the fencing token is not an integer;
+/// [`Error::NotALock`] when it is a hash that is not a lock (`why` names the field and what is
+/// wrong with it, see the module docs) or the fencing token is not an integer;
 /// [`Error::Redis`] for connection errors.
 ///
 /// # Examples
@@ -501,11 +501,12 @@ where
         })
         .collect();
     let token = match token {
-        Some(t) => Some(t.parse::<i64>().map_err(|_| {
-            Error::Protocol(format!(
-                "the fencing token `{token_key}` of `{key}` is `{}`, not an integer",
+        Some(t) => Some(t.parse::<i64>().map_err(|_| Error::NotALock {
+            key: key.to_owned(),
+            why: format!(
+                "its fencing token `{token_key}` is `{}`, not an integer",
                 shown(&t)
-            ))
+            ),
         })?),
         None => None,
     };

@@ -89,7 +89,7 @@ where
         match inspect(conn, &k).await {
             Ok(info) if info.is_locked() => out.push(info),
             // another type, or a hash (or token) that is not a lock's
-            Ok(_) | Err(Error::WrongType { .. } | Error::Protocol(_)) => {}
+            Ok(_) | Err(Error::WrongType { .. } | Error::NotALock { .. }) => {}
             Err(e) => return Err(e),
         }
     }
