@@ -54,7 +54,7 @@ pub struct ClientStats {
     pub queued_releases: usize,
     /// Lock keys that subscribed waiters wait on, in the batched check for locks deleted
     /// without an unlock message (one call per 1,000 keys per
-    /// [`poll_interval`](crate::Config::poll_interval)).
+    /// [`poll_interval`](crate::Config::with_poll_interval)).
     pub watched_keys: usize,
 }
 

@@ -24,7 +24,7 @@ use crate::name::NameMapper;
 /// ```
 /// use redisson_lock::{Config, PublishMode};
 /// // a cluster where Redisson 3.17 and 3.52 services share locks
-/// let config = Config::default().publish_mode(PublishMode::Both);
+/// let config = Config::default().with_publish_mode(PublishMode::Both);
 /// # let _ = config;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -50,7 +50,7 @@ pub enum PublishMode {
     /// use redisson_lock::{Client, Config, PublishMode};
     /// let client = Client::builder()
     ///     .cluster(["redis://10.0.0.1:7000/", "redis://10.0.0.2:7000/"])
-    ///     .config(Config::default().publish_mode(PublishMode::Both))
+    ///     .config(Config::default().with_publish_mode(PublishMode::Both))
     ///     .build()
     ///     .await?;
     /// # let _ = client; Ok(()) }
@@ -67,7 +67,7 @@ pub enum PublishMode {
 ///
 /// ```
 /// use redisson_lock::{Config, ReplicaSync};
-/// let config = Config::default().replica_sync(ReplicaSync::Required);
+/// let config = Config::default().with_replica_sync(ReplicaSync::Required);
 /// # let _ = config;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -113,8 +113,8 @@ pub enum ReplicaSync {
 ///
 /// ```
 /// use redisson_lock::{Config, LossDetection};
-/// let config = Config::default().loss_detection(LossDetection::Renewal);
-/// assert_eq!(config.get_loss_detection(), LossDetection::Renewal);
+/// let config = Config::default().with_loss_detection(LossDetection::Renewal);
+/// assert_eq!(config.loss_detection(), LossDetection::Renewal);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -140,9 +140,9 @@ pub enum LossDetection {
 /// use redisson_lock::{Config, NameMapper};
 ///
 /// let config = Config::default()
-///     .lock_watchdog_timeout(Duration::from_secs(10))
-///     .name_mapper(NameMapper::prefix("billing:"));
-/// assert_eq!(config.get_lock_watchdog_timeout(), Duration::from_secs(10));
+///     .with_lock_watchdog_timeout(Duration::from_secs(10))
+///     .with_name_mapper(NameMapper::prefix("billing:"));
+/// assert_eq!(config.lock_watchdog_timeout(), Duration::from_secs(10));
 /// ```
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -173,7 +173,7 @@ pub struct Config {
 /// both, with room for the scripts' sums (a write re-entry adds its lease to the TTL).
 pub const MAX_DURATION: Duration = Duration::from_millis(MAX_MS);
 pub(crate) const MAX_MS: u64 = 1_000_000_000_000;
-/// The most retries [`Config::retry_attempts`] accepts.
+/// The most retries [`Config::with_retry_attempts`] accepts.
 const MAX_RETRY_ATTEMPTS: u32 = 1_000;
 
 impl Default for Config {
@@ -203,50 +203,50 @@ impl Default for Config {
 impl Config {
     /// Redisson's `lockWatchdogTimeout` (default 30 s): the TTL of a lock taken without a lease.
     /// The watchdog renews such locks every `timeout / 3`.
-    pub fn lock_watchdog_timeout(mut self, timeout: Duration) -> Self {
+    pub fn with_lock_watchdog_timeout(mut self, timeout: Duration) -> Self {
         self.lock_watchdog_timeout = timeout;
         self
     }
 
     /// The configured watchdog timeout.
-    pub fn get_lock_watchdog_timeout(&self) -> Duration {
+    pub fn lock_watchdog_timeout(&self) -> Duration {
         self.lock_watchdog_timeout
     }
 
     /// Redisson's `lockWatchdogBatchSize` (default 100): at most this many locks per renewal call.
-    pub fn watchdog_batch_size(mut self, size: usize) -> Self {
+    pub fn with_watchdog_batch_size(mut self, size: usize) -> Self {
         self.watchdog_batch_size = size;
         self
     }
 
     /// Redisson's `subscriptionTimeout` (default 7.5 s): how long subscribing to an unlock
     /// channel may take before a waiter falls back to polling.
-    pub fn subscription_timeout(mut self, timeout: Duration) -> Self {
+    pub fn with_subscription_timeout(mut self, timeout: Duration) -> Self {
         self.subscription_timeout = timeout;
         self
     }
 
     /// Redisson's `NameMapper` (default: identity).
-    pub fn name_mapper(mut self, mapper: NameMapper) -> Self {
+    pub fn with_name_mapper(mut self, mapper: NameMapper) -> Self {
         self.name_mapper = mapper;
         self
     }
 
     /// Classic, sharded, both or automatic pub/sub (default [`PublishMode::Auto`]). The mode is
     /// resolved once, when the client is built, and used both to publish and to subscribe.
-    pub fn publish_mode(mut self, mode: PublishMode) -> Self {
+    pub fn with_publish_mode(mut self, mode: PublishMode) -> Self {
         self.publish_mode = mode;
         self
     }
 
     /// Redisson's `timeout` (default 3 s): the longest wait for one Redis reply.
-    pub fn command_timeout(mut self, timeout: Duration) -> Self {
+    pub fn with_command_timeout(mut self, timeout: Duration) -> Self {
         self.command_timeout = timeout;
         self
     }
 
     /// Redisson's `connectTimeout` (default 10 s).
-    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
         self
     }
@@ -261,10 +261,10 @@ impl Config {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let config = redisson_lock::Config::default().poll_interval(Duration::from_millis(500));
+    /// let config = redisson_lock::Config::default().with_poll_interval(Duration::from_millis(500));
     /// # let _ = config;
     /// ```
-    pub fn poll_interval(mut self, interval: Duration) -> Self {
+    pub fn with_poll_interval(mut self, interval: Duration) -> Self {
         self.poll_interval = interval;
         self
     }
@@ -275,17 +275,17 @@ impl Config {
     /// messages it sleeps, like Redisson's, until the holder's TTL runs out, but at most this
     /// long. So thousands of waiters on held locks cost almost nothing (10,000 waiters on
     /// watchdog holds: about one attempt per waiter every 25 s). A lost message costs at most
-    /// [`poll_interval`](Config::poll_interval) when the lock's key is gone (the batched
+    /// [`poll_interval`](Config::with_poll_interval) when the lock's key is gone (the batched
     /// existence check), or this long when the lock became free without its key going away
     /// (a read lock left behind by a writer that downgraded).
     ///
     /// ```
     /// use std::time::Duration;
     /// // re-try at least every 5 s even while subscribed
-    /// let config = redisson_lock::Config::default().subscribed_poll_interval(Duration::from_secs(5));
+    /// let config = redisson_lock::Config::default().with_subscribed_poll_interval(Duration::from_secs(5));
     /// # let _ = config;
     /// ```
-    pub fn subscribed_poll_interval(mut self, interval: Duration) -> Self {
+    pub fn with_subscribed_poll_interval(mut self, interval: Duration) -> Self {
         self.subscribed_poll_interval = interval;
         self
     }
@@ -304,7 +304,7 @@ impl Config {
     /// An acquisition whose reply was lost is never simply re-sent (it may have been applied):
     /// the client asks Redis whether it was, and either keeps that hold or makes sure it can
     /// never take effect, before it tries again.
-    pub fn retry_attempts(mut self, attempts: u32) -> Self {
+    pub fn with_retry_attempts(mut self, attempts: u32) -> Self {
         self.retry_attempts = attempts;
         self
     }
@@ -314,7 +314,7 @@ impl Config {
     /// its place in the queue; a waiter with a wait (`try_lock_for(w)`) uses `w`. A waiter that
     /// crashes blocks the ones behind it for at most this long (ours leave the queue when they
     /// stop waiting, also when cancelled).
-    pub fn fair_lock_wait_timeout(mut self, timeout: Duration) -> Self {
+    pub fn with_fair_lock_wait_timeout(mut self, timeout: Duration) -> Self {
         self.fair_lock_wait_timeout = timeout;
         self
     }
@@ -326,10 +326,10 @@ impl Config {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let config = redisson_lock::Config::default().sentinel_scan_interval(Duration::from_millis(500));
+    /// let config = redisson_lock::Config::default().with_sentinel_scan_interval(Duration::from_millis(500));
     /// # let _ = config;
     /// ```
-    pub fn sentinel_scan_interval(mut self, interval: Duration) -> Self {
+    pub fn with_sentinel_scan_interval(mut self, interval: Duration) -> Self {
         self.sentinel_scan_interval = interval;
         self
     }
@@ -338,10 +338,10 @@ impl Config {
     /// [`ReplicaSync::Auto`].
     ///
     /// ```
-    /// let config = redisson_lock::Config::default().replica_sync(redisson_lock::ReplicaSync::BestEffort);
+    /// let config = redisson_lock::Config::default().with_replica_sync(redisson_lock::ReplicaSync::BestEffort);
     /// # let _ = config;
     /// ```
-    pub fn replica_sync(mut self, mode: ReplicaSync) -> Self {
+    pub fn with_replica_sync(mut self, mode: ReplicaSync) -> Self {
         self.replica_sync = mode;
         self
     }
@@ -351,10 +351,10 @@ impl Config {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let config = redisson_lock::Config::default().replica_sync_timeout(Duration::from_millis(200));
+    /// let config = redisson_lock::Config::default().with_replica_sync_timeout(Duration::from_millis(200));
     /// # let _ = config;
     /// ```
-    pub fn replica_sync_timeout(mut self, timeout: Duration) -> Self {
+    pub fn with_replica_sync_timeout(mut self, timeout: Duration) -> Self {
         self.replica_sync_timeout = timeout;
         self
     }
@@ -363,10 +363,10 @@ impl Config {
     /// [`LossDetection::Tracking`], where the deployment allows it).
     ///
     /// ```
-    /// let config = redisson_lock::Config::default().loss_detection(redisson_lock::LossDetection::Renewal);
+    /// let config = redisson_lock::Config::default().with_loss_detection(redisson_lock::LossDetection::Renewal);
     /// # let _ = config;
     /// ```
-    pub fn loss_detection(mut self, mode: LossDetection) -> Self {
+    pub fn with_loss_detection(mut self, mode: LossDetection) -> Self {
         self.loss_detection = mode;
         self
     }
@@ -376,17 +376,17 @@ impl Config {
     /// README, "Metrics".
     ///
     /// ```
-    /// let config = redisson_lock::Config::default().metrics_lock_names(true);
+    /// let config = redisson_lock::Config::default().with_metrics_lock_names(true);
     /// # let _ = config;
     /// ```
-    pub fn metrics_lock_names(mut self, on: bool) -> Self {
+    pub fn with_metrics_lock_names(mut self, on: bool) -> Self {
         self.metrics_lock_names = on;
         self
     }
 
     /// Redisson's `retryInterval` (default 1.5 s): the pause before a retry. Each pause is
     /// drawn between half and all of it (jitter), and never runs past a caller's wait.
-    pub fn retry_interval(mut self, interval: Duration) -> Self {
+    pub fn with_retry_interval(mut self, interval: Duration) -> Self {
         self.retry_interval = interval;
         self
     }
@@ -519,15 +519,15 @@ pub(crate) fn millis(what: &str, d: Duration) -> Result<u64> {
     Ok(ms as u64)
 }
 
-/// The getters, Redisson's way (`getTimeout()` → `get_command_timeout()`): the name of the setter
-/// with `get_` in front (without it, a getter would clash with the consuming setter).
+/// The getters: each is named after its value (`command_timeout()`), its setter after the same
+/// value with `with_` in front (`with_command_timeout(d)`).
 macro_rules! getters {
-    ($($setter:ident / $getter:ident -> $ty:ty;)*) => {
+    ($($field:ident -> $ty:ty;)*) => {
         impl Config {
             $(
-                #[doc = concat!("The value [`", stringify!($setter), "`](Self::", stringify!($setter), ") set (or its default).")]
-                pub fn $getter(&self) -> $ty {
-                    self.$setter.clone()
+                #[doc = concat!("The value [`with_", stringify!($field), "`](Self::with_", stringify!($field), ") set (or its default).")]
+                pub fn $field(&self) -> $ty {
+                    self.$field.clone()
                 }
             )*
         }
@@ -535,22 +535,22 @@ macro_rules! getters {
 }
 
 getters! {
-    watchdog_batch_size / get_watchdog_batch_size -> usize;
-    subscription_timeout / get_subscription_timeout -> Duration;
-    name_mapper / get_name_mapper -> NameMapper;
-    publish_mode / get_publish_mode -> PublishMode;
-    command_timeout / get_command_timeout -> Duration;
-    connect_timeout / get_connect_timeout -> Duration;
-    poll_interval / get_poll_interval -> Duration;
-    subscribed_poll_interval / get_subscribed_poll_interval -> Duration;
-    retry_attempts / get_retry_attempts -> u32;
-    retry_interval / get_retry_interval -> Duration;
-    fair_lock_wait_timeout / get_fair_lock_wait_timeout -> Duration;
-    sentinel_scan_interval / get_sentinel_scan_interval -> Duration;
-    replica_sync / get_replica_sync -> ReplicaSync;
-    replica_sync_timeout / get_replica_sync_timeout -> Duration;
-    metrics_lock_names / get_metrics_lock_names -> bool;
-    loss_detection / get_loss_detection -> LossDetection;
+    watchdog_batch_size -> usize;
+    subscription_timeout -> Duration;
+    name_mapper -> NameMapper;
+    publish_mode -> PublishMode;
+    command_timeout -> Duration;
+    connect_timeout -> Duration;
+    poll_interval -> Duration;
+    subscribed_poll_interval -> Duration;
+    retry_attempts -> u32;
+    retry_interval -> Duration;
+    fair_lock_wait_timeout -> Duration;
+    sentinel_scan_interval -> Duration;
+    replica_sync -> ReplicaSync;
+    replica_sync_timeout -> Duration;
+    metrics_lock_names -> bool;
+    loss_detection -> LossDetection;
 }
 
 #[cfg(test)]
@@ -560,37 +560,37 @@ mod tests {
     fn every_setter_has_a_getter_that_reads_it_back() {
         let d = Duration::from_millis(1234);
         let c = Config::default()
-            .lock_watchdog_timeout(d)
-            .watchdog_batch_size(7)
-            .subscription_timeout(d)
-            .publish_mode(PublishMode::Sharded)
-            .command_timeout(d)
-            .connect_timeout(d)
-            .poll_interval(d)
-            .subscribed_poll_interval(d)
-            .retry_attempts(3)
-            .retry_interval(d)
-            .fair_lock_wait_timeout(d)
-            .sentinel_scan_interval(d)
-            .replica_sync(ReplicaSync::BestEffort)
-            .replica_sync_timeout(d)
-            .metrics_lock_names(true);
-        assert_eq!(c.get_lock_watchdog_timeout(), d);
-        assert_eq!(c.get_watchdog_batch_size(), 7);
-        assert_eq!(c.get_subscription_timeout(), d);
-        assert_eq!(c.get_publish_mode(), PublishMode::Sharded);
-        assert_eq!(c.get_command_timeout(), d);
-        assert_eq!(c.get_connect_timeout(), d);
-        assert_eq!(c.get_poll_interval(), d);
-        assert_eq!(c.get_subscribed_poll_interval(), d);
-        assert_eq!(c.get_retry_attempts(), 3);
-        assert_eq!(c.get_retry_interval(), d);
-        assert_eq!(c.get_fair_lock_wait_timeout(), d);
-        assert_eq!(c.get_sentinel_scan_interval(), d);
-        assert_eq!(c.get_replica_sync(), ReplicaSync::BestEffort);
-        assert_eq!(c.get_replica_sync_timeout(), d);
-        assert!(c.get_metrics_lock_names());
-        assert_eq!(c.get_name_mapper().map("a"), "a");
+            .with_lock_watchdog_timeout(d)
+            .with_watchdog_batch_size(7)
+            .with_subscription_timeout(d)
+            .with_publish_mode(PublishMode::Sharded)
+            .with_command_timeout(d)
+            .with_connect_timeout(d)
+            .with_poll_interval(d)
+            .with_subscribed_poll_interval(d)
+            .with_retry_attempts(3)
+            .with_retry_interval(d)
+            .with_fair_lock_wait_timeout(d)
+            .with_sentinel_scan_interval(d)
+            .with_replica_sync(ReplicaSync::BestEffort)
+            .with_replica_sync_timeout(d)
+            .with_metrics_lock_names(true);
+        assert_eq!(c.lock_watchdog_timeout(), d);
+        assert_eq!(c.watchdog_batch_size(), 7);
+        assert_eq!(c.subscription_timeout(), d);
+        assert_eq!(c.publish_mode(), PublishMode::Sharded);
+        assert_eq!(c.command_timeout(), d);
+        assert_eq!(c.connect_timeout(), d);
+        assert_eq!(c.poll_interval(), d);
+        assert_eq!(c.subscribed_poll_interval(), d);
+        assert_eq!(c.retry_attempts(), 3);
+        assert_eq!(c.retry_interval(), d);
+        assert_eq!(c.fair_lock_wait_timeout(), d);
+        assert_eq!(c.sentinel_scan_interval(), d);
+        assert_eq!(c.replica_sync(), ReplicaSync::BestEffort);
+        assert_eq!(c.replica_sync_timeout(), d);
+        assert!(c.metrics_lock_names());
+        assert_eq!(c.name_mapper().map("a"), "a");
     }
     use super::*;
 
@@ -607,10 +607,10 @@ mod tests {
     #[test]
     fn zero_durations_are_rejected() {
         assert!(Config::default()
-            .lock_watchdog_timeout(Duration::ZERO)
+            .with_lock_watchdog_timeout(Duration::ZERO)
             .validate()
             .is_err());
-        assert!(Config::default().watchdog_batch_size(0).validate().is_err());
+        assert!(Config::default().with_watchdog_batch_size(0).validate().is_err());
         assert!(millis("lease", Duration::from_micros(999)).is_err());
         assert_eq!(millis("lease", Duration::from_secs(2)).unwrap(), 2000);
     }
@@ -624,25 +624,28 @@ mod tests {
         ] {
             assert!(millis("lease", d).is_err(), "{d:?}");
             for c in [
-                Config::default().command_timeout(d),
-                Config::default().connect_timeout(d),
-                Config::default().lock_watchdog_timeout(d),
-                Config::default().subscription_timeout(d),
-                Config::default().poll_interval(d),
-                Config::default().subscribed_poll_interval(d),
-                Config::default().retry_interval(d),
-                Config::default().fair_lock_wait_timeout(d),
+                Config::default().with_command_timeout(d),
+                Config::default().with_connect_timeout(d),
+                Config::default().with_lock_watchdog_timeout(d),
+                Config::default().with_subscription_timeout(d),
+                Config::default().with_poll_interval(d),
+                Config::default().with_subscribed_poll_interval(d),
+                Config::default().with_retry_interval(d),
+                Config::default().with_fair_lock_wait_timeout(d),
             ] {
                 assert!(matches!(c.validate(), Err(Error::InvalidArgument(_))), "{c:?}");
             }
         }
         assert_eq!(millis("lease", MAX_DURATION).unwrap(), MAX_MS);
-        assert!(Config::default().retry_attempts(u32::MAX).validate().is_err());
+        assert!(Config::default()
+            .with_retry_attempts(u32::MAX)
+            .validate()
+            .is_err());
         // the largest accepted values never overflow the derived windows
         let big = Config::default()
-            .command_timeout(MAX_DURATION)
-            .retry_interval(MAX_DURATION)
-            .retry_attempts(MAX_RETRY_ATTEMPTS);
+            .with_command_timeout(MAX_DURATION)
+            .with_retry_interval(MAX_DURATION)
+            .with_retry_attempts(MAX_RETRY_ATTEMPTS);
         big.validate().unwrap();
         assert_eq!(big.retry_window_ms(), MAX_MS);
         assert!(big.trusted_for(MAX_DURATION) < MAX_DURATION);

@@ -46,7 +46,7 @@ impl Client {
     /// use std::time::Duration;
     /// let client = redisson_lock::Client::builder()
     ///     .url("redis://127.0.0.1/")
-    ///     .config(redisson_lock::Config::default().lock_watchdog_timeout(Duration::from_secs(10)))
+    ///     .config(redisson_lock::Config::default().with_lock_watchdog_timeout(Duration::from_secs(10)))
     ///     .build()
     ///     .await?;
     /// # let _ = client; Ok(()) }
@@ -71,7 +71,7 @@ enum Source {
 ///
 /// Reusing a connection the application already has; give the `redis::Client` too so waiters
 /// can subscribe to unlock messages (without it they poll every
-/// [`poll_interval`](Config::poll_interval)):
+/// [`poll_interval`](Config::with_poll_interval)):
 ///
 /// ```no_run
 /// # async fn demo() -> redisson_lock::Result<()> {
@@ -235,7 +235,7 @@ impl ClientBuilder {
     /// ```no_run
     /// # async fn demo() -> redisson_lock::Result<()> {
     /// use redisson_lock::{Client, Tls, TlsVerify};
-    /// let tls = Tls::new().truststore_file("ca.pem", None)?.verify(TlsVerify::CaOnly);
+    /// let tls = Tls::new().truststore_file("ca.pem", None)?.with_verify(TlsVerify::CaOnly);
     /// let client = Client::builder().url("rediss://10.0.0.7:6380/").tls(tls).build().await?;
     /// # let _ = client; Ok(()) }
     /// ```
@@ -333,7 +333,7 @@ impl ClientBuilder {
                     }
                     Some(tls) => {
                         let b = builder.certs(tls.certificates());
-                        match tls.get_verify() {
+                        match tls.verify() {
                             crate::TlsVerify::Strict => b,
                             crate::TlsVerify::CaOnly => b.danger_accept_invalid_hostnames(true),
                             _ => b.tls(redis::TlsMode::Insecure),

@@ -1,10 +1,10 @@
 //! The batched check behind cheap waiting: which locks that subscribed waiters wait on are gone.
 //!
 //! A waiter that listens on its lock's channel sleeps until the holder's TTL runs out (at most
-//! [`Config::subscribed_poll_interval`]), as Redisson's do, so waiting costs almost nothing.
+//! [`Config::with_subscribed_poll_interval`]), as Redisson's do, so waiting costs almost nothing.
 //! What that alone would miss is an unlock whose message never arrives: a raw `DEL`, a holder
 //! that does not publish, a message lost on its way. So while it sleeps, a waiter registers its
-//! lock's key here; once per [`Config::poll_interval`] one task per client asks Redis, in
+//! lock's key here; once per [`Config::with_poll_interval`] one task per client asks Redis, in
 //! batches of up to [`BATCH`] keys (one hash slot per call where the server enforces slots), which of them no longer exist
 //! (`lua/common/missing.lua`), and wakes the waiters of those (not on a channel that had an
 //! unlock message just before: that lock is being handed over). 10,000 waiters on held locks

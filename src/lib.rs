@@ -69,7 +69,7 @@
 //! never sends anything, so it cannot take away a later hold. A grant found after its caller
 //! gave up, or answered after the time its hold could be trusted, is released at once, whatever
 //! its deadline says. The attempt's record lives for the [settle window](Config::settle_window)
-//! (25.5 s by default). Connection errors are retried [`Config::retry_attempts`] times, then
+//! (25.5 s by default). Connection errors are retried [`Config::with_retry_attempts`] times, then
 //! returned: `lock()` does not wait forever for a Redis that is down.
 //!
 //! # Shutdown

@@ -20,7 +20,7 @@
 //! `non-reentrant fair`), or the synchronizer whose waits are counted as acquisitions and waiters:
 //! `latch` (a `wait` that returned: `acquired`, or `timeout`), `semaphore`, `expirable semaphore`.
 //! Lock names are unbounded, so they are **not** a label unless
-//! [`Config::metrics_lock_names`](crate::Config::metrics_lock_names) is set (then the per-lock
+//! [`Config::with_metrics_lock_names`](crate::Config::with_metrics_lock_names) is set (then the per-lock
 //! metrics also carry `name`).
 
 use std::time::Instant;

@@ -11,7 +11,7 @@
 //! * a connection error (refused, reset, timed out): the link asks the sentinels in the
 //!   background; the command's own error goes back to the caller, because it may or may not have
 //!   run (the lock core settles such ambiguous attempts itself);
-//! * a background check every [`Config::sentinel_scan_interval`](crate::Config::sentinel_scan_interval)
+//! * a background check every [`Config::with_sentinel_scan_interval`](crate::Config::with_sentinel_scan_interval)
 //!   (Redisson's `scanInterval`, 1 s), so even an idle client, and the pub/sub connection, which
 //!   sends no commands of its own, follow a failover.
 //!
@@ -353,7 +353,7 @@ fn master_client(spec: &SentinelSpec, client: redis::Client) -> Result<redis::Cl
             client.get_connection_info().addr(),
             redis::ConnectionAddr::TcpTls { .. }
         ) {
-            return tls.with_verify(client);
+            return tls.apply_verify(client);
         }
     }
     let _ = spec;

@@ -24,8 +24,8 @@ use crate::error::{Error, Result};
 ///
 /// ```
 /// use redisson_lock::{Tls, TlsVerify};
-/// let tls = Tls::new().verify(TlsVerify::CaOnly);
-/// assert_eq!(tls.get_verify(), TlsVerify::CaOnly);
+/// let tls = Tls::new().with_verify(TlsVerify::CaOnly);
+/// assert_eq!(tls.verify(), TlsVerify::CaOnly);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -180,7 +180,7 @@ impl Tls {
     ///
     /// ```
     /// let tls = redisson_lock::Tls::new();
-    /// assert_eq!(tls.get_verify(), redisson_lock::TlsVerify::Strict);
+    /// assert_eq!(tls.verify(), redisson_lock::TlsVerify::Strict);
     /// ```
     pub fn new() -> Tls {
         Tls::default()
@@ -334,10 +334,10 @@ impl Tls {
     /// How the server's certificate is checked.
     ///
     /// ```
-    /// let tls = redisson_lock::Tls::new().verify(redisson_lock::TlsVerify::None);
+    /// let tls = redisson_lock::Tls::new().with_verify(redisson_lock::TlsVerify::None);
     /// # let _ = tls;
     /// ```
-    pub fn verify(mut self, verify: TlsVerify) -> Tls {
+    pub fn with_verify(mut self, verify: TlsVerify) -> Tls {
         self.verify = verify;
         self
     }
@@ -345,9 +345,9 @@ impl Tls {
     /// The verification mode.
     ///
     /// ```
-    /// assert_eq!(redisson_lock::Tls::new().get_verify(), redisson_lock::TlsVerify::Strict);
+    /// assert_eq!(redisson_lock::Tls::new().verify(), redisson_lock::TlsVerify::Strict);
     /// ```
-    pub fn get_verify(&self) -> TlsVerify {
+    pub fn verify(&self) -> TlsVerify {
         self.verify
     }
 
@@ -402,11 +402,11 @@ impl Tls {
         }
         let client =
             redis::Client::build_with_tls(info, self.certificates()).map_err(|e| bad("certificates", e))?;
-        self.with_verify(client)
+        self.apply_verify(client)
     }
 
     /// `client` with this verification mode applied to its address.
-    pub(crate) fn with_verify(&self, client: redis::Client) -> Result<redis::Client> {
+    pub(crate) fn apply_verify(&self, client: redis::Client) -> Result<redis::Client> {
         if self.verify == TlsVerify::Strict {
             return Ok(client);
         }
@@ -473,7 +473,7 @@ mod tests {
             other => panic!("{other:?}"),
         };
         assert!(!insecure(Tls::new()));
-        assert!(!insecure(Tls::new().verify(TlsVerify::CaOnly)));
-        assert!(insecure(Tls::new().verify(TlsVerify::None)));
+        assert!(!insecure(Tls::new().with_verify(TlsVerify::CaOnly)));
+        assert!(insecure(Tls::new().with_verify(TlsVerify::None)));
     }
 }

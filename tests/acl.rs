@@ -141,10 +141,10 @@ async fn acl_log(admin: &mut redis::aio::MultiplexedConnection) -> Vec<String> {
 
 async fn user_client(s: &RedisServer) -> Result<Client, String> {
     let config = Config::default()
-        .lock_watchdog_timeout(WATCHDOG)
-        .poll_interval(POLL)
-        .retry_attempts(0)
-        .command_timeout(Duration::from_secs(5));
+        .with_lock_watchdog_timeout(WATCHDOG)
+        .with_poll_interval(POLL)
+        .with_retry_attempts(0)
+        .with_command_timeout(Duration::from_secs(5));
     Client::builder()
         .url(user_url(s))
         .config(config)

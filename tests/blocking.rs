@@ -189,7 +189,7 @@ async fn blocking_calls_from_async_code_panic_naming_the_fix() {
 #[test]
 fn a_blocking_multi_lock_keeps_every_members_client_running() {
     let servers: Vec<RedisServer> = (0..3).map(|_| RedisServer::start()).collect();
-    let config = redisson_lock::Config::default().lock_watchdog_timeout(Duration::from_secs(3));
+    let config = redisson_lock::Config::default().with_lock_watchdog_timeout(Duration::from_secs(3));
     let red = {
         let members: Vec<redisson_lock::blocking::Member> = servers
             .iter()

@@ -137,7 +137,7 @@ async fn cmd(c: &mut MultiplexedConnection, args: &[&str]) -> redis::Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_held_lock_survives_its_slot_migrating_to_another_master() {
     let cluster = Cluster::start(3, 0).await;
-    let config = Config::default().lock_watchdog_timeout(WATCHDOG);
+    let config = Config::default().with_lock_watchdog_timeout(WATCHDOG);
     let client = Client::builder()
         .cluster(cluster.urls())
         .config(config.clone())
@@ -146,7 +146,7 @@ async fn a_held_lock_survives_its_slot_migrating_to_another_master() {
         .unwrap();
     let waiter_client = Client::builder()
         .cluster(cluster.urls())
-        .config(config.poll_interval(QUIET_POLL))
+        .config(config.with_poll_interval(QUIET_POLL))
         .build()
         .await
         .unwrap();
@@ -384,7 +384,7 @@ async fn failover(cluster: &Cluster, replica_port: u16, slot: u16, force: bool) 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failover_keeps_replicated_holds_and_reports_the_lost_ones() {
     let cluster = Cluster::start(3, 1).await;
-    let config = Config::default().lock_watchdog_timeout(WATCHDOG);
+    let config = Config::default().with_lock_watchdog_timeout(WATCHDOG);
     let client = Client::builder()
         .cluster(cluster.urls())
         .config(config)

@@ -22,8 +22,8 @@ const WAKE: Duration = Duration::from_secs(5);
 
 fn config() -> Config {
     Config::default()
-        .command_timeout(Duration::from_secs(2))
-        .lock_watchdog_timeout(Duration::from_secs(3))
+        .with_command_timeout(Duration::from_secs(2))
+        .with_lock_watchdog_timeout(Duration::from_secs(3))
 }
 
 /// What a kind leaves in Redis once nothing is held: the fencing token counter (Redisson never
@@ -302,7 +302,7 @@ async fn waiting_costs_no_polling_while_subscribed() {
     init_tracing();
     let s = RedisServer::start();
     // the waiters' own calls (the holder's loss watch reads its hold when Redis reports a change)
-    let quiet = config().loss_detection(redisson_lock::LossDetection::Renewal);
+    let quiet = config().with_loss_detection(redisson_lock::LossDetection::Renewal);
     let a = s.client(quiet.clone()).await;
     let b = s.client(quiet).await;
     let mut raw = s.conn().await;
@@ -471,7 +471,7 @@ async fn a_run_dropped_while_its_body_waits_releases_the_lock() {
     let s = RedisServer::start();
     // a hold nobody releases outlives the rival's wait by far (nothing renews it, but its TTL
     // is the 30 s watchdog timeout): only the release of the dropped `run` lets the rival in
-    let cfg = || config().lock_watchdog_timeout(Duration::from_secs(30));
+    let cfg = || config().with_lock_watchdog_timeout(Duration::from_secs(30));
     let a = s.client(cfg()).await;
     let b = s.client(cfg()).await;
     let mut raw = s.conn().await;

@@ -70,9 +70,9 @@ async fn watchdog_sends_at_most_batch_size_keys_per_call() {
     let s = RedisServer::start();
     // renewal's own calls (with tracking, each renewal is also read again by the loss watch)
     let config = Config::default()
-        .lock_watchdog_timeout(Duration::from_millis(900))
-        .watchdog_batch_size(2)
-        .loss_detection(redisson_lock::LossDetection::Renewal);
+        .with_lock_watchdog_timeout(Duration::from_millis(900))
+        .with_watchdog_batch_size(2)
+        .with_loss_detection(redisson_lock::LossDetection::Renewal);
     let client = Client::builder()
         .url(s.url())
         .config(config)
@@ -113,7 +113,7 @@ async fn watchdog_sends_at_most_batch_size_keys_per_call() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cluster_with_sharded_pubsub_and_per_slot_renewal() {
     let cluster = Cluster::start(3, 0).await;
-    let config = Config::default().lock_watchdog_timeout(Duration::from_millis(900));
+    let config = Config::default().with_lock_watchdog_timeout(Duration::from_millis(900));
     let client = Client::builder()
         .cluster(cluster.urls())
         .config(config.clone())
@@ -187,7 +187,7 @@ async fn cluster_with_sharded_pubsub_and_per_slot_renewal() {
     // forcing classic pub/sub also works (both sides must agree, as with Redisson)
     let classic = Client::builder()
         .cluster(cluster.urls())
-        .config(Config::default().publish_mode(PublishMode::Classic))
+        .config(Config::default().with_publish_mode(PublishMode::Classic))
         .build()
         .await
         .unwrap();
@@ -301,7 +301,11 @@ async fn a_client_from_a_cluster_connection_subscribes_in_its_publish_mode() {
         let client = Client::builder()
             .connection(user_conn)
             .pubsub_client(redis::Client::open(urls[0].as_str()).unwrap())
-            .config(Config::default().publish_mode(mode).poll_interval(QUIET_POLL))
+            .config(
+                Config::default()
+                    .with_publish_mode(mode)
+                    .with_poll_interval(QUIET_POLL),
+            )
             .build()
             .await
             .unwrap();
@@ -350,8 +354,8 @@ async fn both_mode_publishes_and_listens_on_classic_and_sharded_channels() {
         return;
     }
     let config = Config::default()
-        .publish_mode(PublishMode::Both)
-        .poll_interval(QUIET_POLL);
+        .with_publish_mode(PublishMode::Both)
+        .with_poll_interval(QUIET_POLL);
     let client = Client::builder()
         .cluster(cluster.urls())
         .config(config.clone())

@@ -22,8 +22,8 @@ const SIGNAL: Duration = Duration::from_secs(2);
 
 fn config() -> Config {
     Config::default()
-        .lock_watchdog_timeout(Duration::from_secs(30))
-        .command_timeout(Duration::from_secs(1))
+        .with_lock_watchdog_timeout(Duration::from_secs(30))
+        .with_command_timeout(Duration::from_secs(1))
 }
 
 /// What an operator or another service does to a held lock's key.
@@ -154,7 +154,7 @@ async fn nothing_that_leaves_the_hold_in_place_is_reported() {
     init_tracing();
     let s = RedisServer::start();
     // renewals every 300 ms: several during the test, each a change of the key
-    let fast = config().lock_watchdog_timeout(Duration::from_millis(900));
+    let fast = config().with_lock_watchdog_timeout(Duration::from_millis(900));
     let c = s.client(fast.clone()).await;
     let other = s.client(fast).await;
     let mut raw = s.conn().await;
@@ -254,7 +254,7 @@ async fn after_renewals_every_key_is_tracked_again() {
         let s = RedisServer::start();
         // a renewal round every second
         let c = s
-            .client(config().lock_watchdog_timeout(Duration::from_secs(3)))
+            .client(config().with_lock_watchdog_timeout(Duration::from_secs(3)))
             .await;
         let mut raw = s.conn().await;
         let mut guards = Vec::new();
@@ -344,8 +344,8 @@ async fn with_renewal_only_a_deletion_waits_for_the_renewal() {
     let c = s
         .client(
             config()
-                .lock_watchdog_timeout(Duration::from_secs(3))
-                .loss_detection(LossDetection::Renewal),
+                .with_lock_watchdog_timeout(Duration::from_secs(3))
+                .with_loss_detection(LossDetection::Renewal),
         )
         .await;
     let mut raw = s.conn().await;

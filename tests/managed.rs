@@ -112,7 +112,7 @@ async fn every_kind_works_on_a_service_that_refuses_admin_commands_with_one_warn
         assert!(r.is_err(), "{cmd:?} is refused: {r:?}");
     }
 
-    let config = Config::default().lock_watchdog_timeout(Duration::from_secs(3));
+    let config = Config::default().with_lock_watchdog_timeout(Duration::from_secs(3));
     let c = Client::builder()
         .url(&url)
         .config(config.clone())
@@ -143,7 +143,7 @@ async fn every_kind_works_on_a_service_that_refuses_admin_commands_with_one_warn
     // replica confirmation needs INFO to count the replicas: refused, said once, locks work
     let confirming = Client::builder()
         .url(&url)
-        .config(Config::default().replica_sync(ReplicaSync::Required))
+        .config(Config::default().with_replica_sync(ReplicaSync::Required))
         .build()
         .await
         .unwrap();

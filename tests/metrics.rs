@@ -49,7 +49,7 @@ async fn the_exporter_serves_the_lock_metrics() {
         .expect("install the Prometheus exporter");
     let s = RedisServer::start();
     let client = s
-        .client(Config::default().lock_watchdog_timeout(Duration::from_millis(300)))
+        .client(Config::default().with_lock_watchdog_timeout(Duration::from_millis(300)))
         .await;
     let lock = client.lock("metrics:a").unwrap();
 
@@ -144,7 +144,7 @@ async fn the_exporter_serves_the_lock_metrics() {
     // lock names are not a label unless asked for
     assert!(m.keys().all(|k| !k.contains("name=")), "{m:#?}");
 
-    let named = s.client(Config::default().metrics_lock_names(true)).await;
+    let named = s.client(Config::default().with_metrics_lock_names(true)).await;
     named
         .fair_lock("metrics:named")
         .unwrap()

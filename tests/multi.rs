@@ -16,9 +16,9 @@ use redisson_lock::{Client, Config, Member, RMultiLock, Unlocked};
 
 fn fast() -> Config {
     Config::default()
-        .command_timeout(Duration::from_millis(300))
-        .retry_attempts(1)
-        .retry_interval(Duration::from_millis(50))
+        .with_command_timeout(Duration::from_millis(300))
+        .with_retry_attempts(1)
+        .with_retry_interval(Duration::from_millis(50))
 }
 
 /// testLockUnlock: every member is held for one owner while the guard lives, none after.

@@ -23,7 +23,7 @@ const WATCHDOG: Duration = Duration::from_secs(3);
 const WOKEN: Duration = Duration::from_secs(5);
 
 fn config() -> Config {
-    Config::default().lock_watchdog_timeout(WATCHDOG)
+    Config::default().with_lock_watchdog_timeout(WATCHDOG)
 }
 
 /// How many calls the server refused with `CROSSSLOT` (`INFO errorstats`, Redis 6.2+; `None`

@@ -120,7 +120,7 @@ impl Proxy {
 }
 
 fn config() -> Config {
-    Config::default().lock_watchdog_timeout(WATCHDOG)
+    Config::default().with_lock_watchdog_timeout(WATCHDOG)
 }
 
 /// Waiters that only an unlock message wakes within [`WOKEN`] (of holds with the default 30 s
@@ -128,8 +128,8 @@ fn config() -> Config {
 /// the subscribed fallback poll are 30 s apart.
 fn messages_only() -> Config {
     Config::default()
-        .poll_interval(Duration::from_secs(30))
-        .subscribed_poll_interval(Duration::from_secs(30))
+        .with_poll_interval(Duration::from_secs(30))
+        .with_subscribed_poll_interval(Duration::from_secs(30))
 }
 
 /// What the proxy answers to the commands the client sends, printed for the record (a test
@@ -210,7 +210,7 @@ async fn a_client_of_the_url_alone_connects() {
     }
     let c = Client::builder()
         .url(p.url.clone())
-        .config(Config::default().connect_timeout(Duration::from_secs(5)))
+        .config(Config::default().with_connect_timeout(Duration::from_secs(5)))
         .build()
         .await
         .expect("a client of the URL alone connects");

@@ -247,7 +247,7 @@ async fn short_waits_leave_no_subscription_behind() {
     assert!(server_channels(&mut raw).await.is_empty());
 
     // the hub still works: a waiter subscribes and is woken by the unlock message
-    let poll = Config::default().poll_interval(Duration::from_secs(10));
+    let poll = Config::default().with_poll_interval(Duration::from_secs(10));
     let woken = Client::builder().url(s.url()).config(poll).build().await.unwrap();
     let l = woken.lock(&names[0]).unwrap().with_owner(7);
     let w = tokio::spawn(async move {
@@ -285,8 +285,8 @@ async fn a_wait_does_not_overrun_behind_another_waiters_slow_subscribe() {
     // A command timeout far above the waits: waiting for the other SUBSCRIBE to time out
     // would show as a multi-second overrun.
     let cfg = Config::default()
-        .command_timeout(Duration::from_secs(3))
-        .poll_interval(Duration::from_millis(50));
+        .with_command_timeout(Duration::from_secs(3))
+        .with_poll_interval(Duration::from_millis(50));
     let client = client_via_proxy(&s, &proxy, cfg).await;
     let guard = holder.lock("slow").unwrap().with_owner(1).lock().await.unwrap();
     let other = holder.lock("slow-2").unwrap().with_owner(1).lock().await.unwrap();
@@ -349,8 +349,8 @@ async fn unhealthy_pubsub_backs_off_then_recovers() {
     let proxy = Proxy::start(s.port).await;
     let holder = Client::connect(&s.url()).await.unwrap();
     let cfg = Config::default()
-        .command_timeout(Duration::from_millis(300))
-        .poll_interval(Duration::from_secs(10));
+        .with_command_timeout(Duration::from_millis(300))
+        .with_poll_interval(Duration::from_secs(10));
     let client = client_via_proxy(&s, &proxy, cfg).await;
     let guard = holder.lock("sick").unwrap().with_owner(1).lock().await.unwrap();
     let lock = client.lock("sick").unwrap();

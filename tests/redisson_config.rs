@@ -51,10 +51,7 @@ async fn single_server_yaml_file_sets_login_database_and_watchdog() {
         ),
     );
     let client = Client::from_redisson_config(&path).await.unwrap();
-    assert_eq!(
-        client.config().get_lock_watchdog_timeout(),
-        Duration::from_secs(6)
-    );
+    assert_eq!(client.config().lock_watchdog_timeout(), Duration::from_secs(6));
     let guard = client.lock("rc:single").unwrap().lock().await.unwrap();
     // the lock is in database 3 with the watchdog's TTL from the file
     let ttl = pttl(&server, 3, "rc:single").await;
@@ -123,10 +120,7 @@ async fn sentinel_yaml_file_follows_the_sentinels() {
         ),
     );
     let parsed = RedissonConfig::from_path(&path).unwrap();
-    assert_eq!(
-        parsed.config().get_lock_watchdog_timeout(),
-        Duration::from_secs(9)
-    );
+    assert_eq!(parsed.config().lock_watchdog_timeout(), Duration::from_secs(9));
     let client = parsed.connect().await.unwrap();
     match client.connection() {
         Connection::Sentinel(s) => assert!(

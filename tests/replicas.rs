@@ -39,10 +39,10 @@ async fn client(master: &RedisServer, mode: ReplicaSync) -> Client {
     master
         .client(
             Config::default()
-                .replica_sync(mode)
-                .replica_sync_timeout(Duration::from_millis(300))
-                .retry_attempts(2)
-                .retry_interval(Duration::from_millis(100)),
+                .with_replica_sync(mode)
+                .with_replica_sync_timeout(Duration::from_millis(300))
+                .with_retry_attempts(2)
+                .with_retry_interval(Duration::from_millis(100)),
         )
         .await
 }
@@ -50,7 +50,7 @@ async fn client(master: &RedisServer, mode: ReplicaSync) -> Client {
 /// A client with Redisson's defaults (1 s `WAIT`, 4 retries): for healthy replicas on a machine
 /// that may be busy.
 async fn patient(master: &RedisServer, mode: ReplicaSync) -> Client {
-    master.client(Config::default().replica_sync(mode)).await
+    master.client(Config::default().with_replica_sync(mode)).await
 }
 
 /// How many `WAIT`s the server has run (`INFO commandstats`).
@@ -283,9 +283,9 @@ async fn cluster_waits_on_the_slots_own_master() {
         .cluster(nodes.iter().map(|n| n.url()))
         .config(
             Config::default()
-                .replica_sync_timeout(Duration::from_millis(300))
-                .retry_attempts(1)
-                .retry_interval(Duration::from_millis(100)),
+                .with_replica_sync_timeout(Duration::from_millis(300))
+                .with_retry_attempts(1)
+                .with_retry_interval(Duration::from_millis(100)),
         )
         .build()
         .await

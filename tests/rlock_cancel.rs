@@ -191,7 +191,7 @@ async fn run_releases_after_ok_error_and_panic() {
 async fn run_is_cancelled_with_lost_when_the_lock_goes_away() {
     let s = RedisServer::start();
     let client = s
-        .client(Config::default().lock_watchdog_timeout(Duration::from_millis(600)))
+        .client(Config::default().with_lock_watchdog_timeout(Duration::from_millis(600)))
         .await;
     let lock = client.lock("scoped-lost").unwrap();
     let other = Client::connect(&s.url()).await.unwrap();

@@ -21,7 +21,7 @@ async fn hgetall(c: &mut redis::aio::MultiplexedConnection, key: &str) -> Vec<(S
 async fn watchdog_keeps_a_lock_alive_and_stops_after_unlock() {
     let s = RedisServer::start();
     let wd = Duration::from_millis(900);
-    let client = s.client(Config::default().lock_watchdog_timeout(wd)).await;
+    let client = s.client(Config::default().with_lock_watchdog_timeout(wd)).await;
     let mut raw = s.conn().await;
     let lock = client.lock("wd").unwrap();
     let g = lock.lock().await.unwrap();
@@ -52,7 +52,7 @@ async fn watchdog_keeps_a_lock_alive_and_stops_after_unlock() {
 async fn force_unlock_by_another_client_reports_lost_and_stops_renewal() {
     let s = RedisServer::start();
     let client = s
-        .client(Config::default().lock_watchdog_timeout(Duration::from_millis(900)))
+        .client(Config::default().with_lock_watchdog_timeout(Duration::from_millis(900)))
         .await;
     let other = Client::connect(&s.url()).await.unwrap();
     let g = client.lock("lost").unwrap().lock().await.unwrap();
@@ -81,7 +81,7 @@ async fn dead_clients_lock_expires_within_the_watchdog_timeout() {
         let f = rt.block_on(async {
             let c = Client::builder()
                 .url(url)
-                .config(Config::default().lock_watchdog_timeout(Duration::from_millis(1500)))
+                .config(Config::default().with_lock_watchdog_timeout(Duration::from_millis(1500)))
                 .build()
                 .await
                 .unwrap();
@@ -118,9 +118,9 @@ async fn redis_restart_holder_learns_loss_waiters_acquire_scripts_reload() {
     init_tracing();
     let mut s = RedisServer::start();
     let config = Config::default()
-        .lock_watchdog_timeout(Duration::from_millis(900))
-        .command_timeout(Duration::from_millis(500))
-        .poll_interval(Duration::from_millis(200));
+        .with_lock_watchdog_timeout(Duration::from_millis(900))
+        .with_command_timeout(Duration::from_millis(500))
+        .with_poll_interval(Duration::from_millis(200));
     let holder = s.client(config.clone()).await;
     let waiter_client = s.client(config).await;
     let g = holder.lock("restart").unwrap().lock().await.unwrap();
@@ -233,7 +233,7 @@ async fn bad_input_gets_typed_errors_and_changes_nothing() {
     ));
     let bad = Client::builder()
         .url(s.url())
-        .config(Config::default().lock_watchdog_timeout(Duration::ZERO))
+        .config(Config::default().with_lock_watchdog_timeout(Duration::ZERO))
         .build()
         .await;
     assert!(matches!(bad, Err(Error::InvalidArgument(_))));
@@ -260,7 +260,7 @@ async fn bad_input_gets_typed_errors_and_changes_nothing() {
 async fn try_lock_returns_within_wait_while_redis_is_down() {
     let mut s = RedisServer::start();
     let client = s
-        .client(Config::default().command_timeout(Duration::from_millis(500)))
+        .client(Config::default().with_command_timeout(Duration::from_millis(500)))
         .await;
     let lock = client.lock("down").unwrap();
     s.kill();

@@ -15,7 +15,7 @@ use redisson_lock::{Client, Config};
 async fn name_mapper_prefixes_keys_and_channels() {
     let s = RedisServer::start();
     let client = s
-        .client(Config::default().name_mapper(redisson_lock::NameMapper::prefix("app:")))
+        .client(Config::default().with_name_mapper(redisson_lock::NameMapper::prefix("app:")))
         .await;
     let mut raw = s.conn().await;
     let lock = client.lock("x").unwrap();
@@ -34,7 +34,7 @@ async fn wrapped_connection_without_pubsub_polls() {
     let conn = redis_client.get_multiplexed_async_connection().await.unwrap();
     let client = Client::builder()
         .connection(conn)
-        .config(Config::default().poll_interval(Duration::from_millis(100)))
+        .config(Config::default().with_poll_interval(Duration::from_millis(100)))
         .build()
         .await
         .unwrap();
@@ -105,8 +105,8 @@ async fn a_release_without_message_costs_one_poll_interval_not_the_ttl() {
     let client = s
         .client(
             Config::default()
-                .poll_interval(Duration::from_millis(300))
-                .subscribed_poll_interval(Duration::from_secs(3600)),
+                .with_poll_interval(Duration::from_millis(300))
+                .with_subscribed_poll_interval(Duration::from_secs(3600)),
         )
         .await;
     let mut raw = s.conn().await;
@@ -151,7 +151,7 @@ async fn subscribed_waiters_cost_almost_nothing_while_they_wait() {
     // TTL (30 s, renewed) runs out; only the batched check of their keys runs, one call per
     // poll interval for all of them (it was one EVALSHA per waiter per poll interval).
     let s = RedisServer::start();
-    let config = Config::default().poll_interval(Duration::from_millis(200));
+    let config = Config::default().with_poll_interval(Duration::from_millis(200));
     let holder = s.client(config.clone()).await;
     let waiter = s.client(config).await;
     let mut raw = s.conn().await;
@@ -247,7 +247,7 @@ async fn a_waiter_joining_a_subscribed_channel_attempts_once_before_it_sleeps() 
     // so a refusal is not followed by a second attempt after subscribing (3 EVALSHA per
     // hand-over instead of 4).
     let s = RedisServer::start();
-    let config = Config::default().poll_interval(Duration::from_secs(30)); // no batched check in the window
+    let config = Config::default().with_poll_interval(Duration::from_secs(30)); // no batched check in the window
     let holder = s.client(config.clone()).await;
     let waiter = s.client(config).await;
     let mut raw = s.conn().await;
@@ -361,8 +361,8 @@ async fn an_unlock_published_while_pubsub_is_down_is_not_waited_out() {
     // disconnection makes the waiter re-try (and re-subscribe): it gets the lock at once.
     let s = RedisServer::start();
     let config = Config::default()
-        .poll_interval(Duration::from_secs(3600))
-        .subscribed_poll_interval(Duration::from_secs(3600));
+        .with_poll_interval(Duration::from_secs(3600))
+        .with_subscribed_poll_interval(Duration::from_secs(3600));
     let client = s.client(config).await;
     let mut raw = s.conn().await;
     let _: () = raw

@@ -453,7 +453,7 @@ async fn zombie_reader_of_a_dead_client_is_cleaned_up_so_a_writer_gets_in() {
         let f = rt.block_on(async {
             let c = Client::builder()
                 .url(url)
-                .config(Config::default().lock_watchdog_timeout(wd))
+                .config(Config::default().with_lock_watchdog_timeout(wd))
                 .build()
                 .await
                 .unwrap();
@@ -475,7 +475,7 @@ async fn zombie_reader_of_a_dead_client_is_cleaned_up_so_a_writer_gets_in() {
     .unwrap();
     let client = Client::builder()
         .url(s.url())
-        .config(Config::default().lock_watchdog_timeout(wd))
+        .config(Config::default().with_lock_watchdog_timeout(wd))
         .build()
         .await
         .unwrap();
@@ -512,7 +512,7 @@ async fn read_watchdog_renews_own_timeout_keys_and_the_hash() {
     let wd = Duration::from_millis(900);
     let client = Client::builder()
         .url(s.url())
-        .config(Config::default().lock_watchdog_timeout(wd))
+        .config(Config::default().with_lock_watchdog_timeout(wd))
         .build()
         .await
         .unwrap();
@@ -541,7 +541,7 @@ async fn write_watchdog_and_lost_signal() {
     let s = RedisServer::start();
     let client = Client::builder()
         .url(s.url())
-        .config(Config::default().lock_watchdog_timeout(Duration::from_millis(900)))
+        .config(Config::default().with_lock_watchdog_timeout(Duration::from_millis(900)))
         .build()
         .await
         .unwrap();

@@ -258,8 +258,8 @@ async fn ambiguous_acquire_counts_once(owner: Option<OwnerId>) {
     init_tracing();
     let s = RedisServer::start();
     let config = Config::default()
-        .command_timeout(Duration::from_millis(300))
-        .retry_interval(Duration::from_millis(100));
+        .with_command_timeout(Duration::from_millis(300))
+        .with_retry_interval(Duration::from_millis(100));
     let client = s.client(config).await;
     let mut raw = s.conn().await;
     let lock = client.lock("ambiguous").unwrap();
@@ -329,13 +329,13 @@ async fn absurd_durations_are_rejected_and_change_nothing() {
     g.unlock().await.unwrap();
 
     for bad in [
-        Config::default().command_timeout(Duration::MAX),
-        Config::default().connect_timeout(Duration::MAX),
-        Config::default().lock_watchdog_timeout(Duration::from_millis(u64::MAX)),
-        Config::default().poll_interval(Duration::MAX),
-        Config::default().subscription_timeout(Duration::MAX),
-        Config::default().retry_interval(Duration::MAX),
-        Config::default().command_timeout(Duration::ZERO),
+        Config::default().with_command_timeout(Duration::MAX),
+        Config::default().with_connect_timeout(Duration::MAX),
+        Config::default().with_lock_watchdog_timeout(Duration::from_millis(u64::MAX)),
+        Config::default().with_poll_interval(Duration::MAX),
+        Config::default().with_subscription_timeout(Duration::MAX),
+        Config::default().with_retry_interval(Duration::MAX),
+        Config::default().with_command_timeout(Duration::ZERO),
     ] {
         let built = Client::builder().url(s.url()).config(bad.clone()).build().await;
         assert!(matches!(built, Err(Error::InvalidArgument(_))), "{bad:?}");
@@ -347,7 +347,7 @@ async fn absurd_durations_are_rejected_and_change_nothing() {
 async fn one_bad_key_does_not_stop_renewal_of_the_others() {
     let s = RedisServer::start();
     let client = s
-        .client(Config::default().lock_watchdog_timeout(Duration::from_millis(600)))
+        .client(Config::default().with_lock_watchdog_timeout(Duration::from_millis(600)))
         .await;
     let mut raw = s.conn().await;
     let mut guards = Vec::new();
@@ -390,9 +390,9 @@ async fn one_bad_key_does_not_stop_renewal_of_the_others() {
 async fn lock_against_a_dead_redis_gives_up() {
     let mut s = RedisServer::start();
     let config = Config::default()
-        .command_timeout(Duration::from_millis(200))
-        .retry_attempts(2)
-        .retry_interval(Duration::from_millis(100));
+        .with_command_timeout(Duration::from_millis(200))
+        .with_retry_attempts(2)
+        .with_retry_interval(Duration::from_millis(100));
     let client = s.client(config).await;
     let lock = client.lock("down").unwrap();
     s.kill();
@@ -640,7 +640,7 @@ async fn an_expired_lease_leaves_no_record_behind() {
     let s = RedisServer::start();
     // a long watchdog period: its sweep must not be what cleans up here
     let client = s
-        .client(Config::default().lock_watchdog_timeout(Duration::from_secs(60)))
+        .client(Config::default().with_lock_watchdog_timeout(Duration::from_secs(60)))
         .await;
     for noticed_first in [true, false] {
         let name = format!("expiring-{noticed_first}");
@@ -677,7 +677,7 @@ async fn an_expired_lease_leaves_no_record_behind() {
 async fn the_watchdog_sweeps_records_of_ended_holds() {
     let s = RedisServer::start();
     let client = s
-        .client(Config::default().lock_watchdog_timeout(Duration::from_millis(900)))
+        .client(Config::default().with_lock_watchdog_timeout(Duration::from_millis(900)))
         .await;
     let g = client
         .lock("swept")
@@ -703,8 +703,8 @@ async fn a_second_acquire_of_one_owner_waits_for_the_turn_only_within_its_budget
     init_tracing();
     let s = RedisServer::start();
     let config = Config::default()
-        .command_timeout(Duration::from_millis(300))
-        .retry_interval(Duration::from_millis(100));
+        .with_command_timeout(Duration::from_millis(300))
+        .with_retry_interval(Duration::from_millis(100));
     let client = s.client(config).await;
     let mut raw = s.conn().await;
     let lock = client.lock("one-owner-turn").unwrap().with_owner(7);

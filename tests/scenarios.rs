@@ -122,7 +122,7 @@ fn holder_process() {
             .try_init();
     }
     rt.block_on(async move {
-        let config = Config::default().lock_watchdog_timeout(Duration::from_millis(wd));
+        let config = Config::default().with_lock_watchdog_timeout(Duration::from_millis(wd));
         let client = Client::builder().url(url).config(config).build().await.unwrap();
         let mut guard = Some(client.lock(&lock).unwrap().lock().await.unwrap());
         println!("@@ HELD {}", guard.as_ref().unwrap().field());
@@ -160,7 +160,7 @@ async fn f1_a_holder_paused_longer_than_its_lease() {
     let s = RedisServer::start();
     let wd = Duration::from_millis(1_500);
     let (mut holder, field) = Holder::start(&s.url(), "f1", wd);
-    let client = s.client(Config::default().lock_watchdog_timeout(wd)).await;
+    let client = s.client(Config::default().with_lock_watchdog_timeout(wd)).await;
     let mut raw = s.conn().await;
     let lock = client.lock("f1").unwrap();
     assert!(lock.try_lock().await.unwrap().is_none(), "the holder holds it");
@@ -244,7 +244,7 @@ async fn f2_a_holder_paused_shorter_than_its_lease_keeps_it() {
 async fn f4_restart_with_aof_restores_holds() {
     let mut s = RedisServer::start_with(&["--appendonly", "yes", "--appendfsync", "always"]);
     let wd = Duration::from_millis(1_500);
-    let client = s.client(Config::default().lock_watchdog_timeout(wd)).await;
+    let client = s.client(Config::default().with_lock_watchdog_timeout(wd)).await;
     let kept = client.lock("f4:kept").unwrap().lock().await.unwrap();
     let gone = client.lock("f4:gone").unwrap().lock().await.unwrap();
     assert_eq!(gone.unlock().await.unwrap(), Unlocked::Released);
@@ -274,8 +274,8 @@ async fn f4_restart_with_aof_restores_holds() {
 async fn f6_an_unlock_retried_after_a_timeout_releases_once() {
     let s = RedisServer::start();
     let config = Config::default()
-        .command_timeout(Duration::from_millis(300))
-        .retry_interval(Duration::from_millis(100));
+        .with_command_timeout(Duration::from_millis(300))
+        .with_retry_interval(Duration::from_millis(100));
     let client = s.client(config).await;
     let mut raw = s.conn().await;
     let outer = client.lock("f6").unwrap().lock().await.unwrap();
@@ -308,8 +308,8 @@ async fn f14_a_paused_redis_turns_into_a_reported_loss_and_bounded_waits() {
     let s = RedisServer::start();
     let wd = Duration::from_millis(1_500);
     let config = Config::default()
-        .lock_watchdog_timeout(wd)
-        .command_timeout(Duration::from_millis(300));
+        .with_lock_watchdog_timeout(wd)
+        .with_command_timeout(Duration::from_millis(300));
     let client = s.client(config).await;
     let g = client.lock("f14").unwrap().lock().await.unwrap();
     let other = client.lock("f14").unwrap();
@@ -465,7 +465,7 @@ async fn f16_many_locks_with_a_waiter_each() {
 async fn f23_an_evicted_lock_is_reported_lost() {
     let s = RedisServer::start();
     let wd = Duration::from_millis(1_500);
-    let client = s.client(Config::default().lock_watchdog_timeout(wd)).await;
+    let client = s.client(Config::default().with_lock_watchdog_timeout(wd)).await;
     let mut raw = s.conn().await;
     let g = client.lock("f23").unwrap().lock().await.unwrap();
     let used: String = redis::cmd("INFO")

@@ -24,16 +24,16 @@ const CT: Duration = Duration::from_millis(500);
 
 fn config() -> Config {
     Config::default()
-        .command_timeout(CT)
-        .retry_interval(Duration::from_millis(100))
+        .with_command_timeout(CT)
+        .with_retry_interval(Duration::from_millis(100))
 }
 
 /// A 3 s watchdog (a grant is trusted for 2.5 s after it was sent), settled for 5 s (the retry
 /// window): a 3 s pause makes every grant late, and its settling still sees the end of it.
 fn late_config() -> Config {
     config()
-        .lock_watchdog_timeout(Duration::from_secs(3))
-        .retry_interval(Duration::from_millis(500))
+        .with_lock_watchdog_timeout(Duration::from_secs(3))
+        .with_retry_interval(Duration::from_millis(500))
 }
 
 /// How long an acquire attempt's record may live: the retry window plus one command timeout
@@ -318,7 +318,7 @@ async fn try_lock_for_of_every_kind_returns_within_wait_plus_one_command_timeout
     init_tracing();
     let s = RedisServer::start();
     let ct = Duration::from_secs(1);
-    let config = config().command_timeout(ct);
+    let config = config().with_command_timeout(ct);
     let holder = s.client(config.clone()).await;
     let a = s.client(config).await;
     let mut raw = patient_conn(&s).await;
@@ -461,7 +461,7 @@ fn acquire_records_live_no_longer_than_settling_needs() {
 async fn shutdown_against_a_stopped_redis_returns_in_time_and_names_what_it_left() {
     init_tracing();
     let s = RedisServer::start();
-    let config = config().lock_watchdog_timeout(Duration::from_secs(3));
+    let config = config().with_lock_watchdog_timeout(Duration::from_secs(3));
     let bound = settle_window(&config).max(Duration::from_secs(3));
     let a = s.client(config).await;
     let mut guards = Vec::new();

@@ -177,9 +177,9 @@ async fn concurrency_no_lost_update() {
 async fn a_dead_redis_is_an_error() {
     let mut s = RedisServer::start();
     let config = Config::default()
-        .command_timeout(Duration::from_millis(200))
-        .retry_attempts(1)
-        .retry_interval(Duration::from_millis(50));
+        .with_command_timeout(Duration::from_millis(200))
+        .with_retry_attempts(1)
+        .with_retry_interval(Duration::from_millis(50));
     let client = s.client(config).await;
     let lock = client.spin_lock("dead").unwrap();
     s.kill();
@@ -247,7 +247,7 @@ async fn a_gone_clients_lock_expires_within_the_watchdog_timeout() {
     let wd = Duration::from_millis(900);
     let mut raw = s.conn().await;
     {
-        let client = s.client(Config::default().lock_watchdog_timeout(wd)).await;
+        let client = s.client(Config::default().with_lock_watchdog_timeout(wd)).await;
         client.spin_lock("gone").unwrap().lock().await.unwrap().forget();
         // the client (and its watchdog) goes away without releasing
     }

@@ -16,9 +16,9 @@ const CT: Duration = Duration::from_millis(300);
 
 fn config() -> Config {
     Config::default()
-        .command_timeout(CT)
-        .retry_attempts(0)
-        .retry_interval(Duration::from_millis(50))
+        .with_command_timeout(CT)
+        .with_retry_attempts(0)
+        .with_retry_interval(Duration::from_millis(50))
 }
 
 /// `what` failed with `Error::CommandTimeout` of the client's command timeout (or of a longer

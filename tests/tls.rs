@@ -22,9 +22,9 @@ fn rediss(port: u16) -> String {
 /// deleted locks and polling wait a minute), so a quick wake-up proves pub/sub over TLS.
 fn quick() -> Config {
     Config::default()
-        .connect_timeout(Duration::from_secs(3))
-        .command_timeout(Duration::from_secs(2))
-        .poll_interval(Duration::from_secs(60))
+        .with_connect_timeout(Duration::from_secs(3))
+        .with_command_timeout(Duration::from_secs(2))
+        .with_poll_interval(Duration::from_secs(60))
 }
 
 async fn connect(url: &str, tls: Tls) -> redisson_lock::Result<Client> {
@@ -85,7 +85,7 @@ async fn strict_checks_the_host_name_and_ca_only_does_not() {
         strict.is_err(),
         "a certificate for other.example must not pass for 127.0.0.1"
     );
-    let ca_only = connect(&rediss(port), ca_tls(&pki).verify(TlsVerify::CaOnly))
+    let ca_only = connect(&rediss(port), ca_tls(&pki).with_verify(TlsVerify::CaOnly))
         .await
         .expect("CA_ONLY: the chain is trusted, the name is not checked");
     let g = ca_only.lock("tls:ca-only").unwrap().lock().await.unwrap();
@@ -97,12 +97,12 @@ async fn an_unknown_ca_passes_only_without_verification() {
     let pki = Pki::new();
     let (_s, port) = pki.start_server(&pki.foreign, "no");
     for verify in [TlsVerify::Strict, TlsVerify::CaOnly] {
-        let r = connect(&rediss(port), ca_tls(&pki).verify(verify)).await;
+        let r = connect(&rediss(port), ca_tls(&pki).with_verify(verify)).await;
         assert!(r.is_err(), "{verify:?} accepted a certificate of an unknown CA");
     }
     // the system's roots do not know the test CA either
     assert!(connect(&rediss(port), Tls::new()).await.is_err());
-    let none = connect(&rediss(port), Tls::new().verify(TlsVerify::None))
+    let none = connect(&rediss(port), Tls::new().with_verify(TlsVerify::None))
         .await
         .expect("NONE accepts any certificate");
     let g = none.lock("tls:none").unwrap().lock().await.unwrap();
@@ -184,7 +184,7 @@ async fn redisson_files_with_ssl_keys_connect() {
         std::fs::write(&path, &text).unwrap();
         let parsed = RedissonConfig::from_path(&path).unwrap_or_else(|e| panic!("{label}: {e}"));
         let tls = parsed.tls().expect("rediss:// with ssl keys");
-        assert_eq!(tls.get_verify(), TlsVerify::CaOnly, "{label}");
+        assert_eq!(tls.verify(), TlsVerify::CaOnly, "{label}");
         assert!(tls.has_client_identity(), "{label}");
         let c = parsed.connect().await.unwrap_or_else(|e| panic!("{label}: {e}"));
         let g = c.lock("tls:from-file").unwrap().lock().await.unwrap();

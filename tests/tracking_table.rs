@@ -20,7 +20,7 @@ const WINDOW: Duration = Duration::from_secs(10);
 
 fn config() -> Config {
     // leased holds (no renewal): every HEXISTS counted is the loss watch's
-    Config::default().command_timeout(Duration::from_secs(2))
+    Config::default().with_command_timeout(Duration::from_secs(2))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

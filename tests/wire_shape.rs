@@ -239,8 +239,8 @@ async fn every_kind_sends_its_scripts_keys_and_arguments_in_order() {
     let c = s
         .client(
             Config::default()
-                .lock_watchdog_timeout(Duration::from_secs(60))
-                .loss_detection(LossDetection::Renewal),
+                .with_lock_watchdog_timeout(Duration::from_secs(60))
+                .with_loss_detection(LossDetection::Renewal),
         )
         .await;
     let mut raw = s.conn().await;
@@ -281,7 +281,7 @@ async fn the_loss_watch_reads_each_hold_by_its_key_and_field() {
     init_tracing();
     let s = RedisServer::start();
     let c = s
-        .client(Config::default().lock_watchdog_timeout(Duration::from_secs(60)))
+        .client(Config::default().with_lock_watchdog_timeout(Duration::from_secs(60)))
         .await;
     let mut raw = s.conn().await;
     log_every_command(&mut raw).await;
@@ -321,7 +321,7 @@ async fn the_loss_watch_reads_each_hold_by_its_key_and_field() {
 async fn a_fair_waiter_gives_up_with_its_field_and_budget() {
     init_tracing();
     let s = RedisServer::start();
-    let quiet = Config::default().loss_detection(LossDetection::Renewal);
+    let quiet = Config::default().with_loss_detection(LossDetection::Renewal);
     let a = s.client(quiet.clone()).await;
     let b = s.client(quiet).await;
     let mut raw = s.conn().await;

@@ -146,8 +146,8 @@ pub(crate) async fn hold(client: &Client, out: &Out, args: HoldArgs) -> Result<O
                 Some(l) => format!("lease {}, no watchdog", fmt_ms(l.as_millis() as u64)),
                 None => format!(
                     "watchdog: TTL {} renewed every {}",
-                    fmt_ms(client.config().get_lock_watchdog_timeout().as_millis() as u64),
-                    fmt_ms(client.config().get_lock_watchdog_timeout().as_millis() as u64 / 3)
+                    fmt_ms(client.config().lock_watchdog_timeout().as_millis() as u64),
+                    fmt_ms(client.config().lock_watchdog_timeout().as_millis() as u64 / 3)
                 ),
             };
             let until = match args.hold_for {

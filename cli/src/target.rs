@@ -360,7 +360,7 @@ impl Target {
             (None, None) => {}
         }
         if o.tls_insecure {
-            lib = lib.verify(TlsVerify::None);
+            lib = lib.with_verify(TlsVerify::None);
         }
         Ok(Some(CliTls {
             lib,
@@ -461,7 +461,7 @@ impl Target {
 
     /// Connects a lock client, and says what it is connected to.
     pub(crate) async fn connect(&self) -> Result<Session, Failure> {
-        let config = Config::default().connect_timeout(TIMEOUT);
+        let config = Config::default().with_connect_timeout(TIMEOUT);
         match &self.endpoint {
             Endpoint::Url { url, info } => {
                 let topology = self.probe(info, url).await?;

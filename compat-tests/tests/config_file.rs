@@ -64,7 +64,7 @@ async fn both_sides_share(jar: &Path, file: &Path, label: &str) {
         .unwrap_or_else(|e| panic!("{label}: Redisson from {}: {e}", file.display()));
     let rust: Client = RedissonConfig::from_path(file).unwrap().connect().await.unwrap();
     assert_eq!(
-        rust.config().get_lock_watchdog_timeout().as_millis() as i64,
+        rust.config().lock_watchdog_timeout().as_millis() as i64,
         WATCHDOG_MS
     );
     let limit = Duration::from_secs(10);

@@ -107,7 +107,7 @@ async fn java_and_rust_contend_across_a_sentinel_failover() {
         "Java's System.nanoTime() is not CLOCK_MONOTONIC here ({before} <= {jn} <= {after})"
     );
     let rust = t
-        .client(Config::default().sentinel_scan_interval(Duration::from_millis(200)))
+        .client(Config::default().with_sentinel_scan_interval(Duration::from_millis(200)))
         .await;
 
     let started = mono_ns();

@@ -177,7 +177,7 @@ impl Client {
     ///
     /// ```no_run
     /// use std::time::Duration;
-    /// let config = redisson_lock::Config::default().lock_watchdog_timeout(Duration::from_secs(10));
+    /// let config = redisson_lock::Config::default().with_lock_watchdog_timeout(Duration::from_secs(10));
     /// let client = redisson_lock::blocking::Client::connect_with("redis://127.0.0.1/", config)?;
     /// # Ok::<_, redisson_lock::Error>(())
     /// ```

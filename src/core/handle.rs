@@ -108,8 +108,8 @@ impl<K: AcquireKind> Lock<K> {
     /// Waiting: the waiter listens on the lock's channel (one subscription shared by all local
     /// waiters) and re-tries on every unlock message and when the holder's TTL runs out (a spin
     /// lock polls with its back-off instead; a fair lock queues the waiter). A connection error
-    /// or timeout is retried after [`Config::retry_interval`](crate::Config::retry_interval), at
-    /// most [`Config::retry_attempts`](crate::Config::retry_attempts) times in a row; then the
+    /// or timeout is retried after [`Config::with_retry_interval`](crate::Config::with_retry_interval), at
+    /// most [`Config::with_retry_attempts`](crate::Config::with_retry_attempts) times in a row; then the
     /// error is returned. An attempt whose reply was lost is settled with Redis, never re-sent.
     ///
     /// # Cancel safety
@@ -190,7 +190,7 @@ impl<K: AcquireKind> Lock<K> {
     ///
     /// Returns within `wait` plus one command timeout, also while Redis is slow or unreachable
     /// (then with the last connection error instead of `Ok(None)`, possibly earlier, once
-    /// [`Config::retry_attempts`](crate::Config::retry_attempts) attempts in a row failed). A
+    /// [`Config::with_retry_attempts`](crate::Config::with_retry_attempts) attempts in a row failed). A
     /// fair waiter that gives up leaves the queue within that bound, or in the background when
     /// Redis is too slow for it.
     ///

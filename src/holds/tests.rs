@@ -25,8 +25,8 @@ pub(super) static DUMMY: Dummy = Dummy;
 pub(super) fn holds() -> Arc<Holds> {
     Arc::new(Holds::new(
         &Config::default()
-            .lock_watchdog_timeout(Duration::from_secs(30))
-            .command_timeout(Duration::from_secs(1)),
+            .with_lock_watchdog_timeout(Duration::from_secs(30))
+            .with_command_timeout(Duration::from_secs(1)),
     ))
 }
 

@@ -104,7 +104,7 @@ impl<const NON_REENTRANT: bool> Kind for FairKind<NON_REENTRANT> {
     }
 
     /// A waiter's place in the queue lasts the caller's wait, or Redisson's `fairLockWaitTimeout`
-    /// ([`Config::fair_lock_wait_timeout`](crate::Config::fair_lock_wait_timeout)) when it waits
+    /// ([`Config::with_fair_lock_wait_timeout`](crate::Config::with_fair_lock_wait_timeout)) when it waits
     /// without a limit or tries once.
     fn wait_budget(&self, wait: Option<std::time::Duration>, config: &crate::config::Config) -> u64 {
         match wait {

@@ -7,7 +7,7 @@
 //! use redisson_lock::{Client, RedissonConfig};
 //!
 //! let parsed = RedissonConfig::from_path("redisson.yaml")?;
-//! println!("watchdog: {:?}", parsed.config().get_lock_watchdog_timeout());
+//! println!("watchdog: {:?}", parsed.config().lock_watchdog_timeout());
 //! let client = parsed.connect().await?; // or Client::from_redisson_config("redisson.yaml")
 //! # let _ = (client, Client::builder()); Ok(()) }
 //! ```
@@ -30,11 +30,11 @@
 //! | Redisson key | here |
 //! |---|---|
 //! | **top level** | |
-//! | `lockWatchdogTimeout` | honoured: [`Config::lock_watchdog_timeout`] |
-//! | `lockWatchdogBatchSize` | honoured: [`Config::watchdog_batch_size`] |
-//! | `fairLockWaitTimeout` | honoured: [`Config::fair_lock_wait_timeout`] |
+//! | `lockWatchdogTimeout` | honoured: [`Config::with_lock_watchdog_timeout`] |
+//! | `lockWatchdogBatchSize` | honoured: [`Config::with_watchdog_batch_size`] |
+//! | `fairLockWaitTimeout` | honoured: [`Config::with_fair_lock_wait_timeout`] |
 //! | `checkLockSyncedSlaves` | honoured as Redisson applies it: single server → [`ReplicaSync::Off`](crate::ReplicaSync::Off) (Redisson never sends `WAIT` there); cluster, sentinel and master/slave → `true` (default) [`ReplicaSync::Required`](crate::ReplicaSync::Required), `false` [`ReplicaSync::BestEffort`](crate::ReplicaSync::BestEffort) (Redisson still sends `WAIT` but keeps the result) |
-//! | `slavesSyncTimeout` | honoured: [`Config::replica_sync_timeout`] |
+//! | `slavesSyncTimeout` | honoured: [`Config::with_replica_sync_timeout`] |
 //! | `nameMapper` | `org.redisson.config.DefaultNameMapper` (or absent): identity. Any other class: **refused**, unless registered with [`RedissonConfigLoader::name_mapper_class`] (Redisson has no built-in prefix mapper; a custom Java class cannot run here) |
 //! | `username`, `password` | honoured (the server section's own, deprecated, `username`/`password` win, as in Redisson) |
 //! | `commandMapper`, `credentialsResolver` | default class or absent: fine; any other class: **refused** (renamed commands / computed credentials cannot be reproduced) |
@@ -48,9 +48,9 @@
 //! | `ssl*` placement | Redisson 4.x reads them at the top level, 3.x in the server section; both are read, the top level wins (and its `STRICT` default gives way to a section's other mode), as 4.x merges them. For a sentinel set, TLS is used for the `rediss://` sentinels and for the master when the last sentinel address is `rediss://`, as in Redisson. With plain `redis://` addresses the `ssl*` keys are ignored, as in Redisson |
 //! | `codec` | ignored (locks do not use a codec; only Redisson's FasterMultiLock would) |
 //! | `threads`, `nettyThreads`, `transportMode`, `executor`, `eventLoopGroup`, `nettyHook`, `referenceEnabled`, `keepPubSubOrder`, `useScriptCache`, `minCleanUpDelay`, `maxCleanUpDelay`, `cleanUpKeysAmount`, `reliableTopicWatchdogTimeout`, `useThreadClassLoader`, `addressResolverGroupFactory`, `lazyInitialization`, `protocol`, `valkeyCapabilities`, `connectionListener`, `tcp*`, anything else | ignored (logged with `tracing::debug!`; a server-section key within two letters of one read here, such as `adress`, is logged with `tracing::warn!` naming it, and named in the error when the key it meant is missing) |
-//! | **`singleServerConfig`** | `address` (required), `database`, `username`, `password` → the connection; `timeout` → [`Config::command_timeout`]; `connectTimeout` → [`Config::connect_timeout`]; `retryAttempts` → [`Config::retry_attempts`]; `retryInterval` (3.x) and `retryDelay` (3.48+: `ConstantDelay` `delay`, or the jitter delays' `maxDelay`; wins over `retryInterval`) → [`Config::retry_interval`]; `subscriptionTimeout` → [`Config::subscription_timeout`]; pool sizes, `clientName`, `idleConnectionTimeout`, `pingConnectionInterval`, `subscriptionsPerConnection`, `reconnectionDelay`, `dnsMonitoring*`, ... ignored; `ssl*` as at the top level (Redisson 3.x spelling) |
+//! | **`singleServerConfig`** | `address` (required), `database`, `username`, `password` → the connection; `timeout` → [`Config::with_command_timeout`]; `connectTimeout` → [`Config::with_connect_timeout`]; `retryAttempts` → [`Config::with_retry_attempts`]; `retryInterval` (3.x) and `retryDelay` (3.48+: `ConstantDelay` `delay`, or the jitter delays' `maxDelay`; wins over `retryInterval`) → [`Config::with_retry_interval`]; `subscriptionTimeout` → [`Config::with_subscription_timeout`]; pool sizes, `clientName`, `idleConnectionTimeout`, `pingConnectionInterval`, `subscriptionsPerConnection`, `reconnectionDelay`, `dnsMonitoring*`, ... ignored; `ssl*` as at the top level (Redisson 3.x spelling) |
 //! | **`clusterServersConfig`** | `nodeAddresses` (required) → [`ClientBuilder::cluster`]; `shardedSubscriptionMode` `AUTO`/`ON`/`OFF` → [`PublishMode::Auto`](crate::PublishMode::Auto)/[`Sharded`](crate::PublishMode::Sharded)/[`Classic`](crate::PublishMode::Classic); `database` other than 0 **refused**; `natMapper` other than `DefaultNatMapper` **refused**; the timeouts and retries as above; `scanInterval`, `readMode`, `subscriptionMode`, `checkSlotsCoverage`, pool sizes, ... ignored |
-//! | **`sentinelServersConfig`** | `sentinelAddresses` (required), `masterName` (required) → [`ClientBuilder::sentinel`]; `sentinelUsername`/`sentinelPassword` → the sentinels' login; `username`/`password`/`database` → the master's; `scanInterval` → [`Config::sentinel_scan_interval`]; the timeouts and retries as above; `natMapper` other than `DefaultNatMapper` **refused**; `checkSentinelsList`, `sentinelsDiscovery`, `checkSlaveStatusWithSyncing`, `readMode`, `subscriptionMode`, pool sizes, ... ignored |
+//! | **`sentinelServersConfig`** | `sentinelAddresses` (required), `masterName` (required) → [`ClientBuilder::sentinel`]; `sentinelUsername`/`sentinelPassword` → the sentinels' login; `username`/`password`/`database` → the master's; `scanInterval` → [`Config::with_sentinel_scan_interval`]; the timeouts and retries as above; `natMapper` other than `DefaultNatMapper` **refused**; `checkSentinelsList`, `sentinelsDiscovery`, `checkSlaveStatusWithSyncing`, `readMode`, `subscriptionMode`, pool sizes, ... ignored |
 //! | **`masterSlaveServersConfig`** | `masterAddress` (required), `database`, `username`, `password` → a connection to the master (locks only ever use the master); `slaveAddresses`, `readMode`, `subscriptionMode`, pool sizes ignored; the timeouts and retries as above |
 //! | **`replicatedServersConfig`** | **refused** (not supported yet: which node is the master is found by polling all of them) |
 //!
@@ -163,7 +163,7 @@ impl std::fmt::Debug for RedissonServers {
 /// let parsed = redisson_lock::RedissonConfig::from_yaml_str(
 ///     "lockWatchdogTimeout: 10000\nsingleServerConfig:\n  address: redis://127.0.0.1:6379\n",
 /// )?;
-/// assert_eq!(parsed.config().get_lock_watchdog_timeout(), Duration::from_secs(10));
+/// assert_eq!(parsed.config().lock_watchdog_timeout(), Duration::from_secs(10));
 /// # Ok::<(), redisson_lock::Error>(())
 /// ```
 #[derive(Clone, Debug)]
@@ -222,7 +222,7 @@ impl RedissonConfigLoader {
     /// let parsed = redisson_lock::RedissonConfig::loader()
     ///     .env(|_| Some("5000".into()))
     ///     .from_yaml_str("lockWatchdogTimeout: ${WATCHDOG}\nsingleServerConfig: {address: 'redis://h:1'}")?;
-    /// assert_eq!(parsed.config().get_lock_watchdog_timeout().as_millis(), 5000);
+    /// assert_eq!(parsed.config().lock_watchdog_timeout().as_millis(), 5000);
     /// # Ok::<(), redisson_lock::Error>(())
     /// ```
     pub fn env(mut self, lookup: impl Fn(&str) -> Option<String> + Send + Sync + 'static) -> Self {
@@ -344,7 +344,7 @@ impl RedissonConfig {
     /// let parsed = redisson_lock::RedissonConfig::from_yaml_str(
     ///     "singleServerConfig:\n  address: redis://127.0.0.1:6379\n  timeout: 500\n",
     /// )?;
-    /// assert_eq!(parsed.config().get_lock_watchdog_timeout().as_secs(), 30);
+    /// assert_eq!(parsed.config().lock_watchdog_timeout().as_secs(), 30);
     /// # Ok::<(), redisson_lock::Error>(())
     /// ```
     pub fn from_yaml_str(text: &str) -> Result<RedissonConfig> {
@@ -361,7 +361,7 @@ impl RedissonConfig {
     /// let parsed = redisson_lock::RedissonConfig::from_json_str(
     ///     r#"{"lockWatchdogTimeout": 9000, "singleServerConfig": {"address": "redis://127.0.0.1:6379"}}"#,
     /// )?;
-    /// assert_eq!(parsed.config().get_lock_watchdog_timeout().as_millis(), 9000);
+    /// assert_eq!(parsed.config().lock_watchdog_timeout().as_millis(), 9000);
     /// # Ok::<(), redisson_lock::Error>(())
     /// ```
     pub fn from_json_str(text: &str) -> Result<RedissonConfig> {
@@ -388,7 +388,7 @@ impl RedissonConfig {
     /// let parsed = redisson_lock::RedissonConfig::from_yaml_str(
     ///     "fairLockWaitTimeout: 60000\nsingleServerConfig: {address: 'redis://127.0.0.1:6379'}",
     /// )?;
-    /// assert_eq!(parsed.config().get_lock_watchdog_timeout().as_secs(), 30);
+    /// assert_eq!(parsed.config().lock_watchdog_timeout().as_secs(), 30);
     /// # Ok::<(), redisson_lock::Error>(())
     /// ```
     pub fn config(&self) -> Config {
@@ -416,7 +416,7 @@ impl RedissonConfig {
     /// let parsed = redisson_lock::RedissonConfig::from_yaml_str(
     ///     "sslVerificationMode: CA_ONLY\nsingleServerConfig: {address: 'rediss://10.0.0.7:6380'}\n",
     /// )?;
-    /// assert_eq!(parsed.tls().unwrap().get_verify(), redisson_lock::TlsVerify::CaOnly);
+    /// assert_eq!(parsed.tls().unwrap().verify(), redisson_lock::TlsVerify::CaOnly);
     /// # Ok::<(), redisson_lock::Error>(())
     /// ```
     #[cfg(feature = "tls-rustls")]

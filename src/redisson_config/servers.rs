@@ -38,17 +38,17 @@ impl Parser<'_> {
             let full = full.as_str();
             match (mode, key) {
                 (_, k) if k.starts_with("ssl") => ssl.set(full, k, v)?,
-                (_, "timeout") => config = config.command_timeout(millis(full, v)?),
-                (_, "connectTimeout") => config = config.connect_timeout(millis(full, v)?),
-                (_, "subscriptionTimeout") => config = config.subscription_timeout(millis(full, v)?),
+                (_, "timeout") => config = config.with_command_timeout(millis(full, v)?),
+                (_, "connectTimeout") => config = config.with_connect_timeout(millis(full, v)?),
+                (_, "subscriptionTimeout") => config = config.with_subscription_timeout(millis(full, v)?),
                 (_, "retryAttempts") => {
                     let n = integer(full, v)?;
                     if !(0..=1000).contains(&n) {
                         return Err(bad(full, format!("must be between 0 and 1000, got {n}")));
                     }
-                    config = config.retry_attempts(n as u32);
+                    config = config.with_retry_attempts(n as u32);
                 }
-                (_, "retryInterval") => config = config.retry_interval(millis(full, v)?),
+                (_, "retryInterval") => config = config.with_retry_interval(millis(full, v)?),
                 (_, "retryDelay") => retry_delay = Some(delay(full, v)?),
                 (_, "username") => {
                     if let Some(u) = string(full, v)? {
@@ -75,7 +75,7 @@ impl Parser<'_> {
                 }
                 (Mode::Cluster, "shardedSubscriptionMode") => {
                     let s = string(full, v)?.unwrap_or_default();
-                    config = config.publish_mode(match s.to_ascii_uppercase().as_str() {
+                    config = config.with_publish_mode(match s.to_ascii_uppercase().as_str() {
                         "AUTO" => PublishMode::Auto,
                         "ON" => PublishMode::Sharded,
                         "OFF" => PublishMode::Classic,
@@ -85,7 +85,9 @@ impl Parser<'_> {
                 (Mode::Sentinel, "masterName") => master_name = string(full, v)?,
                 (Mode::Sentinel, "sentinelUsername") => sentinel_auth.username = string(full, v)?,
                 (Mode::Sentinel, "sentinelPassword") => sentinel_auth.password = string(full, v)?,
-                (Mode::Sentinel, "scanInterval") => config = config.sentinel_scan_interval(millis(full, v)?),
+                (Mode::Sentinel, "scanInterval") => {
+                    config = config.with_sentinel_scan_interval(millis(full, v)?)
+                }
                 (_, other) => match nearest(other, SECTION_KEYS) {
                     Some(meant) => {
                         tracing::warn!(key = %format!("{sk}.{other}"), "redisson config: unknown key, ignored: did you mean `{meant}`?");
@@ -98,7 +100,7 @@ impl Parser<'_> {
             }
         }
         if let Some(d) = retry_delay {
-            config = config.retry_interval(d);
+            config = config.with_retry_interval(d);
         }
         if addresses.is_empty() {
             let which = match mode {

@@ -188,7 +188,7 @@ impl Ssl {
             Some(SslVerify::None) if self.truststore.is_some() => crate::TlsVerify::CaOnly,
             Some(SslVerify::None) => crate::TlsVerify::None,
         };
-        Ok(Some(tls.verify(verify)))
+        Ok(Some(tls.with_verify(verify)))
     }
 }
 

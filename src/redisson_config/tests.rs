@@ -639,18 +639,18 @@ mod ssl {
             // 4.x top level, 3.x server section
             let top = tls_of(&format!("sslVerificationMode: {value}\n{TLS_SINGLE}"));
             let section = tls_of(&format!("{TLS_SINGLE}  sslVerificationMode: {value}\n"));
-            assert_eq!((top.get_verify(), section.get_verify()), (want, want), "{value}");
+            assert_eq!((top.verify(), section.verify()), (want, want), "{value}");
         }
         // Redisson < 3.41: sslEnableEndpointIdentification
         let off = tls_of(&format!("{TLS_SINGLE}  sslEnableEndpointIdentification: false\n"));
-        assert_eq!(off.get_verify(), TlsVerify::None);
+        assert_eq!(off.verify(), TlsVerify::None);
         let on = tls_of(&format!("{TLS_SINGLE}  sslEnableEndpointIdentification: true\n"));
-        assert_eq!(on.get_verify(), TlsVerify::Strict);
+        assert_eq!(on.verify(), TlsVerify::Strict);
         // both given: sslVerificationMode (the newer key) wins, whatever the order
         let both = tls_of(&format!(
             "{TLS_SINGLE}  sslVerificationMode: CA_ONLY\n  sslEnableEndpointIdentification: false\n"
         ));
-        assert_eq!(both.get_verify(), TlsVerify::CaOnly);
+        assert_eq!(both.verify(), TlsVerify::CaOnly);
         let m = refused(&format!("sslVerificationMode: ca_only\n{TLS_SINGLE}"));
         assert!(m.contains("sslVerificationMode") && m.contains("CA_ONLY"), "{m}");
     }
@@ -733,12 +733,12 @@ mod ssl {
             url_of(&st.ca_pem)
         ));
         assert_eq!(
-            t.get_verify(),
+            t.verify(),
             TlsVerify::CaOnly,
             "Redisson: NONE + truststore = CA_ONLY"
         );
         let t = tls_of(&format!("sslVerificationMode: NONE\n{TLS_SINGLE}"));
-        assert_eq!(t.get_verify(), TlsVerify::None);
+        assert_eq!(t.verify(), TlsVerify::None);
     }
 
     #[test]
@@ -751,11 +751,11 @@ mod ssl {
             url_of(&st.ca_pem)
         ));
         assert_eq!(t.root_certificate_count(), Some(1));
-        assert_eq!(t.get_verify(), TlsVerify::CaOnly);
+        assert_eq!(t.verify(), TlsVerify::CaOnly);
         let t = tls_of(
             "sslVerificationMode: NONE\nsingleServerConfig:\n  address: rediss://h:1\n  sslVerificationMode: CA_ONLY\n",
         );
-        assert_eq!(t.get_verify(), TlsVerify::None);
+        assert_eq!(t.verify(), TlsVerify::None);
         // only in the section (Redisson 3.x): used
         let t = tls_of(&format!(
             "singleServerConfig:\n  address: rediss://h:1\n  sslTruststore: {}\n  sslTruststorePassword: changeit\n",
@@ -792,10 +792,10 @@ mod ssl {
         let c = yaml(
             "sslVerificationMode: CA_ONLY\nsentinelServersConfig:\n  masterName: m\n  sentinelAddresses: [rediss://h:26379]\n",
         );
-        assert_eq!(c.tls().unwrap().get_verify(), TlsVerify::CaOnly);
+        assert_eq!(c.tls().unwrap().verify(), TlsVerify::CaOnly);
         let c =
             yaml("sslVerificationMode: CA_ONLY\nclusterServersConfig:\n  nodeAddresses: [rediss://h:7000]\n");
-        assert_eq!(c.tls().unwrap().get_verify(), TlsVerify::CaOnly);
+        assert_eq!(c.tls().unwrap().verify(), TlsVerify::CaOnly);
     }
 }
 

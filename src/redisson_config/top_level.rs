@@ -55,17 +55,17 @@ impl Parser<'_> {
                     if d < Duration::from_millis(3) {
                         return Err(bad(key, "must be at least 3 ms (renewal runs every timeout/3)"));
                     }
-                    config = config.lock_watchdog_timeout(d);
+                    config = config.with_lock_watchdog_timeout(d);
                 }
                 "lockWatchdogBatchSize" => {
                     let n = integer(key, v)?;
                     if n < 1 {
                         return Err(bad(key, format!("must be at least 1, got {n}")));
                     }
-                    config = config.watchdog_batch_size(n as usize);
+                    config = config.with_watchdog_batch_size(n as usize);
                 }
-                "fairLockWaitTimeout" => config = config.fair_lock_wait_timeout(millis(key, v)?),
-                "slavesSyncTimeout" => config = config.replica_sync_timeout(millis(key, v)?),
+                "fairLockWaitTimeout" => config = config.with_fair_lock_wait_timeout(millis(key, v)?),
+                "slavesSyncTimeout" => config = config.with_replica_sync_timeout(millis(key, v)?),
                 "checkLockSyncedSlaves" => check_synced = Some(boolean(key, v)?),
                 "username" => top_auth.username = string(key, v)?,
                 "password" => top_auth.password = string(key, v)?,
@@ -104,10 +104,10 @@ impl Parser<'_> {
         // The server section's (deprecated) nameMapper wins over the top-level one, as in Redisson.
         let mapper = server_mapper.or(mapper);
         let mut config = match mapper {
-            Some((key, v)) => config.name_mapper(self.name_mapper(&key, &v)?),
+            Some((key, v)) => config.with_name_mapper(self.name_mapper(&key, &v)?),
             None => config,
         };
-        config = config.replica_sync(match (mode, check_synced) {
+        config = config.with_replica_sync(match (mode, check_synced) {
             (Mode::Single, _) => ReplicaSync::Off,
             (Mode::Cluster | Mode::Sentinel | Mode::MasterSlave, Some(false)) => ReplicaSync::BestEffort,
             (Mode::Cluster | Mode::Sentinel | Mode::MasterSlave, _) => ReplicaSync::Required,

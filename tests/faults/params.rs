@@ -182,9 +182,9 @@ impl Mode {
 
 pub(super) fn config() -> Config {
     Config::default()
-        .lock_watchdog_timeout(WATCHDOG)
+        .with_lock_watchdog_timeout(WATCHDOG)
         // a reconnect whose handshake stalls gives up well within a renewal period
-        .connect_timeout(CONNECT_TIMEOUT)
-        .command_timeout(COMMAND_TIMEOUT)
-        .poll_interval(POLL_INTERVAL)
+        .with_connect_timeout(CONNECT_TIMEOUT)
+        .with_command_timeout(COMMAND_TIMEOUT)
+        .with_poll_interval(POLL_INTERVAL)
 }

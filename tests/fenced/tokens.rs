@@ -57,8 +57,8 @@ async fn tokens_past_2_pow_53_are_distinct_and_exact() {
 async fn a_token_settled_through_its_record_is_exact() {
     let s = RedisServer::start();
     let config = Config::default()
-        .command_timeout(Duration::from_secs(1))
-        .retry_interval(Duration::from_millis(100));
+        .with_command_timeout(Duration::from_secs(1))
+        .with_retry_interval(Duration::from_millis(100));
     let client = s.client(config).await;
     let lock = client.fenced_lock("settled").unwrap();
     let floor = 100_000_000_000_340u64;

@@ -61,12 +61,12 @@ async fn a_replicated_hold_survives_a_failover_and_the_client_follows() {
     let t = Topology::start().await;
     // a failover takes seconds: a 15 s watchdog (renewal every 5 s) outlives it
     let fast = Config::default()
-        .lock_watchdog_timeout(Duration::from_secs(15))
-        .sentinel_scan_interval(Duration::from_millis(200));
+        .with_lock_watchdog_timeout(Duration::from_secs(15))
+        .with_sentinel_scan_interval(Duration::from_millis(200));
     let a = t.client(fast.clone()).await;
     // B only wakes by message within the bound: it re-polls every minute
     let b = t
-        .client(fast.clone().poll_interval(Duration::from_secs(60)))
+        .client(fast.clone().with_poll_interval(Duration::from_secs(60)))
         .await;
     let first = t.master().await.expect("a master").port;
     assert_eq!(master_port(&a), first);
@@ -188,8 +188,8 @@ async fn acquisitions_during_a_failover_count_once() {
     let a = t
         .client(
             Config::default()
-                .sentinel_scan_interval(Duration::from_secs(3600))
-                .lock_watchdog_timeout(watchdog),
+                .with_sentinel_scan_interval(Duration::from_secs(3600))
+                .with_lock_watchdog_timeout(watchdog),
         )
         .await;
     let lock = a.lock("sentinel:counter").unwrap();
@@ -304,7 +304,7 @@ async fn bad_sentinel_arguments_are_typed_errors() {
         Duration::from_secs(30),
         Client::builder()
             .sentinel(["redis://127.0.0.1:1"], MASTER)
-            .config(Config::default().connect_timeout(Duration::from_secs(2)))
+            .config(Config::default().with_connect_timeout(Duration::from_secs(2)))
             .build(),
     )
     .await
@@ -342,8 +342,8 @@ async fn passwords_for_the_sentinels_and_for_the_master() {
             .sentinel_master_auth(None, Some(master_password.to_owned()))
             .config(
                 Config::default()
-                    .connect_timeout(Duration::from_secs(3))
-                    .replica_sync(redisson_lock::ReplicaSync::Off),
+                    .with_connect_timeout(Duration::from_secs(3))
+                    .with_replica_sync(redisson_lock::ReplicaSync::Off),
             )
             .build()
     };
@@ -382,8 +382,8 @@ async fn a_hold_missing_on_the_new_master_is_reported_lost() {
     let c = t
         .client(
             Config::default()
-                .lock_watchdog_timeout(Duration::from_secs(15))
-                .sentinel_scan_interval(Duration::from_millis(200)),
+                .with_lock_watchdog_timeout(Duration::from_secs(15))
+                .with_sentinel_scan_interval(Duration::from_millis(200)),
         )
         .await;
     let first = t.master().await.expect("a master").port;

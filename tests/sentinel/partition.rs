@@ -162,13 +162,13 @@ async fn partition_then_failover(
     .await;
 
     let config = Config::default()
-        .replica_sync(mode)
-        .replica_sync_timeout(Duration::from_millis(300))
-        .retry_attempts(1)
-        .retry_interval(Duration::from_millis(100))
+        .with_replica_sync(mode)
+        .with_replica_sync_timeout(Duration::from_millis(300))
+        .with_retry_attempts(1)
+        .with_retry_interval(Duration::from_millis(100))
         // a failover takes seconds: a 15 s watchdog (renewal every 5 s) outlives it
-        .lock_watchdog_timeout(Duration::from_secs(15))
-        .sentinel_scan_interval(Duration::from_millis(200));
+        .with_lock_watchdog_timeout(Duration::from_secs(15))
+        .with_sentinel_scan_interval(Duration::from_millis(200));
     let a = Client::builder()
         .sentinel([sentinel.url()], MASTER)
         .config(config.clone())
@@ -307,7 +307,7 @@ async fn partition_then_failover(
     // B (another owner; Off: it only probes) tries every name once
     let b = Client::builder()
         .sentinel([sentinel.url()], MASTER)
-        .config(config.replica_sync(ReplicaSync::Off))
+        .config(config.with_replica_sync(ReplicaSync::Off))
         .build()
         .await
         .expect("client B");

@@ -111,7 +111,7 @@ async fn a_deletion_and_a_vanished_count_wake_waiters_too() {
     // the fallback poll while subscribed, cut short so that a count gone without a message is
     // seen within the test
     let c = s
-        .client(Config::default().subscribed_poll_interval(Duration::from_millis(300)))
+        .client(Config::default().with_subscribed_poll_interval(Duration::from_millis(300)))
         .await;
     let mut raw = s.conn().await;
 
@@ -306,8 +306,8 @@ async fn a_count_down_whose_reply_is_lost_counts_at_most_once() {
     init_tracing();
     let s = RedisServer::start();
     let cfg = Config::default()
-        .command_timeout(Duration::from_millis(200))
-        .retry_interval(Duration::from_millis(100));
+        .with_command_timeout(Duration::from_millis(200))
+        .with_retry_interval(Duration::from_millis(100));
     let c = s.client(cfg).await;
     let mut raw = s.conn().await;
     let latch = c.count_down_latch("latch:lost").unwrap();

@@ -316,8 +316,8 @@ async fn an_acquisition_dropped_in_flight_gives_its_permit_back() {
     init_tracing();
     let s = RedisServer::start();
     let cfg = Config::default()
-        .command_timeout(Duration::from_millis(200))
-        .retry_interval(Duration::from_millis(100));
+        .with_command_timeout(Duration::from_millis(200))
+        .with_retry_interval(Duration::from_millis(100));
     let c = s.client(cfg).await;
     let sem = c.permit_expirable_semaphore("pes:lost").unwrap();
     assert!(sem.try_set_permits(1).await.unwrap());

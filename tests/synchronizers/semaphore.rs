@@ -276,8 +276,8 @@ async fn an_acquisition_whose_reply_is_lost_never_loses_a_permit() {
     init_tracing();
     let s = RedisServer::start();
     let cfg = Config::default()
-        .command_timeout(Duration::from_millis(200))
-        .retry_interval(Duration::from_millis(100));
+        .with_command_timeout(Duration::from_millis(200))
+        .with_retry_interval(Duration::from_millis(100));
     let c = s.client(cfg).await;
     let sem = c.semaphore("sem:lost-acquire").unwrap();
     assert!(sem.try_set_permits(2).await.unwrap());
@@ -329,8 +329,8 @@ async fn a_release_whose_reply_is_lost_counts_once() {
     init_tracing();
     let s = RedisServer::start();
     let cfg = Config::default()
-        .command_timeout(Duration::from_millis(200))
-        .retry_interval(Duration::from_millis(100));
+        .with_command_timeout(Duration::from_millis(200))
+        .with_retry_interval(Duration::from_millis(100));
     let c = s.client(cfg).await;
     let sem = c.semaphore("sem:lost-release").unwrap();
     assert!(sem.try_set_permits(0).await.unwrap());
@@ -442,8 +442,8 @@ async fn permits_given_back_while_redis_is_out_of_memory_come_back() {
     init_tracing();
     let s = RedisServer::start();
     let cfg = Config::default()
-        .command_timeout(Duration::from_millis(300))
-        .retry_interval(Duration::from_millis(100));
+        .with_command_timeout(Duration::from_millis(300))
+        .with_retry_interval(Duration::from_millis(100));
     let c = s.client(cfg).await;
     let mut raw = s.conn().await;
     let sem = c.semaphore("sem:oom").unwrap();

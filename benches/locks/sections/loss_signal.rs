@@ -221,8 +221,8 @@ async fn renewal_samples(
     let period = timeout / 3;
     let bound = period * 3;
     let cfg = Config::default()
-        .lock_watchdog_timeout(timeout)
-        .loss_detection(LossDetection::Renewal);
+        .with_lock_watchdog_timeout(timeout)
+        .with_loss_detection(LossDetection::Renewal);
     let holder = our_client(url, cfg).await;
     let other = our_client(url, Config::default()).await;
     let mut out: Vec<Samples> = CAUSES.iter().map(|_| Samples::default()).collect();
@@ -338,7 +338,7 @@ impl Bench {
         j.insert("hold_age_ms".into(), json!(HOLD_AGE.as_secs_f64() * 1e3));
         j.insert(
             "tracking_watchdog_s".into(),
-            json!(Config::default().get_lock_watchdog_timeout().as_secs_f64()),
+            json!(Config::default().lock_watchdog_timeout().as_secs_f64()),
         );
         j.insert(
             "renewal_watchdog_s".into(),
@@ -536,7 +536,7 @@ impl Bench {
         let trk = our_client(&self.url, Config::default()).await;
         let ren = our_client(
             &self.url,
-            Config::default().loss_detection(LossDetection::Renewal),
+            Config::default().with_loss_detection(LossDetection::Renewal),
         )
         .await;
         let systems = [
@@ -634,8 +634,8 @@ impl Bench {
         let client = our_client(
             &self.url,
             Config::default()
-                .lock_watchdog_timeout(s.wd_timeout)
-                .loss_detection(mode),
+                .with_lock_watchdog_timeout(s.wd_timeout)
+                .with_loss_detection(mode),
         )
         .await;
         let mut guards: Vec<LockGuard> = Vec::with_capacity(n);

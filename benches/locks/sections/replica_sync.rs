@@ -45,12 +45,12 @@ impl Bench {
         }
         let off = our_client(
             &master.url(),
-            Config::default().replica_sync(redisson_lock::ReplicaSync::Off),
+            Config::default().with_replica_sync(redisson_lock::ReplicaSync::Off),
         )
         .await;
         let req = our_client(
             &master.url(),
-            Config::default().replica_sync(redisson_lock::ReplicaSync::Required),
+            Config::default().with_replica_sync(redisson_lock::ReplicaSync::Required),
         )
         .await;
         let (lo, lr) = (

@@ -591,9 +591,9 @@ impl Bench {
                     jcall(jvm, format!("benchRelease {warm}")).await;
                     None
                 } else {
-                    let mut config = Config::default().lock_watchdog_timeout(WATCHDOG);
+                    let mut config = Config::default().with_lock_watchdog_timeout(WATCHDOG);
                     if sys == "ours_renewal" {
-                        config = config.loss_detection(LossDetection::Renewal);
+                        config = config.with_loss_detection(LossDetection::Renewal);
                     }
                     let client = our_client(&self.url, config).await;
                     release_all(hold_all(&client, kind, &warm, 64).await).await;

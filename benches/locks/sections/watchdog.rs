@@ -50,7 +50,11 @@ impl Bench {
         for &n in &s.wd_counts {
             let mut a = self.admin.clone();
             flushall(&mut a).await;
-            let client = our_client(&self.url, Config::default().lock_watchdog_timeout(s.wd_timeout)).await;
+            let client = our_client(
+                &self.url,
+                Config::default().with_lock_watchdog_timeout(s.wd_timeout),
+            )
+            .await;
             let mut guards: Vec<LockGuard> = Vec::with_capacity(n);
             let locks: Vec<RLock> = Vec::with_capacity(0);
             drop(locks);

@@ -69,7 +69,7 @@ async fn orphaned() {
 }
 
 async fn hold_lock(url: &str, name: &str, watchdog_ms: u64) {
-    let config = Config::default().lock_watchdog_timeout(Duration::from_millis(watchdog_ms));
+    let config = Config::default().with_lock_watchdog_timeout(Duration::from_millis(watchdog_ms));
     let client = connect(url, config).await;
     let lock = client
         .lock(name)

@@ -169,8 +169,8 @@ async fn s42(env: &Env, dir: Dir) -> Result<Outcome> {
         .cluster(env.nodes.clone())
         .config(
             Config::default()
-                .publish_mode(PublishMode::Auto)
-                .poll_interval(QUIET_POLL),
+                .with_publish_mode(PublishMode::Auto)
+                .with_poll_interval(QUIET_POLL),
         )
         .build()
         .await

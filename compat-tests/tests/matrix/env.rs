@@ -86,13 +86,13 @@ impl Env {
             .map_err(|e| format!("rust connect: {e}"))?;
         let rust_fast = Client::builder()
             .url(url.as_str())
-            .config(Config::default().lock_watchdog_timeout(Duration::from_millis(FAST_WATCHDOG_MS)))
+            .config(Config::default().with_lock_watchdog_timeout(Duration::from_millis(FAST_WATCHDOG_MS)))
             .build()
             .await
             .map_err(|e| format!("rust connect: {e}"))?;
         let rust_quiet = Client::builder()
             .url(url.as_str())
-            .config(Config::default().poll_interval(QUIET_POLL))
+            .config(Config::default().with_poll_interval(QUIET_POLL))
             .build()
             .await
             .map_err(|e| format!("rust connect: {e}"))?;
@@ -145,8 +145,8 @@ impl Env {
             .url(url)
             .config(
                 Config::default()
-                    .lock_watchdog_timeout(Duration::from_millis(ONE_WATCHDOG_MS))
-                    .poll_interval(QUIET_POLL),
+                    .with_lock_watchdog_timeout(Duration::from_millis(ONE_WATCHDOG_MS))
+                    .with_poll_interval(QUIET_POLL),
             )
             .build()
             .await
@@ -190,15 +190,16 @@ impl Env {
         let client = |config: Config| async move {
             Client::builder()
                 .cluster(nodes.to_vec())
-                .config(config.publish_mode(mode))
+                .config(config.with_publish_mode(mode))
                 .build()
                 .await
                 .map_err(|e| format!("rust cluster connect: {e}"))
         };
         let rust = client(Config::default()).await?;
         let rust_fast =
-            client(Config::default().lock_watchdog_timeout(Duration::from_millis(FAST_WATCHDOG_MS))).await?;
-        let rust_quiet = client(Config::default().poll_interval(QUIET_POLL)).await?;
+            client(Config::default().with_lock_watchdog_timeout(Duration::from_millis(FAST_WATCHDOG_MS)))
+                .await?;
+        let rust_quiet = client(Config::default().with_poll_interval(QUIET_POLL)).await?;
         let raw = Raw(Connection::from(
             redis::cluster::ClusterClient::new(nodes.to_vec())
                 .map_err(|e| e.to_string())?

@@ -25,7 +25,7 @@ use crate::support::{
 };
 
 /// The wait of a fair `lock()` (Redisson's `threadWaitTime` default since 3.13.3, configurable as
-/// `fairLockWaitTimeout` since 3.46.0; the Rust `Config::fair_lock_wait_timeout` default): the
+/// `fairLockWaitTimeout` since 3.46.0; the Rust `Config::with_fair_lock_wait_timeout` default): the
 /// distance between two `lock()` waiters' deadlines.
 pub const FAIR_WAIT_MS: f64 = 300_000.0;
 /// How long each waiter of the FIFO scenarios holds the lock.
