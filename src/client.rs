@@ -215,8 +215,9 @@ impl Client {
     /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
     /// let sem = client.permit_expirable_semaphore("sem:licenses")?;
     /// sem.try_set_permits(5).await?;
-    /// let id = sem.acquire().await?;
-    /// sem.release(id).await?;
+    /// let license = sem.acquire().await?;
+    /// // ... the work ...
+    /// license.release().await?;
     /// # Ok(()) }
     /// ```
     pub fn permit_expirable_semaphore(&self, name: &str) -> Result<crate::PermitExpirableSemaphore> {

@@ -147,7 +147,7 @@ pub use crate::count_down_latch::CountDownLatch;
 pub use crate::error::{Error, Result};
 pub use crate::kinds::rw::RReadWriteLock;
 pub use crate::semaphore::{
-    PermitExpirableSemaphore, PermitId, PermitLease, Semaphore, SemaphoreGuard, MAX_PERMITS,
+    PermitExpirableSemaphore, PermitGuard, PermitId, PermitLease, Semaphore, SemaphoreGuard, MAX_PERMITS,
 };
 
 /// Every lock kind's public names, in one list: the aliases below, the blocking facade's and

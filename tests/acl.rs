@@ -14,6 +14,7 @@
 
 mod common;
 
+use common::kept::Kept;
 use std::time::{Duration, Instant};
 
 use common::java;
@@ -620,17 +621,17 @@ async fn exercise_synchronizers(s: &RedisServer, wake: bool) -> Result<(), Strin
 
     let sem = step("semaphore", c.semaphore("acl:sem"))?;
     step("semaphore try_set_permits", sem.try_set_permits(1).await)?;
-    let g = step("semaphore acquire_guard", sem.acquire_guard(1).await)?;
+    let g = step("semaphore acquire", sem.acquire(1).await)?;
     let w = wake.then(|| {
         let s = sem.clone();
-        tokio::spawn(async move { s.try_acquire_for(1, Duration::from_secs(30)).await })
+        tokio::spawn(async move { s.try_acquire_for(1, Duration::from_secs(30)).await.kept() })
     });
     let released = Instant::now();
     step("semaphore guard release", g.release().await)?;
     if let Some(w) = w {
         woken("semaphore waiter", w, released).await?;
     } else {
-        step("semaphore try_acquire", sem.try_acquire(1).await)?;
+        step("semaphore try_acquire", sem.try_acquire(1).await.kept())?;
     }
     step("semaphore release_if_exists", sem.release_if_exists(1).await)?;
     step("semaphore add_permits", sem.add_permits(1).await)?;
@@ -641,7 +642,7 @@ async fn exercise_synchronizers(s: &RedisServer, wake: bool) -> Result<(), Strin
     step("expirable try_set_permits", pes.try_set_permits(1).await)?;
     let id = step(
         "expirable acquire",
-        pes.acquire_with_lease(Duration::from_secs(30)).await,
+        pes.acquire_with_lease(Duration::from_secs(30)).await.kept(),
     )?;
     step(
         "expirable update_lease_time",
@@ -650,13 +651,13 @@ async fn exercise_synchronizers(s: &RedisServer, wake: bool) -> Result<(), Strin
     step("expirable lease_time", pes.lease_time(id).await)?;
     let w = wake.then(|| {
         let p = pes.clone();
-        tokio::spawn(async move { p.acquire().await })
+        tokio::spawn(async move { p.acquire().await.kept() })
     });
     let released = Instant::now();
     step("expirable release", pes.release(id).await)?;
     let id = match w {
         Some(w) => woken("expirable waiter", w, released).await?,
-        None => step("expirable acquire", pes.acquire().await)?,
+        None => step("expirable acquire", pes.acquire().await.kept())?,
     };
     step("expirable release_many", pes.release_many(&[id]).await)?;
     step("expirable set_permits", pes.set_permits(3).await)?;

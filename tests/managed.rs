@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::kept::Kept;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -159,7 +160,7 @@ async fn every_kind_works_on_a_service_that_refuses_admin_commands_with_one_warn
     confirming.shutdown().await.unwrap();
     let sem = c.semaphore("managed:sem").unwrap();
     assert!(sem.try_set_permits(1).await.unwrap());
-    let g = sem.acquire_guard(1).await.unwrap();
+    let g = sem.acquire(1).await.unwrap();
     g.release().await.unwrap();
     let latch = c.count_down_latch("managed:latch").unwrap();
     assert!(latch.try_set_count(1).await.unwrap());
@@ -167,7 +168,7 @@ async fn every_kind_works_on_a_service_that_refuses_admin_commands_with_one_warn
     assert!(latch.wait_for(Duration::from_secs(1)).await.unwrap());
     let pes = c.permit_expirable_semaphore("managed:pes").unwrap();
     assert!(pes.try_set_permits(1).await.unwrap());
-    let id = pes.acquire().await.unwrap();
+    let id = pes.acquire().await.kept().unwrap();
     pes.release(id).await.unwrap();
     other.shutdown().await.unwrap();
     c.shutdown().await.unwrap();

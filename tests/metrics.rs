@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::kept::Kept;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -169,7 +170,7 @@ async fn the_exporter_serves_the_lock_metrics() {
     assert!(sem.try_set_permits(0).await.unwrap());
     let waiting = {
         let sem = sem.clone();
-        tokio::spawn(async move { sem.acquire(1).await })
+        tokio::spawn(async move { sem.acquire(1).await.kept() })
     };
     eventually(
         Duration::from_secs(10),
@@ -183,6 +184,7 @@ async fn the_exporter_serves_the_lock_metrics() {
     assert!(pes
         .try_acquire_for(Duration::from_millis(50), None)
         .await
+        .kept()
         .unwrap()
         .is_none());
     let latch = client.count_down_latch("metrics:latch").unwrap();

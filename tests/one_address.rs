@@ -8,6 +8,7 @@
 
 mod common;
 
+use common::kept::Kept;
 use std::time::{Duration, Instant};
 
 use common::cluster::one_address;
@@ -220,10 +221,10 @@ async fn the_synchronizers_work_there_too() {
 
     let sem = c.semaphore("px:sem").unwrap();
     assert!(sem.try_set_permits(1).await.unwrap());
-    sem.acquire(1).await.unwrap();
+    sem.acquire(1).await.kept().unwrap();
     let waiting = {
         let sem = other.semaphore("px:sem").unwrap();
-        tokio::spawn(async move { sem.try_acquire_for(1, Duration::from_secs(60)).await })
+        tokio::spawn(async move { sem.try_acquire_for(1, Duration::from_secs(60)).await.kept() })
     };
     eventually(
         Duration::from_secs(5),
@@ -241,11 +242,14 @@ async fn the_synchronizers_work_there_too() {
 
     let pes = c.permit_expirable_semaphore("px:pes").unwrap();
     assert!(pes.try_set_permits(2).await.unwrap());
-    let a = pes.acquire().await.unwrap();
-    pes.acquire_with_lease(Duration::from_millis(300)).await.unwrap();
+    let a = pes.acquire().await.kept().unwrap();
+    pes.acquire_with_lease(Duration::from_millis(300))
+        .await
+        .kept()
+        .unwrap();
     let third = {
         let pes = other.permit_expirable_semaphore("px:pes").unwrap();
-        tokio::spawn(async move { pes.try_acquire_for(Duration::from_secs(60), None).await })
+        tokio::spawn(async move { pes.try_acquire_for(Duration::from_secs(60), None).await.kept() })
     };
     // the leased permit comes back when its lease ends
     assert!(

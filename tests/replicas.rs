@@ -3,6 +3,7 @@
 
 mod common;
 
+use common::kept::Kept;
 use std::time::{Duration, Instant};
 
 use common::faults::{pid, Stopped};
@@ -365,9 +366,9 @@ async fn required_gives_back_permits_no_replica_confirmed() {
     assert!(sem.try_set_permits(2).await.unwrap());
     assert!(pes.try_set_permits(2).await.unwrap());
     let stopped = Stopped::new(pid(&replica.url()).await.unwrap()).unwrap();
-    let err = sem.try_acquire(1).await.unwrap_err();
+    let err = sem.try_acquire(1).await.kept().unwrap_err();
     assert!(matches!(err, Error::ReplicasNotSynced { wanted: 1, .. }), "{err}");
-    let err = pes.try_acquire().await.unwrap_err();
+    let err = pes.try_acquire().await.kept().unwrap_err();
     assert!(matches!(err, Error::ReplicasNotSynced { .. }), "{err}");
     drop(stopped);
     assert_eq!(
@@ -380,12 +381,13 @@ async fn required_gives_back_permits_no_replica_confirmed() {
     eventually(
         Duration::from_secs(20),
         "a required acquisition succeeds again",
-        || async { matches!(sem.try_acquire(1).await, Ok(true)) },
+        || async { matches!(sem.try_acquire(1).await.kept(), Ok(true)) },
     )
     .await;
     let id = pes
         .try_acquire_for(Duration::from_secs(10), None)
         .await
+        .kept()
         .unwrap()
         .expect("a permit");
     pes.release(id).await.unwrap();

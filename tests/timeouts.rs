@@ -5,6 +5,7 @@
 
 mod common;
 
+use common::kept::Kept;
 use std::time::Duration;
 
 use common::kinds::{self, KINDS};
@@ -39,10 +40,10 @@ async fn every_api_path_reports_a_missing_reply_as_command_timeout() {
     let sem = client.semaphore("t:sem").unwrap();
     sem.try_set_permits(1).await.unwrap();
     sem.release(1).await.unwrap();
-    sem.try_acquire(1).await.unwrap();
+    sem.try_acquire(1).await.kept().unwrap();
     let pes = client.permit_expirable_semaphore("t:pes").unwrap();
     pes.try_set_permits(1).await.unwrap();
-    let id = pes.try_acquire().await.unwrap().expect("a permit");
+    let id = pes.try_acquire().await.kept().unwrap().expect("a permit");
     pes.release(id).await.unwrap();
     let latch = client.count_down_latch("t:latch").unwrap();
     latch.try_set_count(5).await.unwrap();
@@ -74,10 +75,10 @@ async fn every_api_path_reports_a_missing_reply_as_command_timeout() {
         client.fenced_lock("t:fenced").unwrap().get_token().await,
     );
     timed_out("unlock", held.unlock().await);
-    timed_out("semaphore: try_acquire", sem.try_acquire(1).await);
+    timed_out("semaphore: try_acquire", sem.try_acquire(1).await.kept());
     timed_out("semaphore: available_permits", sem.available_permits().await);
     timed_out("semaphore: add_permits", sem.add_permits(1).await);
-    timed_out("expirable semaphore: try_acquire", pes.try_acquire().await);
+    timed_out("expirable semaphore: try_acquire", pes.try_acquire().await.kept());
     timed_out(
         "expirable semaphore: available_permits",
         pes.available_permits().await,

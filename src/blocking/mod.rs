@@ -50,7 +50,7 @@ pub use lock::{
     RWriteLock, ReadGuard, SpinGuard, WriteGuard,
 };
 pub use multi::{Member, MultiGuard, RMultiLock};
-pub use semaphore::{PermitExpirableSemaphore, Semaphore, SemaphoreGuard};
+pub use semaphore::{PermitExpirableSemaphore, PermitGuard, Semaphore, SemaphoreGuard};
 
 /// The runtime behind a blocking client, shared by its handles and guards. When the last of them
 /// goes, the client shuts down ([`crate::Client::shutdown`]: queued releases are sent, live holds

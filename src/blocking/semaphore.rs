@@ -1,5 +1,5 @@
-//! The blocking twins of [`crate::Semaphore`], [`crate::SemaphoreGuard`] and
-//! [`crate::PermitExpirableSemaphore`]: every method is `block_on` of its async twin.
+//! The blocking twins of [`crate::Semaphore`], [`crate::SemaphoreGuard`],
+//! [`crate::PermitExpirableSemaphore`] and [`crate::PermitGuard`]: every method is `block_on` of its async twin.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,7 +19,7 @@ use crate::{PermitId, PermitLease};
 /// let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
 /// let sem = client.semaphore("sem:reports")?;
 /// sem.try_set_permits(2)?;
-/// let permit = sem.acquire_guard(1)?;
+/// let permit = sem.acquire(1)?;
 /// // ... the work ...
 /// permit.release()?;
 /// # Ok::<_, redisson_lock::Error>(())
@@ -54,37 +54,29 @@ impl Semaphore {
         self.rt.block_on(self.sem.try_set_permits_with_ttl(permits, ttl))
     }
 
+    /// See [`crate::Semaphore::acquire`]: blocks the calling thread until the permits are taken.
+    pub fn acquire(&self, permits: u64) -> Result<SemaphoreGuard> {
+        let guard = self.rt.block_on(self.sem.acquire(permits))?;
+        Ok(self.guard(guard))
+    }
+
     /// See [`crate::Semaphore::try_acquire`].
-    pub fn try_acquire(&self, permits: u64) -> Result<bool> {
-        self.rt.block_on(self.sem.try_acquire(permits))
+    pub fn try_acquire(&self, permits: u64) -> Result<Option<SemaphoreGuard>> {
+        let guard = self.rt.block_on(self.sem.try_acquire(permits))?;
+        Ok(guard.map(|g| self.guard(g)))
     }
 
     /// See [`crate::Semaphore::try_acquire_for`].
-    pub fn try_acquire_for(&self, permits: u64, wait: Duration) -> Result<bool> {
-        self.rt.block_on(self.sem.try_acquire_for(permits, wait))
+    pub fn try_acquire_for(&self, permits: u64, wait: Duration) -> Result<Option<SemaphoreGuard>> {
+        let guard = self.rt.block_on(self.sem.try_acquire_for(permits, wait))?;
+        Ok(guard.map(|g| self.guard(g)))
     }
 
-    /// See [`crate::Semaphore::acquire`]: blocks the calling thread until the permits are taken.
-    pub fn acquire(&self, permits: u64) -> Result<()> {
-        self.rt.block_on(self.sem.acquire(permits))
-    }
-
-    /// See [`crate::Semaphore::acquire_guard`].
-    pub fn acquire_guard(&self, permits: u64) -> Result<SemaphoreGuard> {
-        let guard = self.rt.block_on(self.sem.acquire_guard(permits))?;
-        Ok(SemaphoreGuard {
+    fn guard(&self, guard: crate::SemaphoreGuard) -> SemaphoreGuard {
+        SemaphoreGuard {
             sem: self.clone(),
             guard: Some(guard),
-        })
-    }
-
-    /// See [`crate::Semaphore::try_acquire_guard`].
-    pub fn try_acquire_guard(&self, permits: u64, wait: Duration) -> Result<Option<SemaphoreGuard>> {
-        let guard = self.rt.block_on(self.sem.try_acquire_guard(permits, wait))?;
-        Ok(guard.map(|g| SemaphoreGuard {
-            sem: self.clone(),
-            guard: Some(g),
-        }))
+        }
     }
 
     /// See [`crate::Semaphore::release`].
@@ -166,6 +158,55 @@ impl SemaphoreGuard {
     }
 }
 
+/// Expirable permits that give themselves back: the blocking twin of [`crate::PermitGuard`].
+/// Dropped, it gives them back in the background.
+#[must_use = "dropping the guard gives the permits back at once"]
+pub struct PermitGuard {
+    sem: PermitExpirableSemaphore,
+    guard: Option<crate::PermitGuard>,
+}
+
+impl std::fmt::Debug for PermitGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("blocking::PermitGuard")
+            .field("guard", &self.guard)
+            .finish()
+    }
+}
+
+impl PermitGuard {
+    /// See [`crate::PermitGuard::id`].
+    pub fn id(&self) -> PermitId {
+        self.ids()[0]
+    }
+
+    /// See [`crate::PermitGuard::ids`].
+    pub fn ids(&self) -> &[PermitId] {
+        self.guard.as_ref().map_or(&[], |g| g.ids())
+    }
+
+    /// See [`crate::PermitGuard::semaphore`].
+    pub fn semaphore(&self) -> &PermitExpirableSemaphore {
+        &self.sem
+    }
+
+    /// See [`crate::PermitGuard::release`].
+    pub fn release(mut self) -> Result<()> {
+        match self.guard.take() {
+            Some(g) => self.sem.rt.block_on(g.release()),
+            None => Ok(()),
+        }
+    }
+
+    /// See [`crate::PermitGuard::forget`].
+    pub fn forget(mut self) -> Vec<PermitId> {
+        self.guard
+            .take()
+            .map(crate::PermitGuard::forget)
+            .unwrap_or_default()
+    }
+}
+
 /// A permit-expirable semaphore for code without an async runtime (Redisson's
 /// `getPermitExpirableSemaphore(name)`): the blocking twin of
 /// [`crate::PermitExpirableSemaphore`], with the same semantics per method.
@@ -178,8 +219,9 @@ impl SemaphoreGuard {
 /// let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
 /// let sem = client.permit_expirable_semaphore("sem:render")?;
 /// sem.try_set_permits(1)?;
-/// let id = sem.acquire_with_lease(std::time::Duration::from_secs(30))?;
-/// sem.release(id)?;
+/// let permit = sem.acquire_with_lease(std::time::Duration::from_secs(30))?;
+/// // ... the work ...
+/// permit.release()?;
 /// # Ok::<_, redisson_lock::Error>(())
 /// ```
 #[derive(Clone)]
@@ -223,28 +265,33 @@ impl PermitExpirableSemaphore {
     }
 
     /// See [`crate::PermitExpirableSemaphore::acquire`].
-    pub fn acquire(&self) -> Result<PermitId> {
-        self.rt.block_on(self.sem.acquire())
+    pub fn acquire(&self) -> Result<PermitGuard> {
+        let guard = self.rt.block_on(self.sem.acquire())?;
+        Ok(self.guard(guard))
     }
 
     /// See [`crate::PermitExpirableSemaphore::acquire_with_lease`].
-    pub fn acquire_with_lease(&self, lease: Duration) -> Result<PermitId> {
-        self.rt.block_on(self.sem.acquire_with_lease(lease))
+    pub fn acquire_with_lease(&self, lease: Duration) -> Result<PermitGuard> {
+        let guard = self.rt.block_on(self.sem.acquire_with_lease(lease))?;
+        Ok(self.guard(guard))
     }
 
     /// See [`crate::PermitExpirableSemaphore::acquire_many`].
-    pub fn acquire_many(&self, permits: u64, lease: Option<Duration>) -> Result<Vec<PermitId>> {
-        self.rt.block_on(self.sem.acquire_many(permits, lease))
+    pub fn acquire_many(&self, permits: u64, lease: Option<Duration>) -> Result<PermitGuard> {
+        let guard = self.rt.block_on(self.sem.acquire_many(permits, lease))?;
+        Ok(self.guard(guard))
     }
 
     /// See [`crate::PermitExpirableSemaphore::try_acquire`].
-    pub fn try_acquire(&self) -> Result<Option<PermitId>> {
-        self.rt.block_on(self.sem.try_acquire())
+    pub fn try_acquire(&self) -> Result<Option<PermitGuard>> {
+        let guard = self.rt.block_on(self.sem.try_acquire())?;
+        Ok(guard.map(|g| self.guard(g)))
     }
 
     /// See [`crate::PermitExpirableSemaphore::try_acquire_for`].
-    pub fn try_acquire_for(&self, wait: Duration, lease: Option<Duration>) -> Result<Option<PermitId>> {
-        self.rt.block_on(self.sem.try_acquire_for(wait, lease))
+    pub fn try_acquire_for(&self, wait: Duration, lease: Option<Duration>) -> Result<Option<PermitGuard>> {
+        let guard = self.rt.block_on(self.sem.try_acquire_for(wait, lease))?;
+        Ok(guard.map(|g| self.guard(g)))
     }
 
     /// See [`crate::PermitExpirableSemaphore::try_acquire_many`].
@@ -253,8 +300,18 @@ impl PermitExpirableSemaphore {
         permits: u64,
         wait: Duration,
         lease: Option<Duration>,
-    ) -> Result<Vec<PermitId>> {
-        self.rt.block_on(self.sem.try_acquire_many(permits, wait, lease))
+    ) -> Result<Option<PermitGuard>> {
+        let guard = self
+            .rt
+            .block_on(self.sem.try_acquire_many(permits, wait, lease))?;
+        Ok(guard.map(|g| self.guard(g)))
+    }
+
+    fn guard(&self, guard: crate::PermitGuard) -> PermitGuard {
+        PermitGuard {
+            sem: self.clone(),
+            guard: Some(guard),
+        }
     }
 
     /// See [`crate::PermitExpirableSemaphore::try_release`].

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use redis::{ScriptInvocation, Value};
 
 use super::plain::{decode_grant, try_set_permits};
-use super::{PermitId, Shared};
+use super::{PermitGuard, PermitId, Shared};
 use crate::error::{Error, Result};
 use crate::script::{self, lua};
 use crate::synchronizer::once::Once;
@@ -66,8 +66,11 @@ pub enum PermitLease {
 /// let slots = client.permit_expirable_semaphore("sem:gpu")?;
 /// slots.try_set_permits(2).await?;
 /// // comes back after 10 minutes even if this process dies
-/// let id = slots.acquire_with_lease(Duration::from_secs(600)).await?;
-/// // ... the work; the id may be handed to another service (Java too) to release ...
+/// let permit = slots.acquire_with_lease(Duration::from_secs(600)).await?;
+/// // ... the work ...
+/// permit.release().await?;
+/// // Redisson's way: the id handed to another service (Java too), which releases it
+/// let id = slots.acquire().await?.forget()[0];
 /// slots.release(id).await?;
 /// # Ok(()) }
 /// ```
@@ -200,6 +203,9 @@ impl PermitExpirableSemaphore {
     }
 
     /// Takes one permit without a lease, waiting as long as it takes (Redisson's `acquire()`).
+    /// The guard gives it back when dropped (in the background) or
+    /// [`release`d](PermitGuard::release); [`forget`](PermitGuard::forget) keeps it taken and
+    /// returns its id, for Redisson's way of releasing by id (from any process, Rust or Java).
     ///
     /// # Errors
     ///
@@ -211,11 +217,8 @@ impl PermitExpirableSemaphore {
     ///
     /// Cancel safe: when the future is dropped while an attempt may be in Redis, it is settled
     /// in the background and a permit it took is given back.
-    pub async fn acquire(&self) -> Result<PermitId> {
-        let ids = self.acquire_many(1, None).await?;
-        ids.into_iter()
-            .next()
-            .ok_or_else(|| Error::Protocol("no permit id".into()))
+    pub async fn acquire(&self) -> Result<PermitGuard> {
+        self.acquire_many(1, None).await
     }
 
     /// Takes one permit with a lease of `lease`, waiting as long as it takes (Redisson's
@@ -229,15 +232,12 @@ impl PermitExpirableSemaphore {
     /// # Cancel safety
     ///
     /// As [`acquire`](Self::acquire).
-    pub async fn acquire_with_lease(&self, lease: Duration) -> Result<PermitId> {
-        let ids = self.acquire_many(1, Some(lease)).await?;
-        ids.into_iter()
-            .next()
-            .ok_or_else(|| Error::Protocol("no permit id".into()))
+    pub async fn acquire_with_lease(&self, lease: Duration) -> Result<PermitGuard> {
+        self.acquire_many(1, Some(lease)).await
     }
 
     /// Takes `permits` permits at once, each with the lease `lease` (`None`: none), waiting as
-    /// long as it takes (Redisson's `acquire(permits, lease)`): their ids.
+    /// long as it takes (Redisson's `acquire(permits, lease)`).
     ///
     /// # Errors
     ///
@@ -248,14 +248,19 @@ impl PermitExpirableSemaphore {
     /// # Cancel safety
     ///
     /// As [`acquire`](Self::acquire).
-    pub async fn acquire_many(&self, permits: u64, lease: Option<Duration>) -> Result<Vec<PermitId>> {
+    pub async fn acquire_many(&self, permits: u64, lease: Option<Duration>) -> Result<PermitGuard> {
         let n = super::permits(&self.s.key, permits)?;
         lease_end(&self.s.key, lease)?;
-        let ids = self.wait(n, lease, None).await?;
-        ids.ok_or_else(|| Error::Protocol("an acquisition without a deadline timed out".into()))
+        match self.wait(n, lease, None).await? {
+            Some(ids) => Ok(PermitGuard::new(self.clone(), ids)),
+            None => Err(Error::Protocol(
+                "an acquisition without a deadline timed out".into(),
+            )),
+        }
     }
 
-    /// One attempt to take a permit without a lease (Redisson's `tryAcquire()`).
+    /// One attempt to take a permit without a lease (Redisson's `tryAcquire()`): `None` when
+    /// there was none.
     ///
     /// # Errors
     ///
@@ -264,12 +269,8 @@ impl PermitExpirableSemaphore {
     /// # Cancel safety
     ///
     /// As [`acquire`](Self::acquire).
-    pub async fn try_acquire(&self) -> Result<Option<PermitId>> {
-        Ok(self
-            .try_acquire_many(1, Duration::ZERO, None)
-            .await?
-            .into_iter()
-            .next())
+    pub async fn try_acquire(&self) -> Result<Option<PermitGuard>> {
+        self.try_acquire_many(1, Duration::ZERO, None).await
     }
 
     /// Takes one permit with the lease `lease` (`None`: none), waiting at most `wait`
@@ -282,13 +283,17 @@ impl PermitExpirableSemaphore {
     /// # Cancel safety
     ///
     /// As [`acquire`](Self::acquire).
-    pub async fn try_acquire_for(&self, wait: Duration, lease: Option<Duration>) -> Result<Option<PermitId>> {
-        Ok(self.try_acquire_many(1, wait, lease).await?.into_iter().next())
+    pub async fn try_acquire_for(
+        &self,
+        wait: Duration,
+        lease: Option<Duration>,
+    ) -> Result<Option<PermitGuard>> {
+        self.try_acquire_many(1, wait, lease).await
     }
 
     /// Takes `permits` permits at once, each with the lease `lease` (`None`: none), waiting at
-    /// most `wait` (Redisson's `tryAcquire(permits, wait, lease)`): their ids, or none when
-    /// `wait` ran out. A zero `wait` makes one attempt.
+    /// most `wait` (Redisson's `tryAcquire(permits, wait, lease)`); `None` when `wait` ran
+    /// out. A zero `wait` makes one attempt.
     ///
     /// # Errors
     ///
@@ -302,11 +307,14 @@ impl PermitExpirableSemaphore {
         permits: u64,
         wait: Duration,
         lease: Option<Duration>,
-    ) -> Result<Vec<PermitId>> {
+    ) -> Result<Option<PermitGuard>> {
         let n = super::permits(&self.s.key, permits)?;
         lease_end(&self.s.key, lease)?;
         let deadline = crate::lease::after(Instant::now(), wait);
-        Ok(self.wait(n, lease, Some(deadline)).await?.unwrap_or_default())
+        Ok(self
+            .wait(n, lease, Some(deadline))
+            .await?
+            .map(|ids| PermitGuard::new(self.clone(), ids)))
     }
 
     /// Gives the permit `id` back (Redisson's `tryRelease(id)`): `true` when it was held and its
@@ -384,14 +392,7 @@ impl PermitExpirableSemaphore {
             return Ok(0);
         }
         let s = &self.s;
-        let once = Once::new(
-            &s.client,
-            &s.key,
-            "expirable semaphore: release",
-            true,
-            |latch, ms| self.release_many_inv(ids, latch, ms),
-        );
-        let n: i64 = once.send().await?;
+        let n: i64 = self.release_once(ids).send().await?;
         tracing::debug!(key = %s.key, permits = ids.len(), released = n, "expirable semaphore: release many");
         Ok(n.unsigned_abs())
     }
@@ -431,7 +432,18 @@ impl PermitExpirableSemaphore {
         inv
     }
 
-    fn not_held(&self, ids: &str) -> Error {
+    /// The all-or-none give-back of `ids`, built now and sent later (or queued when dropped).
+    pub(super) fn release_once(&self, ids: &[PermitId]) -> Once {
+        Once::new(
+            &self.s.client,
+            &self.s.key,
+            "expirable semaphore: release",
+            true,
+            |latch, ms| self.release_many_inv(ids, latch, ms),
+        )
+    }
+
+    pub(super) fn not_held(&self, ids: &str) -> Error {
         Error::NotHeld {
             key: self.s.key.to_string(),
             field: ids.to_owned(),

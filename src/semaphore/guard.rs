@@ -4,8 +4,9 @@ use super::Semaphore;
 use crate::error::Result;
 use crate::synchronizer::once::Once;
 
-/// Permits taken with [`Semaphore::acquire_guard`] or [`Semaphore::try_acquire_guard`]: given
-/// back by [`release`](Self::release), or when dropped (in the background; the client's
+/// Permits taken with [`Semaphore::acquire`], [`try_acquire`](Semaphore::try_acquire) or
+/// [`try_acquire_for`](Semaphore::try_acquire_for): given back by [`release`](Self::release),
+/// or when dropped (in the background; the client's
 /// [`shutdown`](crate::Client::shutdown) waits for it). The give-back is one request that
 /// applies once, however often it is sent, so a permit is never given back twice.
 ///
@@ -39,6 +40,15 @@ impl SemaphoreGuard {
         }
     }
 
+    /// A guard of no permits: gives nothing back.
+    pub(super) fn none(sem: Semaphore) -> SemaphoreGuard {
+        SemaphoreGuard {
+            sem,
+            permits: 0,
+            release: None,
+        }
+    }
+
     /// How many permits the guard holds.
     pub fn permits(&self) -> u64 {
         self.permits.unsigned_abs()
@@ -67,7 +77,7 @@ impl SemaphoreGuard {
     }
 
     /// Keeps the permits taken: nothing is given back (as Redisson's permits, which are not
-    /// owned; another party may [`release`](Semaphore::release) them).
+    /// owned; any party, Rust or Java, may [`release`](Semaphore::release) them).
     pub fn forget(mut self) {
         if let Some(once) = self.release.take() {
             once.cancel();

@@ -11,11 +11,13 @@
 
 mod expirable;
 mod guard;
+mod permit_guard;
 mod permit_id;
 mod plain;
 
 pub use expirable::{PermitExpirableSemaphore, PermitLease};
 pub use guard::SemaphoreGuard;
+pub use permit_guard::PermitGuard;
 pub use permit_id::PermitId;
 pub use plain::Semaphore;
 

@@ -21,9 +21,9 @@ lua!(SEM_DRAIN_PERMITS, "semaphore/drain_permits", with "common/counter", "commo
 
 /// A handle to a semaphore (Redisson's `getSemaphore(name)`); cheap to clone.
 ///
-/// Permits are not owned: any task, process or Java service may give back permits another
-/// took (as in Redisson). [`acquire_guard`](Self::acquire_guard) returns a
-/// [`SemaphoreGuard`] that gives its permits back when dropped, for code that wants that.
+/// [`acquire`](Self::acquire) returns a [`SemaphoreGuard`] that gives its permits back when
+/// dropped. Redisson's permits are not owned: any task, process or Java service may give back
+/// permits another took; [`SemaphoreGuard::forget`] keeps them taken for that.
 ///
 /// A semaphore need not be set up: [`release`](Self::release) and
 /// [`add_permits`](Self::add_permits) create it, and one that does not exist has no permits.
@@ -34,7 +34,7 @@ lua!(SEM_DRAIN_PERMITS, "semaphore/drain_permits", with "common/counter", "commo
 /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
 /// let jobs = client.semaphore("sem:thumbnails")?;
 /// jobs.try_set_permits(4).await?; // at most 4 at a time, across every service
-/// let permit = jobs.acquire_guard(1).await?;
+/// let permit = jobs.acquire(1).await?;
 /// // ... the work ...
 /// permit.release().await?;
 /// # Ok(()) }
@@ -149,77 +149,25 @@ impl Semaphore {
         try_set_permits(&self.s, permits, ttl_ms).await
     }
 
-    /// One attempt to take `permits` (Redisson's `tryAcquire(permits)`): whether they were
-    /// taken. `0` permits are always taken, without asking Redis.
+    /// Takes `permits`, waiting as long as it takes (Redisson's `acquire(permits)`): woken by
+    /// the semaphore's messages (from Rust or Java), with a poll as the fallback. The guard
+    /// gives them back when dropped (in the background) or [`release`d](SemaphoreGuard::release);
+    /// [`forget`](SemaphoreGuard::forget) keeps them taken, as Redisson's permits (which any
+    /// party may give back with [`release`](Self::release)). `0` permits are a guard of none,
+    /// without asking Redis.
     ///
     /// # Errors
     ///
     /// [`Error::InvalidArgument`] above [`MAX_PERMITS`](super::MAX_PERMITS);
     /// [`Error::WrongType`] when the name holds another type; [`Error::Shutdown`]; a Redis
-    /// error. A lost reply is never sent again: Redis is asked whether the attempt was granted
-    /// (and it is made never to apply if not); the error is returned only when it was not.
+    /// error after `retry_attempts` failed attempts in a row. A lost reply is never sent again:
+    /// Redis is asked whether the attempt was granted (and it is made never to apply if not);
+    /// the error is returned only when it was not.
     ///
     /// # Cancel safety
     ///
-    /// Cancel safe: when the future is dropped while the attempt may be in Redis, it is settled
+    /// Cancel safe: when the future is dropped while an attempt may be in Redis, it is settled
     /// in the background and permits it took are given back.
-    pub async fn try_acquire(&self, permits: u64) -> Result<bool> {
-        if permits == 0 {
-            return Ok(true);
-        }
-        let n = super::permits(&self.s.key, permits)?;
-        self.attempt(n).await
-    }
-
-    /// Takes `permits`, waiting at most `wait` for them (Redisson's `tryAcquire(permits, wait)`):
-    /// whether they were taken.
-    ///
-    /// # Errors
-    ///
-    /// As [`try_acquire`](Self::try_acquire); a transient error is tried again within the
-    /// wait, up to `retry_attempts` times in a row.
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe, as [`try_acquire`](Self::try_acquire).
-    pub async fn try_acquire_for(&self, permits: u64, wait: Duration) -> Result<bool> {
-        if permits == 0 {
-            return Ok(true);
-        }
-        let n = super::permits(&self.s.key, permits)?;
-        let deadline = crate::lease::after(Instant::now(), wait);
-        Ok(self.wait(n, Some(deadline)).await?.is_some())
-    }
-
-    /// Takes `permits`, waiting as long as it takes (Redisson's `acquire(permits)`): woken by
-    /// the semaphore's messages (from Rust or Java), with a poll as the fallback.
-    ///
-    /// # Errors
-    ///
-    /// As [`try_acquire_for`](Self::try_acquire_for).
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe, as [`try_acquire`](Self::try_acquire).
-    pub async fn acquire(&self, permits: u64) -> Result<()> {
-        if permits == 0 {
-            return Ok(());
-        }
-        let n = super::permits(&self.s.key, permits)?;
-        self.wait(n, None).await.map(|_| ())
-    }
-
-    /// As [`acquire`](Self::acquire), returning a guard that gives the permits back when it is
-    /// dropped (or [`released`](SemaphoreGuard::release)): a Rust extra, Redisson's permits are
-    /// not owned.
-    ///
-    /// # Errors
-    ///
-    /// As [`acquire`](Self::acquire); `0` permits is [`Error::InvalidArgument`].
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe, as [`try_acquire`](Self::try_acquire).
     ///
     /// # Examples
     ///
@@ -227,34 +175,70 @@ impl Semaphore {
     /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
     /// let sem = client.semaphore("sem:db-connections")?;
     /// {
-    ///     let _permits = sem.acquire_guard(2).await?;
+    ///     let _permits = sem.acquire(2).await?;
     ///     // ... two connections' worth of work ...
     /// } // given back here, in the background
+    /// // Redisson's way: taken here, given back by whoever calls release
+    /// sem.acquire(1).await?.forget();
+    /// sem.release(1).await?;
     /// # Ok(()) }
     /// ```
-    pub async fn acquire_guard(&self, permits: u64) -> Result<SemaphoreGuard> {
-        let n = super::permits(&self.s.key, permits)?;
+    pub async fn acquire(&self, permits: u64) -> Result<SemaphoreGuard> {
+        let Some(n) = self.count_of(permits)? else {
+            return Ok(SemaphoreGuard::none(self.clone()));
+        };
         self.wait(n, None).await?;
         Ok(SemaphoreGuard::new(self.clone(), n))
     }
 
-    /// As [`try_acquire_for`](Self::try_acquire_for), returning a guard that gives the permits
-    /// back when dropped; `None` when `wait` ran out.
+    /// One attempt to take `permits` (Redisson's `tryAcquire(permits)`): a guard of them, or
+    /// `None` when there were not enough. `0` permits are a guard of none, without asking Redis.
     ///
     /// # Errors
     ///
-    /// As [`acquire_guard`](Self::acquire_guard).
+    /// As [`acquire`](Self::acquire).
     ///
     /// # Cancel safety
     ///
-    /// Cancel safe, as [`try_acquire`](Self::try_acquire).
-    pub async fn try_acquire_guard(&self, permits: u64, wait: Duration) -> Result<Option<SemaphoreGuard>> {
-        let n = super::permits(&self.s.key, permits)?;
+    /// Cancel safe, as [`acquire`](Self::acquire).
+    pub async fn try_acquire(&self, permits: u64) -> Result<Option<SemaphoreGuard>> {
+        let Some(n) = self.count_of(permits)? else {
+            return Ok(Some(SemaphoreGuard::none(self.clone())));
+        };
+        Ok(self
+            .attempt(n)
+            .await?
+            .then(|| SemaphoreGuard::new(self.clone(), n)))
+    }
+
+    /// Takes `permits`, waiting at most `wait` for them (Redisson's `tryAcquire(permits,
+    /// wait)`): a guard of them, or `None` when `wait` ran out.
+    ///
+    /// # Errors
+    ///
+    /// As [`acquire`](Self::acquire); a transient error is tried again within the wait, up to
+    /// `retry_attempts` times in a row.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe, as [`acquire`](Self::acquire).
+    pub async fn try_acquire_for(&self, permits: u64, wait: Duration) -> Result<Option<SemaphoreGuard>> {
+        let Some(n) = self.count_of(permits)? else {
+            return Ok(Some(SemaphoreGuard::none(self.clone())));
+        };
         let deadline = crate::lease::after(Instant::now(), wait);
         Ok(self
             .wait(n, Some(deadline))
             .await?
             .map(|()| SemaphoreGuard::new(self.clone(), n)))
+    }
+
+    /// `permits` as a script argument, `None` for none.
+    fn count_of(&self, permits: u64) -> Result<Option<i64>> {
+        match permits {
+            0 => Ok(None),
+            p => super::permits(&self.s.key, p).map(Some),
+        }
     }
 
     /// Gives `permits` back (Redisson's `release(permits)`; it creates the semaphore when there

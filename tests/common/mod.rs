@@ -5,6 +5,7 @@ pub mod cluster;
 pub mod faults;
 pub mod history;
 pub mod java;
+pub mod kept;
 pub mod kinds;
 pub mod proxy;
 pub mod topology;

@@ -561,18 +561,18 @@ pub(super) async fn sem_task_loop(ctx: TaskCtx) -> (usize, usize) {
         let acquire = async {
             let n = u64::from(permits);
             match (kind, waits_forever) {
-                (SemKind::Semaphore, true) => sem.acquire_guard(n).await.map(|g| Some(Permit::Guard(g))),
+                (SemKind::Semaphore, true) => sem.acquire(n).await.map(|g| Some(Permit::Guard(g))),
                 (SemKind::Semaphore, false) => {
-                    sem.try_acquire_guard(n, wait).await.map(|g| g.map(Permit::Guard))
+                    sem.try_acquire_for(n, wait).await.map(|g| g.map(Permit::Guard))
                 }
                 (SemKind::Expirable, true) => xsem
                     .acquire_with_lease(XSEM_LEASE)
                     .await
-                    .map(|id| Some(Permit::Id(id))),
+                    .map(|g| Some(Permit::Id(g.forget()[0]))),
                 (SemKind::Expirable, false) => xsem
                     .try_acquire_for(wait, Some(XSEM_LEASE))
                     .await
-                    .map(|id| id.map(Permit::Id)),
+                    .map(|g| g.map(|g| Permit::Id(g.forget()[0]))),
             }
         };
         let res = tokio::select! {

@@ -4,6 +4,7 @@
 //! Redis 7 cluster) by a release from another client.
 
 use crate::common;
+use crate::common::kept::Kept;
 
 use std::time::{Duration, Instant};
 
@@ -39,7 +40,7 @@ async fn semaphores_work_across_slots_and_wake_waiters_through_sharded_pubsub() 
         assert!(sem.try_set_permits(0).await.unwrap());
         let waiter = {
             let sem = sem.clone();
-            tokio::spawn(async move { sem.try_acquire_for(2, Duration::from_secs(60)).await })
+            tokio::spawn(async move { sem.try_acquire_for(2, Duration::from_secs(60)).await.kept() })
         };
         // wait until the waiter listens: the channel has a (sharded) subscriber
         let channel = format!(
@@ -73,10 +74,14 @@ async fn semaphores_work_across_slots_and_wake_waiters_through_sharded_pubsub() 
         let pes = a.permit_expirable_semaphore(name).unwrap();
         assert!(pes.delete().await.unwrap(), "the drained count is still there");
         assert!(pes.try_set_permits(1).await.unwrap());
-        let id = pes.acquire_with_lease(Duration::from_secs(30)).await.unwrap();
+        let id = pes
+            .acquire_with_lease(Duration::from_secs(30))
+            .await
+            .kept()
+            .unwrap();
         let waiter = {
             let pes = pes.clone();
-            tokio::spawn(async move { pes.try_acquire_for(Duration::from_secs(60), None).await })
+            tokio::spawn(async move { pes.try_acquire_for(Duration::from_secs(60), None).await.kept() })
         };
         let deadline = Instant::now() + Duration::from_secs(10);
         while cluster.numsub(&channel, sharded).await < 1 {

@@ -6,6 +6,7 @@
 //! type, and a lost acquisition reply. Interop with real Redisson is in the compat matrix.
 
 use crate::common;
+use crate::common::kept::Kept;
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -48,13 +49,17 @@ async fn permits_are_held_under_ids_in_redissons_layout() {
         0,
         "a missing semaphore has no permits"
     );
-    assert!(sem.try_acquire().await.unwrap().is_none());
+    assert!(sem.try_acquire().await.kept().unwrap().is_none());
     assert!(sem.try_set_permits(3).await.unwrap());
     assert_eq!(sub.drain(&s).await, vec!["3"]);
 
-    let free = sem.acquire().await.unwrap();
+    let free = sem.acquire().await.kept().unwrap();
     let before = now_ms();
-    let leased = sem.acquire_with_lease(Duration::from_secs(60)).await.unwrap();
+    let leased = sem
+        .acquire_with_lease(Duration::from_secs(60))
+        .await
+        .kept()
+        .unwrap();
     assert_eq!(get(&mut raw, "pes:layout").await.as_deref(), Some("1"));
     let held = leases(&mut raw, "{pes:layout}:timeout").await;
     assert_eq!(held.len(), 2);
@@ -141,7 +146,7 @@ async fn permits_are_held_under_ids_in_redissons_layout() {
         .query_async(&mut raw)
         .await
         .unwrap();
-    let _id = sem.acquire().await.unwrap();
+    let _id = sem.acquire().await.kept().unwrap();
     assert!(common::pttl(&mut raw, "{pes:layout}:timeout").await > 50_000);
 
     assert!(sem.delete().await.unwrap());
@@ -158,13 +163,14 @@ async fn a_lease_that_ends_gives_its_permit_to_a_waiter_at_its_end() {
     assert!(sem.try_set_permits(1).await.unwrap());
     let lease = Duration::from_millis(800);
     let taken = Instant::now();
-    let first = sem.acquire_with_lease(lease).await.unwrap();
+    let first = sem.acquire_with_lease(lease).await.kept().unwrap();
     // nobody releases it: the waiter is not woken by a message, it tries again when the lease
     // ends (far sooner than the 30 s fallback poll)
     let second = tokio::time::timeout(Duration::from_secs(10), sem.acquire())
         .await
         .unwrap()
-        .unwrap();
+        .unwrap()
+        .forget()[0];
     let waited = taken.elapsed();
     assert!(waited >= lease, "not before the lease ended: {waited:?}");
     assert!(waited < lease + Duration::from_secs(3), "at its end: {waited:?}");
@@ -177,7 +183,11 @@ async fn a_lease_that_ends_gives_its_permit_to_a_waiter_at_its_end() {
 
     // an ended lease not yet reclaimed: released late, it still comes back, reported `false`
     sem.release(second).await.unwrap();
-    let short = sem.acquire_with_lease(Duration::from_millis(1)).await.unwrap();
+    let short = sem
+        .acquire_with_lease(Duration::from_millis(1))
+        .await
+        .kept()
+        .unwrap();
     let mut raw = s.conn().await;
     eventually(Duration::from_secs(2), "the lease ended", || {
         let url = s.url();
@@ -205,6 +215,69 @@ async fn a_lease_that_ends_gives_its_permit_to_a_waiter_at_its_end() {
     );
 }
 
+/// The guard gives its permits back (released, or dropped: in the background, which shutdown
+/// waits for); forgotten, they stay taken under their ids; after their lease ended there is
+/// nothing to give back, and its release says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_guard_gives_its_permits_back_once() {
+    init_tracing();
+    let s = RedisServer::start();
+    let c = s.client(Config::default()).await;
+    let mut raw = s.conn().await;
+    let sem = c.permit_expirable_semaphore("pes:guard").unwrap();
+    assert!(sem.try_set_permits(3).await.unwrap());
+
+    let g = sem.acquire_many(2, None).await.unwrap();
+    assert_eq!(g.ids().len(), 2);
+    assert_eq!(g.id(), g.ids()[0]);
+    assert_eq!(sem.available_permits().await.unwrap(), 1);
+    g.release().await.unwrap();
+    assert_eq!(sem.available_permits().await.unwrap(), 3);
+    assert!(leases(&mut raw, "{pes:guard}:timeout").await.is_empty());
+
+    {
+        let _g = sem.try_acquire().await.unwrap().expect("a permit");
+        assert_eq!(sem.available_permits().await.unwrap(), 2);
+    } // given back in the background
+    eventually(
+        Duration::from_secs(5),
+        "the dropped guard's permit is back",
+        || async { sem.available_permits().await.unwrap() == 3 },
+    )
+    .await;
+
+    let kept = sem.acquire().await.unwrap().forget();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(sem.available_permits().await.unwrap(), 2, "forgotten: kept taken");
+    sem.release(kept[0]).await.unwrap();
+
+    let short = sem.acquire_with_lease(Duration::from_millis(50)).await.unwrap();
+    let id = short.id();
+    eventually(Duration::from_secs(5), "the lease ended", || async {
+        sem.lease_time(id).await.unwrap().is_none()
+    })
+    .await;
+    let r = short.release().await;
+    assert!(
+        matches!(&r, Err(Error::NotHeld { field, .. }) if *field == id.to_string()),
+        "{r:?}"
+    );
+    assert_eq!(
+        sem.available_permits().await.unwrap(),
+        3,
+        "the lease gave it back"
+    );
+
+    // dropped just before shutdown: shutdown waits for the give-back
+    let g = sem.acquire_many(3, None).await.unwrap();
+    drop(g);
+    c.shutdown().await.unwrap();
+    let fresh = Client::connect(&s.url()).await.unwrap();
+    let sem = fresh.permit_expirable_semaphore("pes:guard").unwrap();
+    assert_eq!(sem.available_permits().await.unwrap(), 3);
+    assert_eq!(sem.acquired_permits().await.unwrap(), 0);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn several_permits_are_released_all_or_none() {
     init_tracing();
@@ -212,13 +285,13 @@ async fn several_permits_are_released_all_or_none() {
     let c = s.client(Config::default()).await;
     let sem = c.permit_expirable_semaphore("pes:many").unwrap();
     assert!(sem.try_set_permits(4).await.unwrap());
-    let ids = sem.acquire_many(3, None).await.unwrap();
+    let ids = sem.acquire_many(3, None).await.unwrap().forget();
     assert_eq!(ids.len(), 3);
     assert!(
         sem.try_acquire_many(2, Duration::ZERO, None)
             .await
             .unwrap()
-            .is_empty(),
+            .is_none(),
         "only one left"
     );
     let stranger: PermitId = "00112233445566778899aabbccddeeff".parse().unwrap();
@@ -246,16 +319,17 @@ async fn bad_input_and_keys_of_another_type_are_refused_without_a_write() {
     let mut raw = s.conn().await;
     let sem = c.permit_expirable_semaphore("pes:bad").unwrap();
     assert!(matches!(
-        sem.acquire_with_lease(Duration::ZERO).await,
+        sem.acquire_with_lease(Duration::ZERO).await.kept(),
         Err(Error::InvalidArgument(_))
     ));
     assert!(matches!(
-        sem.acquire_many(0, None).await,
+        sem.acquire_many(0, None).await.kept(),
         Err(Error::InvalidArgument(_))
     ));
     assert!(matches!(
         sem.try_acquire_for(Duration::from_secs(1), Some(Duration::MAX))
-            .await,
+            .await
+            .kept(),
         Err(Error::InvalidArgument(_))
     ));
     assert!(matches!(
@@ -271,7 +345,10 @@ async fn bad_input_and_keys_of_another_type_are_refused_without_a_write() {
         .query_async(&mut raw)
         .await
         .unwrap();
-    assert!(matches!(sem.try_acquire().await, Err(Error::WrongType { .. })));
+    assert!(matches!(
+        sem.try_acquire().await.kept(),
+        Err(Error::WrongType { .. })
+    ));
     assert!(matches!(
         sem.available_permits().await,
         Err(Error::WrongType { .. })
@@ -288,7 +365,10 @@ async fn bad_input_and_keys_of_another_type_are_refused_without_a_write() {
         .query_async(&mut raw)
         .await
         .unwrap();
-    assert!(matches!(sem.try_acquire().await, Err(Error::WrongType { .. })));
+    assert!(matches!(
+        sem.try_acquire().await.kept(),
+        Err(Error::WrongType { .. })
+    ));
     assert_eq!(get(&mut raw, "pes:bad").await.as_deref(), Some("1"), "unchanged");
     let _: () = redis::cmd("DEL")
         .arg("{pes:bad}:timeout")
@@ -303,7 +383,7 @@ async fn bad_input_and_keys_of_another_type_are_refused_without_a_write() {
         .query_async(&mut raw)
         .await
         .unwrap();
-    assert!(matches!(sem.try_acquire().await, Err(Error::Redis(_))));
+    assert!(matches!(sem.try_acquire().await.kept(), Err(Error::Redis(_))));
     assert_eq!(get(&mut raw, "pes:bad").await.as_deref(), Some("lots"));
     assert!(
         !key_exists(&mut raw, "{pes:bad}:timeout").await,
@@ -322,7 +402,7 @@ async fn an_acquisition_dropped_in_flight_gives_its_permit_back() {
     let sem = c.permit_expirable_semaphore("pes:lost").unwrap();
     assert!(sem.try_set_permits(1).await.unwrap());
     // the scripts are loaded (a first EVALSHA answered NOSCRIPT would never run)
-    let id = sem.acquire().await.unwrap();
+    let id = sem.acquire().await.kept().unwrap();
     sem.release(id).await.unwrap();
     // nothing of the client in flight, then Redis stops: the request waits in its socket and
     // runs when it continues, after its caller was dropped

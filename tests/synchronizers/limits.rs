@@ -3,6 +3,7 @@
 //! (written by hand or by another client), is `Error::OutOfRange` and writes nothing; an
 //! argument beyond it is `Error::InvalidArgument` and sends nothing.
 
+use crate::common::kept::Kept;
 use std::time::Duration;
 
 use redis::AsyncCommands;
@@ -72,10 +73,10 @@ async fn semaphore_counts_never_leave_the_range() {
     // and left as it was; the exact value is still readable
     for beyond in ["9007199254740992", "9223372036854775807", "-9007199254740992"] {
         let _: () = raw.set("lim:sem", beyond).await.unwrap();
-        out_of_range("try_acquire", sem.try_acquire(1).await);
+        out_of_range("try_acquire", sem.try_acquire(1).await.kept());
         out_of_range(
             "try_acquire_for",
-            sem.try_acquire_for(1, Duration::from_millis(100)).await,
+            sem.try_acquire_for(1, Duration::from_millis(100)).await.kept(),
         );
         out_of_range("release", sem.release(1).await);
         out_of_range("add_permits", sem.add_permits(-1).await);
@@ -101,7 +102,7 @@ async fn expirable_semaphore_counts_never_leave_the_range() {
     let mut raw = s.conn().await;
     let sem = client.permit_expirable_semaphore("lim:pes").unwrap();
     assert!(sem.try_set_permits(MAX).await.unwrap());
-    let id = sem.try_acquire().await.unwrap().expect("a permit");
+    let id = sem.try_acquire().await.kept().unwrap().expect("a permit");
     assert_eq!(sem.available_permits().await.unwrap(), MAX - 1);
     // the permit's return would take the count to MAX; one more permit added first, and the
     // return would overflow: refused, the permit still held
@@ -119,7 +120,12 @@ async fn expirable_semaphore_counts_never_leave_the_range() {
     assert_eq!(sem.add_permits(-1).await.unwrap(), MAX - 1);
     sem.release(id).await.unwrap();
     // set_permits: the held permits count against the new total
-    let held = sem.try_acquire_many(2, Duration::ZERO, None).await.unwrap();
+    let held = sem
+        .try_acquire_many(2, Duration::ZERO, None)
+        .await
+        .unwrap()
+        .expect("two permits")
+        .forget();
     assert_eq!(held.len(), 2, "two permits");
     out_of_range("set_permits below the bound", sem.set_permits(-MAX + 1).await);
     assert_eq!(sem.available_permits().await.unwrap(), MAX - 2, "nothing written");
@@ -128,6 +134,7 @@ async fn expirable_semaphore_counts_never_leave_the_range() {
     let leased = sem
         .try_acquire_for(Duration::ZERO, Some(Duration::from_millis(50)))
         .await
+        .kept()
         .unwrap()
         .expect("a permit");
     assert_eq!(sem.add_permits(1).await.unwrap(), MAX);
@@ -153,7 +160,10 @@ async fn expirable_semaphore_counts_never_leave_the_range() {
     })
     .await;
     out_of_range("a reclaim over the bound", sem.available_permits().await);
-    out_of_range("an acquire whose reclaim would overflow", sem.try_acquire().await);
+    out_of_range(
+        "an acquire whose reclaim would overflow",
+        sem.try_acquire().await.kept(),
+    );
     out_of_range(
         "a lease update whose reclaim would overflow",
         sem.update_lease_time(leased, None).await,
@@ -221,9 +231,9 @@ async fn a_wait_of_duration_max_is_taken_as_no_bound() {
     let client = s.client(Config::default()).await;
     let sem = client.semaphore("lim:max:sem").unwrap();
     assert!(sem.try_set_permits(2).await.unwrap());
-    assert!(sem.try_acquire_for(1, Duration::MAX).await.unwrap());
+    assert!(sem.try_acquire_for(1, Duration::MAX).await.kept().unwrap());
     let g = sem
-        .try_acquire_guard(1, Duration::MAX)
+        .try_acquire_for(1, Duration::MAX)
         .await
         .unwrap()
         .expect("a permit");
@@ -233,6 +243,7 @@ async fn a_wait_of_duration_max_is_taken_as_no_bound() {
     let id = pes
         .try_acquire_for(Duration::MAX, None)
         .await
+        .kept()
         .unwrap()
         .expect("a permit");
     pes.release(id).await.unwrap();
@@ -254,6 +265,7 @@ async fn a_wait_of_duration_max_is_taken_as_no_bound() {
             .semaphore("lim:max:sem")
             .unwrap()
             .try_acquire_for(1, Duration::MAX)
+            .kept()
             .unwrap());
     })
     .await

@@ -6,6 +6,7 @@
 //! is in the compat matrix.
 
 use crate::common;
+use crate::common::kept::Kept;
 use crate::subscribed_to;
 
 use std::time::{Duration, Instant};
@@ -25,7 +26,7 @@ async fn get(raw: &mut redis::aio::MultiplexedConnection, key: &str) -> Option<S
 
 fn spawn_acquire(sem: &Semaphore, permits: u64) -> tokio::task::JoinHandle<redisson_lock::Result<bool>> {
     let s = sem.clone();
-    tokio::spawn(async move { s.try_acquire_for(permits, Duration::from_secs(60)).await })
+    tokio::spawn(async move { s.try_acquire_for(permits, Duration::from_secs(60)).await.kept() })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -42,7 +43,7 @@ async fn counts_permits_with_redissons_layout_and_messages() {
         0,
         "a missing semaphore has no permits"
     );
-    assert!(!sem.try_acquire(1).await.unwrap(), "nothing to take");
+    assert!(!sem.try_acquire(1).await.kept().unwrap(), "nothing to take");
     assert!(sem.try_set_permits(3).await.unwrap());
     assert_eq!(get(&mut raw, "sem:layout").await.as_deref(), Some("3"));
     assert!(
@@ -55,9 +56,9 @@ async fn counts_permits_with_redissons_layout_and_messages() {
         "a new count publishes it, a refused one nothing"
     );
 
-    assert!(sem.try_acquire(2).await.unwrap());
+    assert!(sem.try_acquire(2).await.kept().unwrap());
     assert_eq!(get(&mut raw, "sem:layout").await.as_deref(), Some("1"));
-    assert!(!sem.try_acquire(2).await.unwrap(), "only one left");
+    assert!(!sem.try_acquire(2).await.kept().unwrap(), "only one left");
     assert!(sub.drain(&s).await.is_empty(), "taking permits publishes nothing");
 
     sem.release(2).await.unwrap();
@@ -96,7 +97,7 @@ async fn counts_permits_with_redissons_layout_and_messages() {
         .unwrap());
     let ttl = pttl(&mut raw, "sem:layout").await;
     assert!(ttl > 50_000 && ttl <= 60_000, "{ttl}");
-    assert!(sem.try_acquire(1).await.unwrap());
+    assert!(sem.try_acquire(1).await.kept().unwrap());
     assert!(pttl(&mut raw, "sem:layout").await > 0, "taking keeps the TTL");
     sem.add_permits(1).await.unwrap();
     assert_eq!(pttl(&mut raw, "sem:layout").await, -1);
@@ -111,7 +112,7 @@ async fn counts_permits_with_redissons_layout_and_messages() {
     assert!(!other.try_set_permits(1).await.unwrap(), "release created it");
 
     // zero permits never reach Redis
-    assert!(sem.try_acquire(0).await.unwrap());
+    assert!(sem.try_acquire(0).await.kept().unwrap());
     assert!(!other.release_if_exists(0).await.unwrap());
 
     // request latches are cleaned up once answered
@@ -144,7 +145,7 @@ async fn a_release_wakes_every_waiter_it_lets_in() {
     // one permit for two waiters: exactly one gets it, the other times out
     let short = |sem: &Semaphore| {
         let s = sem.clone();
-        tokio::spawn(async move { s.try_acquire_for(1, Duration::from_millis(2000)).await })
+        tokio::spawn(async move { s.try_acquire_for(1, Duration::from_millis(2000)).await.kept() })
     };
     let (a, b) = (short(&sem), short(&sem));
     subscribed_to(&c, 1, "both waiting").await;
@@ -199,8 +200,8 @@ async fn bad_input_and_keys_of_another_type_are_refused_without_a_write() {
     assert!(matches!(c.semaphore(""), Err(Error::InvalidArgument(_))));
     let sem = c.semaphore("sem:bad").unwrap();
     for r in [
-        sem.try_acquire(MAX_PERMITS + 1).await,
-        sem.try_acquire_for(u64::MAX, Duration::from_secs(1)).await,
+        sem.try_acquire(MAX_PERMITS + 1).await.kept(),
+        sem.try_acquire_for(u64::MAX, Duration::from_secs(1)).await.kept(),
     ] {
         assert!(matches!(r, Err(Error::InvalidArgument(_))), "{r:?}");
     }
@@ -220,10 +221,9 @@ async fn bad_input_and_keys_of_another_type_are_refused_without_a_write() {
         sem.try_set_permits_with_ttl(1, Duration::ZERO).await,
         Err(Error::InvalidArgument(_))
     ));
-    assert!(matches!(
-        sem.acquire_guard(0).await,
-        Err(Error::InvalidArgument(_))
-    ));
+    let none = sem.acquire(0).await.unwrap();
+    assert_eq!(none.permits(), 0, "a guard of no permits");
+    none.release().await.unwrap();
     assert!(!key_exists(&mut raw, "sem:bad").await, "nothing was written");
 
     // a hash under the name
@@ -234,7 +234,10 @@ async fn bad_input_and_keys_of_another_type_are_refused_without_a_write() {
         .query_async(&mut raw)
         .await
         .unwrap();
-    assert!(matches!(sem.try_acquire(1).await, Err(Error::WrongType { .. })));
+    assert!(matches!(
+        sem.try_acquire(1).await.kept(),
+        Err(Error::WrongType { .. })
+    ));
     assert!(matches!(sem.release(1).await, Err(Error::WrongType { .. })));
     assert!(matches!(sem.add_permits(1).await, Err(Error::WrongType { .. })));
     assert!(matches!(sem.drain_permits().await, Err(Error::WrongType { .. })));
@@ -260,7 +263,7 @@ async fn bad_input_and_keys_of_another_type_are_refused_without_a_write() {
         .query_async(&mut raw)
         .await
         .unwrap();
-    assert!(matches!(sem.try_acquire(1).await, Err(Error::Redis(_))));
+    assert!(matches!(sem.try_acquire(1).await.kept(), Err(Error::Redis(_))));
     assert!(matches!(sem.release(1).await, Err(Error::Redis(_))));
     assert!(matches!(sem.add_permits(1).await, Err(Error::Redis(_))));
     assert!(matches!(sem.available_permits().await, Err(Error::Protocol(_))));
@@ -287,14 +290,14 @@ async fn an_acquisition_whose_reply_is_lost_never_loses_a_permit() {
     // caller stopped waiting for it.
     let pid = faults::pid(&s.url()).await.unwrap();
     // the scripts are loaded (a first EVALSHA answered NOSCRIPT would never run)
-    assert!(sem.try_acquire(1).await.unwrap());
+    assert!(sem.try_acquire(1).await.kept().unwrap());
     sem.release(1).await.unwrap();
 
     // 1. the caller waits: its reply and its settle time out; the background settles it late,
     //    finds the grant, and gives it back
     latches_deleted(&s).await;
     let stopped = faults::Stopped::new(pid).unwrap();
-    let r = sem.try_acquire(1).await;
+    let r = sem.try_acquire(1).await.kept();
     assert!(matches!(&r, Err(e) if e.is_transient()), "a timeout: {r:?}");
     drop(stopped);
     eventually(Duration::from_secs(10), "the late grant is given back", || {
@@ -355,7 +358,7 @@ async fn a_guard_gives_its_permits_back_once() {
     let c = s.client(Config::default()).await;
     let sem = c.semaphore("sem:guard").unwrap();
     assert!(sem.try_set_permits(3).await.unwrap());
-    let g = sem.acquire_guard(2).await.unwrap();
+    let g = sem.acquire(2).await.unwrap();
     assert_eq!(g.permits(), 2);
     assert_eq!(sem.available_permits().await.unwrap(), 1);
     g.release().await.unwrap();
@@ -363,12 +366,12 @@ async fn a_guard_gives_its_permits_back_once() {
 
     {
         let _g = sem
-            .try_acquire_guard(3, Duration::from_secs(1))
+            .try_acquire_for(3, Duration::from_secs(1))
             .await
             .unwrap()
             .unwrap();
         assert!(sem
-            .try_acquire_guard(1, Duration::from_millis(50))
+            .try_acquire_for(1, Duration::from_millis(50))
             .await
             .unwrap()
             .is_none());
@@ -379,11 +382,11 @@ async fn a_guard_gives_its_permits_back_once() {
     })
     .await;
 
-    sem.acquire_guard(1).await.unwrap().forget();
+    sem.acquire(1).await.unwrap().forget();
     assert_eq!(sem.available_permits().await.unwrap(), 2, "forgotten: kept taken");
 
     // dropped just before shutdown: shutdown waits for the give-back
-    let g = sem.acquire_guard(2).await.unwrap();
+    let g = sem.acquire(2).await.unwrap();
     drop(g);
     c.shutdown().await.unwrap();
     let fresh = Client::connect(&s.url()).await.unwrap();
@@ -406,13 +409,13 @@ async fn shutdown_ends_a_waiting_acquisition() {
     let sem = c.semaphore("sem:shutdown").unwrap();
     let waiter = {
         let sem = sem.clone();
-        tokio::spawn(async move { sem.acquire(1).await })
+        tokio::spawn(async move { sem.acquire(1).await.kept() })
     };
     subscribed_to(&c, 1, "waiting").await;
     c.shutdown().await.unwrap();
     let r = tokio::time::timeout(WOKEN, waiter).await.expect("ended").unwrap();
     assert!(matches!(r, Err(Error::Shutdown)), "{r:?}");
-    assert!(matches!(sem.try_acquire(1).await, Err(Error::Shutdown)));
+    assert!(matches!(sem.try_acquire(1).await.kept(), Err(Error::Shutdown)));
 }
 
 #[test]
@@ -422,10 +425,10 @@ fn the_blocking_twin_takes_and_gives_back() {
     let c = redisson_lock::blocking::Client::connect(&s.url()).unwrap();
     let sem = c.semaphore("sem:blocking").unwrap();
     assert!(sem.try_set_permits(1).unwrap());
-    let g = sem.acquire_guard(1).unwrap();
+    let g = sem.acquire(1).unwrap();
     let waiter = {
         let sem = sem.clone();
-        std::thread::spawn(move || sem.try_acquire_for(1, Duration::from_secs(30)))
+        std::thread::spawn(move || sem.try_acquire_for(1, Duration::from_secs(30)).kept())
     };
     g.release().unwrap();
     assert!(waiter.join().unwrap().unwrap());
@@ -450,11 +453,8 @@ async fn permits_given_back_while_redis_is_out_of_memory_come_back() {
     let pes = c.permit_expirable_semaphore("pes:oom").unwrap();
     assert!(sem.try_set_permits(2).await.unwrap());
     assert!(pes.try_set_permits(2).await.unwrap());
-    let (g1, g2) = (
-        sem.acquire_guard(1).await.unwrap(),
-        sem.acquire_guard(1).await.unwrap(),
-    );
-    let ids = pes.acquire_many(2, None).await.unwrap();
+    let (g1, g2) = (sem.acquire(1).await.unwrap(), sem.acquire(1).await.unwrap());
+    let ids = pes.acquire_many(2, None).await.unwrap().forget();
     latches_deleted(&s).await;
     let admin = raw.clone();
     let config_set = |k: &'static str, v: &'static str| {

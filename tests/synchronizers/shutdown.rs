@@ -4,6 +4,7 @@
 //! granted them: once it returns, every permit is available again and nothing of the client is
 //! left in Redis; every caller got `Error::Shutdown`.
 
+use crate::common::kept::Kept;
 use std::time::Duration;
 
 use crate::common::{self, eventually, faults, init_tracing, leftovers, RedisServer};
@@ -20,9 +21,9 @@ async fn shutdown_gives_back_what_acquisitions_in_flight_were_granted() {
     assert!(sem.try_set_permits(5).await.unwrap());
     assert!(pes.try_set_permits(3).await.unwrap());
     // the scripts are loaded (a first EVALSHA answered NOSCRIPT would be sent again)
-    assert!(sem.try_acquire(1).await.unwrap());
+    assert!(sem.try_acquire(1).await.kept().unwrap());
     sem.release(1).await.unwrap();
-    let id = pes.try_acquire().await.unwrap().expect("a permit");
+    let id = pes.try_acquire().await.kept().unwrap().expect("a permit");
     pes.release(id).await.unwrap();
     common::latches_deleted(&s).await;
 
@@ -42,12 +43,13 @@ async fn shutdown_gives_back_what_acquisitions_in_flight_were_granted() {
             what,
             tokio::spawn(async move {
                 match what {
-                    "acquire" => sem.acquire(2).await,
-                    "acquire_guard" => sem.acquire_guard(1).await.map(|g| g.forget()),
-                    "expirable acquire" => pes.acquire().await.map(|_| ()),
+                    "acquire" => sem.acquire(2).await.kept(),
+                    "acquire_guard" => sem.acquire(1).await.kept(),
+                    "expirable acquire" => pes.acquire().await.kept().map(|_| ()),
                     _ => pes
                         .acquire_many(2, Some(Duration::from_secs(600)))
                         .await
+                        .kept()
                         .map(|_| ()),
                 }
             }),

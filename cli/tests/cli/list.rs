@@ -125,12 +125,16 @@ async fn list_shows_counts_and_semaphores_only_when_asked() {
     assert!(sem.try_set_permits(1).await.unwrap());
     let sem_waiter = {
         let sem = sem.clone();
-        tokio::spawn(async move { sem.acquire(2).await })
+        tokio::spawn(async move { sem.acquire(2).await.map(|g| g.forget()) })
     };
     // a permit-expirable semaphore with a leased permit
     let pes = c.permit_expirable_semaphore("app:pes").unwrap();
     assert!(pes.try_set_permits(3).await.unwrap());
-    let leased = pes.acquire_with_lease(Duration::from_secs(600)).await.unwrap();
+    let leased = pes
+        .acquire_with_lease(Duration::from_secs(600))
+        .await
+        .map(|g| g.forget()[0])
+        .unwrap();
     // an application's counter, a string that is not an integer, and a count elsewhere
     let _: () = raw.set("app:counter", "7").await.unwrap();
     let _: () = raw.set("app:text", "hello").await.unwrap();
@@ -424,7 +428,10 @@ async fn list_synchronizers_walks_every_master_of_a_cluster() {
     }
     let pes = c.permit_expirable_semaphore("cl:pes").unwrap();
     assert!(pes.try_set_permits(2).await.unwrap());
-    pes.acquire_with_lease(Duration::from_secs(600)).await.unwrap();
+    pes.acquire_with_lease(Duration::from_secs(600))
+        .await
+        .map(|g| g.forget()[0])
+        .unwrap();
     want.push("cl:pes".to_owned());
     want.sort();
     let latch = c.count_down_latch("cl:count:0").unwrap();

@@ -88,9 +88,17 @@ async fn inspect_shows_held_permits_and_their_leases_without_reclaiming() {
     let mut raw = s.conn().await;
     let sem = c.permit_expirable_semaphore("sem:gpu").unwrap();
     assert!(sem.try_set_permits(4).await.unwrap());
-    let short = sem.acquire_with_lease(Duration::from_millis(200)).await.unwrap();
-    let long = sem.acquire_with_lease(Duration::from_secs(600)).await.unwrap();
-    let unleased = sem.acquire().await.unwrap();
+    let short = sem
+        .acquire_with_lease(Duration::from_millis(200))
+        .await
+        .map(|g| g.forget()[0])
+        .unwrap();
+    let long = sem
+        .acquire_with_lease(Duration::from_secs(600))
+        .await
+        .map(|g| g.forget()[0])
+        .unwrap();
+    let unleased = sem.acquire().await.map(|g| g.forget()[0]).unwrap();
     tokio::time::sleep(Duration::from_millis(500)).await; // `short`'s lease ends; nobody reclaims it
 
     let before = (writes(&mut raw).await, lock_scripts(&mut raw).await);
@@ -179,7 +187,7 @@ async fn inspect_shows_held_permits_and_their_leases_without_reclaiming() {
     // a hash tag in the name: `N:timeout` and `redisson_sc:N`
     let tagged = c.permit_expirable_semaphore("{tenant}pool").unwrap();
     tagged.try_set_permits(1).await.unwrap();
-    let id = tagged.acquire().await.unwrap();
+    let id = tagged.acquire().await.map(|g| g.forget()[0]).unwrap();
     let v = inspect_json(&s, &["--json", "inspect", "{tenant}pool"]).await;
     assert_eq!(v["leases_key"], "{tenant}pool:timeout", "{v}");
     assert_eq!(v["channel"]["channel"], "redisson_sc:{tenant}pool", "{v}");
@@ -193,7 +201,11 @@ async fn inspect_shows_a_plain_semaphore_when_asked_and_its_waiters() {
     let raw = s.conn().await;
     let jobs = c.semaphore("sem:jobs").unwrap();
     assert!(jobs.try_set_permits(5).await.unwrap());
-    assert!(jobs.try_acquire(2).await.unwrap());
+    assert!(jobs
+        .try_acquire(2)
+        .await
+        .map(|g| g.map(|g| g.forget()).is_some())
+        .unwrap());
 
     // an integer alone could be a latch: the count view says so and names the flags
     inspect_text(
@@ -232,7 +244,7 @@ async fn inspect_shows_a_plain_semaphore_when_asked_and_its_waiters() {
     // a waiter for more permits than there are listens on the semaphore channel
     let waiter = {
         let jobs = jobs.clone();
-        tokio::spawn(async move { jobs.acquire(4).await })
+        tokio::spawn(async move { jobs.acquire(4).await.map(|g| g.forget()) })
     };
     eventually(Duration::from_secs(10), "the waiter subscribes", || {
         let raw = raw.clone();
@@ -430,7 +442,11 @@ async fn watch_shows_permit_changes_and_semaphore_messages() {
         event(l, "permit").is_some_and(|p| p["change"] == change && p["id"] == id.to_string())
     };
     // acquired (no message: nobody needs waking)
-    let first = sem.acquire_with_lease(Duration::from_millis(300)).await.unwrap();
+    let first = sem
+        .acquire_with_lease(Duration::from_millis(300))
+        .await
+        .map(|g| g.forget()[0])
+        .unwrap();
     let line = w
         .line_where(Duration::from_secs(20), "first acquired", |l| {
             is_permit(l, "acquired", &first)
@@ -451,7 +467,12 @@ async fn watch_shows_permit_changes_and_semaphore_messages() {
     .await;
 
     // the next acquisition reclaims it first (publishing the total) and takes a permit
-    let second = sem.try_acquire().await.unwrap().expect("a permit");
+    let second = sem
+        .try_acquire()
+        .await
+        .map(|g| g.map(|g| g.forget()[0]))
+        .unwrap()
+        .expect("a permit");
     w.line_where(Duration::from_secs(20), "first reclaimed", |l| {
         is_permit(l, "reclaimed", &first)
     })

@@ -98,6 +98,7 @@ async fn hold_permits(url: &str, name: &str, lease_ms: u64, count: u64) {
     let ids = sem
         .acquire_many(count, Some(Duration::from_millis(lease_ms)))
         .await
+        .map(|g| g.forget())
         .unwrap_or_else(|e| fail(1, &format!("rust-holder: acquire {count} of `{name}`: {e}")));
     let ids: Vec<String> = ids.iter().map(ToString::to_string).collect();
     report(&format!("acquired {}", ids.join(" ")));

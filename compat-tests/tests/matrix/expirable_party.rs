@@ -180,8 +180,11 @@ impl<'a> Pes<'a> {
                 id_of(self.java("expirableAcquire", &args).await?.into_ok()?)
             }
             Pes::Rust(s) => match lease_ms {
-                None => s.acquire().await,
-                Some(l) => s.acquire_with_lease(Duration::from_millis(l)).await,
+                None => s.acquire().await.map(|g| g.forget()[0]),
+                Some(l) => s
+                    .acquire_with_lease(Duration::from_millis(l))
+                    .await
+                    .map(|g| g.forget()[0]),
             }
             .map(|id| id.to_string())
             .map_err(|e| format!("rust acquire(lease {lease_ms:?}): {e}")),
@@ -202,6 +205,7 @@ impl<'a> Pes<'a> {
             Pes::Rust(s) => s
                 .acquire_many(n, Some(Duration::from_millis(lease_ms)))
                 .await
+                .map(|g| g.forget())
                 .map(|ids| ids.iter().map(PermitId::to_string).collect())
                 .map_err(|e| format!("rust acquire_many({n}): {e}")),
         }
@@ -217,6 +221,7 @@ impl<'a> Pes<'a> {
             Pes::Rust(s) => s
                 .try_acquire()
                 .await
+                .map(|g| g.map(|g| g.forget()[0]))
                 .map(|id| id.map(|i| i.to_string()))
                 .map_err(|e| format!("rust try_acquire: {e}")),
         }
@@ -233,6 +238,7 @@ impl<'a> Pes<'a> {
             Pes::Rust(s) => s
                 .try_acquire_many(n, Duration::ZERO, None)
                 .await
+                .map(|g| g.map(|g| g.forget()).unwrap_or_default())
                 .map(|ids| ids.iter().map(PermitId::to_string).collect())
                 .map_err(|e| format!("rust try_acquire_many({n}): {e}")),
         }
@@ -398,7 +404,11 @@ impl<'a> Pes<'a> {
             Pes::Rust(s) => {
                 let s = s.clone();
                 Ok(PesWaiting::Rust(tokio::spawn(async move {
-                    let id = s.acquire().await.map_err(|e| format!("rust acquire(): {e}"))?;
+                    let id = s
+                        .acquire()
+                        .await
+                        .map(|g| g.forget()[0])
+                        .map_err(|e| format!("rust acquire(): {e}"))?;
                     Ok((id.to_string(), now_ms()))
                 })))
             }

@@ -446,6 +446,7 @@ fn rust_stress(
                 let got = s
                     .try_acquire_for(1, Duration::from_secs(5))
                     .await
+                    .map(|g| g.map(|g| g.forget()).is_some())
                     .map_err(|e| format!("rust try_acquire_for: {e}"))?;
                 ensure!(got, "a Rust task waited 5 s for a permit (never woken)");
                 let n: i64 = raw.q(redis::cmd("INCR").arg(&key)).await?;

@@ -114,6 +114,7 @@ impl<'a> Sem<'a> {
             Sem::Rust(s) => s
                 .try_acquire(n)
                 .await
+                .map(|g| g.map(|g| g.forget()).is_some())
                 .map_err(|e| format!("rust try_acquire({n}): {e}")),
         }
     }
@@ -207,6 +208,7 @@ impl<'a> Sem<'a> {
                 Ok(SemWaiting::Rust(tokio::spawn(async move {
                     s.acquire(n)
                         .await
+                        .map(|g| g.forget())
                         .map_err(|e| format!("rust acquire({n}): {e}"))?;
                     Ok(now_ms())
                 })))
