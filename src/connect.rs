@@ -250,8 +250,9 @@ impl ClientBuilder {
     /// # Errors
     ///
     /// [`Error::InvalidArgument`] for a bad URL or configuration; [`Error::Connect`] (the URL or
-    /// cluster nodes it tried, and why) when Redis cannot be reached; [`Error::Redis`] for a
-    /// Sentinel set that cannot be reached.
+    /// cluster nodes it tried, and why) when a [`url`](Self::url) or [`cluster`](Self::cluster)
+    /// cannot be reached; [`Error::Redis`] (or [`Error::CommandTimeout`]) when a Sentinel set, a
+    /// [`redis_client`](Self::redis_client) or a [`pubsub_client`](Self::pubsub_client) cannot.
     pub async fn build(self) -> Result<Client> {
         let config = self.config;
         config.validate()?;

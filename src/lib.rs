@@ -1,19 +1,61 @@
-//! Distributed locks on Redis, **wire-compatible with Java's [Redisson]**: a Rust service using
-//! this crate and a Java service using Redisson lock the same key and see each other's holds,
-//! re-entry counts, leases and wake-ups.
+//! Distributed locks and synchronizers on Redis, **wire-compatible with Java's [Redisson]**: a
+//! Rust service using this crate and a Java service using Redisson lock the same key and see each
+//! other's holds, re-entry counts, leases and wake-ups.
+//!
+//! # Install
+//!
+//! Not yet published on crates.io; until it is, depend on the repository:
+//! `redisson-lock = { git = "https://github.com/redisson-lock/redisson-lock" }` (or
+//! `cargo add redisson-lock --git https://github.com/redisson-lock/redisson-lock`). The async
+//! [`Client`] runs inside a tokio runtime.
+//!
+//! | feature | what it adds |
+//! |---|---|
+//! | (default) | every lock kind and synchronizer, the [`blocking`] facade, single server, Sentinel, Cluster |
+//! | `tls-rustls` | `rediss://` / `valkeys://` URLs and `Tls` settings (trust store, client certificate, verification) through rustls |
+//! | `metrics` | counters, gauges and histograms through the `metrics` facade ([`guide::operations`]) |
+//! | `redisson-config` | Redisson's YAML/JSON configuration files: `RedissonConfig`, `Client::from_redisson_config` |
+//!
+//! # Connecting
+//!
+//! | Redis deployment | how |
+//! |---|---|
+//! | one server, by URL | [`Client::connect`]`("redis://user:pass@host:6379/0")` |
+//! | your own `redis::Client` | [`Client::builder`]`().`[`redis_client`](ClientBuilder::redis_client)`(c)` |
+//! | your own `ConnectionManager` (or multiplexed / cluster connection) | [`connection`](ClientBuilder::connection)`(conn)` with [`pubsub_client`](ClientBuilder::pubsub_client)`(c)` |
+//! | Redis Cluster | [`cluster`](ClientBuilder::cluster)`([node urls])`, pub/sub per [`PublishMode`] |
+//! | Sentinel | [`sentinel`](ClientBuilder::sentinel)`([sentinel urls], "mymaster")` |
+//! | TLS (`tls-rustls`) | a `rediss://` URL, or `ClientBuilder::tls` with a `Tls` |
+//! | the Java service's `redisson.yaml` (`redisson-config`) | `Client::from_redisson_config("redisson.yaml")` |
+//!
+//! Settings (watchdog timeout, retries, timeouts) are a [`Config`] given to
+//! [`ClientBuilder::config`]. Topologies, failover and loss detection: [`guide::deployment`].
+//!
+//! # Quick start
 //!
 //! ```no_run
-//! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() -> Result<(), redisson_lock::Error> {
-//! use redisson_lock::Client;
+//! use redisson_lock::{Client, Result};
 //!
-//! let client = Client::connect("redis://127.0.0.1:6379/").await?;
-//! let lock = client.lock("lock:order:42")?;      // Java: redisson.getLock("lock:order:42")
-//! let guard = lock.lock().await?;                 // watchdog keeps it alive
-//! // ... work on order 42 ...
-//! guard.unlock().await?;                          // wakes a waiter, Java or Rust
-//! # Ok(()) }
+//! #[tokio::main]
+//! async fn main() -> Result<()> {
+//!     let client = Client::connect("redis://127.0.0.1:6379/").await?;
+//!     let lock = client.lock("lock:order:42")?; // Java: redisson.getLock("lock:order:42")
+//!     let guard = lock.lock().await?; // no lease: the watchdog renews it
+//!     let outcome = tokio::select! {
+//!         reason = guard.lost() => { eprintln!("lost it: {reason}"); Ok(()) }
+//!         () = process_order(42) => guard.unlock().await.map(drop), // wakes a waiter, Java or Rust
+//!     };
+//!     client.shutdown().await?; // on every path, before exiting
+//!     outcome
+//! }
+//!
+//! async fn process_order(id: u64) {
+//!     println!("processing order {id}");
+//! }
 //! ```
+//!
+//! Coming from Redisson: [`guide::from_redisson`]. What the crate promises when things go wrong:
+//! [`guide::guarantees`].
 //!
 //! # What you get
 //!
@@ -77,8 +119,8 @@
 //! Call [`Client::shutdown`] before a service exits: it stops every acquisition (waiters end
 //! with [`Error::Shutdown`], never with the lock), releases everything the client holds or had
 //! queued, settles every acquisition that was in flight (releasing what it was granted) and
-//! deletes its records, so nothing is left in Redis to expire by TTL. The repository's
-//! `docs/guarantees.md` has the details and the tests that show them.
+//! deletes its records, so nothing is left in Redis to expire by TTL.
+//! [`guide::guarantees`] has the details and the tests that show them.
 //!
 //! # Cancel safety
 //!
@@ -92,6 +134,9 @@
 //! [Redisson]: https://github.com/redisson/redisson
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms)]
+// docs.rs (`--cfg docsrs`, Cargo.toml's [package.metadata.docs.rs]): each feature-gated item
+// says which feature it needs
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod any;
 mod background;
@@ -105,6 +150,7 @@ mod core;
 mod count_down_latch;
 mod error;
 mod gone_keys;
+pub mod guide;
 mod holds;
 mod inner;
 pub mod inspect;
@@ -235,11 +281,12 @@ pub use crate::tls::{Tls, TlsVerify};
 /// different, `redis` dependency.
 pub use redis;
 
-// The Rust blocks of the README and of every docs/*.md are doctests (`cargo test --doc`): each is
-// written as a reader pastes it (a whole `main` or function, no hidden `#` lines); `no_run` when
-// it needs a Redis server, and any other block has a language tag (`text`, `sh`, `java`, ...).
-// The README and the guide show every feature (TLS, metrics, Redisson's config files): they are
-// doctests of a build with all of them (`--all-features`, as the suite runs).
+// The Rust blocks of the README are doctests (`cargo test --doc`), as are those of the guides in
+// docs/*.md, which are the modules of `guide`. Each block is written as a reader pastes it (a
+// whole `main` or function, no hidden `#` lines: tests/markdown.rs); `no_run` when it needs a
+// Redis server, and any other block has a language tag (`text`, `sh`, `java`, ...). The README
+// shows every feature (TLS, metrics, Redisson's config files): it is a doctest of a build with
+// all of them (`--all-features`, as the suite runs).
 #[cfg(all(
     doctest,
     feature = "tls-rustls",
@@ -248,20 +295,3 @@ pub use redis;
 ))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
-
-#[cfg(all(
-    doctest,
-    feature = "tls-rustls",
-    feature = "metrics",
-    feature = "redisson-config"
-))]
-#[doc = include_str!("../docs/from-redisson.md")]
-struct FromRedissonGuide;
-
-#[cfg(doctest)]
-#[doc = include_str!("../docs/guarantees.md")]
-struct GuaranteesDoctests;
-
-#[cfg(doctest)]
-#[doc = include_str!("../docs/protocol.md")]
-struct ProtocolDoctests;

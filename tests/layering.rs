@@ -1,9 +1,9 @@
-//! The crate's layering, as the README's "Layout" table states it, checked against the code:
+//! The crate's layering, as CONTRIBUTING.md's "Layout" table states it, checked against the code:
 //! every `crate::<module>` path in `src/` (outside comments; `use crate::{..}` trees and the
 //! root's re-exports such as `crate::Client` included) must point to a module
 //! on the same floor or below, no two modules may use each other (directly or round a circle),
 //! and every module must have a floor. A new module, or a new `use` that runs upwards, fails
-//! here until the table (and so the README) says where it belongs.
+//! here until the table (and so CONTRIBUTING.md) says where it belongs.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -12,13 +12,16 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The floors of the README's "Layout" table: module -> floor.
+/// The file whose "## Layout" table the crate is checked against.
+const LAYOUT_DOC: &str = "CONTRIBUTING.md";
+
+/// The floors of CONTRIBUTING.md's "Layout" table: module -> floor.
 fn floors() -> BTreeMap<String, u32> {
-    let readme = std::fs::read_to_string(root().join("README.md")).expect("read README.md");
-    let layout = readme
+    let doc = std::fs::read_to_string(root().join(LAYOUT_DOC)).expect("read CONTRIBUTING.md");
+    let layout = doc
         .split("\n## Layout\n")
         .nth(1)
-        .expect("README.md has a `## Layout` section");
+        .expect("CONTRIBUTING.md has a `## Layout` section");
     let layout = layout.split("\n## ").next().unwrap_or(layout);
     let mut floors = BTreeMap::new();
     for line in layout.lines() {
@@ -34,13 +37,13 @@ fn floors() -> BTreeMap<String, u32> {
             let previous = floors.insert(module.to_owned(), floor);
             assert!(
                 previous.is_none(),
-                "`{module}` has two floors in README.md's layout"
+                "`{module}` has two floors in CONTRIBUTING.md's layout"
             );
         }
     }
     assert!(
         !floors.is_empty(),
-        "no floor table in README.md's `## Layout` section"
+        "no floor table in CONTRIBUTING.md's `## Layout` section"
     );
     floors
 }
@@ -197,13 +200,15 @@ fn check(floors: &BTreeMap<String, u32>, edges: &BTreeMap<String, BTreeSet<Strin
     let mut problems = Vec::new();
     for module in edges.keys() {
         if !floors.contains_key(module) {
-            problems.push(format!("`{module}` has no floor in README.md's layout table"));
+            problems.push(format!(
+                "`{module}` has no floor in CONTRIBUTING.md's layout table"
+            ));
         }
     }
     for module in floors.keys() {
         if !edges.contains_key(module) {
             problems.push(format!(
-                "README.md's layout names `{module}`, which is not a module of src/"
+                "CONTRIBUTING.md's layout names `{module}`, which is not a module of src/"
             ));
         }
     }

@@ -330,11 +330,15 @@ impl<K: AcquireKind> Lock<K> {
         Releaser::of(self).release_any(&field).await
     }
 
-    /// Deletes the lock whoever holds it and wakes its waiters (Redisson `forceUnlock()`; for a
-    /// read or write lock, that side only). Returns whether there was a lock to delete. Guards of
-    /// this client on this lock report [`LostReason::ForceUnlocked`](crate::LostReason::ForceUnlocked);
-    /// holders elsewhere learn at their next renewal. A key that is not a lock is refused with
-    /// [`Error::WrongType`](crate::Error::WrongType) and kept.
+    /// Deletes the lock whoever holds it (Redisson `forceUnlock()`; for a read or write lock,
+    /// that side only) and publishes the unlock message of its kind: waiters on the lock's
+    /// channel are woken; a fair lock wakes only the head of its queue (on that waiter's own
+    /// channel; the others keep their turn); a spin lock publishes nothing, its waiters find it
+    /// free at their next poll. Returns whether there was a lock to delete. Guards of this
+    /// client on this lock report [`LostReason::ForceUnlocked`](crate::LostReason::ForceUnlocked);
+    /// other clients learn it like any other loss: with client tracking about one round trip
+    /// later, otherwise at their next renewal (a Redisson watchdog then stops renewing). A key
+    /// that is not a lock is refused with [`Error::WrongType`](crate::Error::WrongType) and kept.
     ///
     /// **Use with care:** the holder may still be working under the lock.
     ///

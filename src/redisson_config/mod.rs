@@ -483,7 +483,9 @@ impl crate::Client {
     /// # Errors
     ///
     /// [`Error::InvalidArgument`] when the file cannot be read or has a setting that cannot be
-    /// honoured; [`Error::Connect`] naming the address when Redis cannot be reached.
+    /// honoured; as [`ClientBuilder::build`](crate::ClientBuilder::build) when Redis cannot be
+    /// reached ([`Error::Connect`] naming the address for a single server, master/slave or
+    /// cluster file; [`Error::Redis`] for a sentinel file whose sentinels cannot be reached).
     ///
     /// ```no_run
     /// # async fn demo() -> redisson_lock::Result<()> {
