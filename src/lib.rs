@@ -173,6 +173,7 @@ mod replica_wait;
 mod script;
 mod semaphore;
 mod sentinel;
+mod settle;
 mod slots;
 mod synchronizer;
 #[cfg(feature = "tls-rustls")]

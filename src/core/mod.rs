@@ -21,6 +21,7 @@ use crate::inner::ClientInner;
 use crate::lease::after;
 use crate::owner::{self, OwnerId, OwnerSel};
 use crate::replica_wait::Synced;
+use crate::settle::Unsettled;
 use crate::{name, script};
 
 use crate::kind::{AcquireArgs, AcquireKind, Ctx, Reply, Wake};
@@ -493,51 +494,6 @@ impl<K: AcquireKind> Lock<K> {
         Ok(reply)
     }
 
-    /// Hands an attempt whose outcome is unknown to the client's background work (its caller
-    /// gave up, or had no time left to ask): see [`Lock::settle_late`].
-    fn settle_in_background(&self, sent: Sent) {
-        let core = self.clone();
-        let job: crate::background::Job =
-            Box::new(move || Box::pin(async move { core.settle_late(sent).await }));
-        if !self.client.background.push(&self.key, job) {
-            tracing::warn!(key = %self.key, "an acquire whose outcome is unknown was abandoned after its client stopped; if Redis granted it, it expires with its TTL");
-        }
-    }
-
-    /// Keeps asking whether an attempt nobody waits for any more took effect (Redis may run it
-    /// long after it was sent: a copy waits in the socket while Redis is stopped or busy), and
-    /// releases the hold at once if it did, whatever its deadline says. Asks again every command
-    /// timeout plus retry interval at most (so an answer comes while the attempt's record, which
-    /// lives a settle window from when the attempt runs, still exists), for as long as
-    /// `Config::settling` after the attempt was sent. The attempt's turn is kept throughout, so
-    /// the owner's next request waits for the outcome.
-    async fn settle_late(&self, sent: Sent) -> Result<()> {
-        let cfg = &self.client.config;
-        let window = cfg.settling();
-        loop {
-            let by_field = sent.by_field.then(|| sent.turn.field().clone());
-            match self.settle(&sent.latch, by_field.as_deref()).await {
-                Ok(Reply::Granted { count, grant }) => {
-                    // an abandoned grant is late: `record_grant` queues its release (were it ever
-                    // recorded as live, dropping its guard would release it all the same)
-                    if let Ok((held, _)) = self.record_grant(sent, count, grant, true) {
-                        drop(held);
-                    }
-                    return Ok(());
-                }
-                Ok(_) => return Ok(()),
-                Err(e) if sent.sent_at.elapsed() < window => {
-                    tracing::debug!(key = %self.key, error = %e, "cannot settle an ambiguous acquire yet; retrying");
-                    tokio::time::sleep(cfg.retry_pause()).await;
-                }
-                Err(e) => {
-                    tracing::warn!(key = %self.key, error = %e, "could not learn whether an acquire whose reply was lost took effect; if it did, it expires with its TTL");
-                    return Err(e);
-                }
-            }
-        }
-    }
-
     /// Records a grant of the attempt `sent` in the hold table and gives its turn back: the
     /// guard of that hold, and the attempt's latch if it recorded the grant. `abandoned`: the caller gave up before the
     /// outcome was known. A grant nobody will use (abandoned, the client shutting down, or
@@ -591,6 +547,48 @@ impl<K: AcquireKind> Lock<K> {
     }
 }
 
+/// An attempt nobody waits for any more, settled by [`crate::settle`]. Its turn is kept until
+/// then, so the owner's next request waits for the outcome.
+struct Abandoned<K: AcquireKind> {
+    core: Lock<K>,
+    sent: Sent,
+}
+
+impl<K: AcquireKind> Unsettled for Abandoned<K> {
+    type Found = (i64, K::Grant);
+
+    fn client(&self) -> &Arc<ClientInner> {
+        &self.core.client
+    }
+
+    fn key(&self) -> &Arc<str> {
+        &self.core.key
+    }
+
+    fn sent_at(&self) -> Instant {
+        self.sent.sent_at
+    }
+
+    async fn ask(&self) -> Result<Option<(i64, K::Grant)>> {
+        let by_field = self.sent.by_field.then(|| self.sent.turn.field().clone());
+        Ok(
+            match self.core.settle(&self.sent.latch, by_field.as_deref()).await? {
+                Reply::Granted { count, grant } => Some((count, grant)),
+                _ => None,
+            },
+        )
+    }
+
+    async fn give_back(self, (count, grant): (i64, K::Grant)) -> Result<()> {
+        // an abandoned grant is late: `record_grant` queues its release (were it ever recorded
+        // as live, dropping its guard would release it all the same)
+        if let Ok((held, _)) = self.core.record_grant(self.sent, count, grant, true) {
+            drop(held);
+        }
+        Ok(())
+    }
+}
+
 /// What an attempt in flight needs once its outcome is known.
 struct Sent {
     turn: Turn,
@@ -606,8 +604,8 @@ struct Sent {
 
 /// An acquire request that may be in Redis. Dropped before [`InFlight::land`] (the caller's
 /// future was cancelled mid-request, or the reply was lost and there was no time to ask), it
-/// hands the attempt to [`Lock::settle_in_background`]: the attempt's latch is resolved so
-/// that it either never applies or is found granted and released. Cancel safety without boxing
+/// hands the attempt to [`crate::settle`]: the attempt's latch is resolved so that it either
+/// never applies or is found granted and released. Cancel safety without boxing
 /// every request: the background work exists only when a cancel happens.
 struct InFlight<'a, K: AcquireKind> {
     core: &'a Lock<K>,
@@ -633,7 +631,10 @@ impl<K: AcquireKind> Drop for InFlight<'_, K> {
     fn drop(&mut self) {
         if let Some(sent) = self.sent.take() {
             tracing::debug!(key = %self.core.key, field = %sent.turn.field(), "acquire abandoned while its request may be in Redis: settling it in the background");
-            self.core.settle_in_background(sent);
+            crate::settle::settle_in_background(Abandoned {
+                core: self.core.clone(),
+                sent,
+            });
         }
     }
 }

@@ -19,9 +19,10 @@ use crate::background::Ticket;
 use crate::error::{Error, Result};
 use crate::inner::ClientInner;
 use crate::script;
+use crate::settle::Unsettled;
 
 /// How a synchronizer gives back what an abandoned acquisition took.
-pub(crate) trait GiveBack: Send + 'static {
+pub(crate) trait GiveBack: Send + Sync + 'static {
     /// What is given back, for logs (`"semaphore: release"`).
     const WHAT: &'static str;
 
@@ -136,42 +137,46 @@ impl<G: GiveBack> Drop for Pending<G> {
         let Some(give_back) = self.give_back.take() else {
             return;
         };
-        let (client, key, latch, sent_at) = (
-            self.client.clone(),
-            self.key.clone(),
-            std::mem::take(&mut self.latch),
-            self.sent_at,
-        );
-        let background = client.background.clone();
-        let job: crate::background::Job = Box::new(move || {
-            Box::pin(async move {
-                let cfg = &client.config;
-                // asks until an answer comes while the attempt's record still exists: it lives
-                // a settle window from when the attempt runs, however late that is
-                loop {
-                    match resolve(&client, &key, &latch).await {
-                        Ok(true) => {
-                            client.latches.discard(latch);
-                            tracing::info!(key = %key, what = G::WHAT, "an acquisition abandoned in flight was granted: giving it back");
-                            let once =
-                                Once::new(&client, &key, G::WHAT, true, |l, ms| give_back.give_back(l, ms));
-                            return once.send::<Value>().await.map(|_| ());
-                        }
-                        Ok(false) => return Ok(()),
-                        Err(e) if sent_at.elapsed() < cfg.settling() => {
-                            tracing::debug!(key = %key, error = %e, "cannot settle an ambiguous acquisition yet; retrying");
-                            tokio::time::sleep(cfg.retry_pause()).await;
-                        }
-                        Err(e) => {
-                            tracing::warn!(key = %key, error = %e, what = G::WHAT, "could not learn whether an acquisition whose reply was lost took effect; if it did, what it took is not given back");
-                            return Err(e);
-                        }
-                    }
-                }
-            })
+        crate::settle::settle_in_background(Abandoned {
+            client: self.client.clone(),
+            key: self.key.clone(),
+            latch: std::mem::take(&mut self.latch),
+            sent_at: self.sent_at,
+            give_back,
         });
-        if !background.push(&self.key, job) {
-            tracing::warn!(key = %self.key, what = G::WHAT, "an acquisition whose outcome is unknown was abandoned after its client stopped");
-        }
+    }
+}
+
+/// An acquisition nobody waits for any more, settled by [`crate::settle`].
+struct Abandoned<G: GiveBack> {
+    client: Arc<ClientInner>,
+    key: Arc<str>,
+    latch: String,
+    sent_at: Instant,
+    give_back: G,
+}
+
+impl<G: GiveBack> Unsettled for Abandoned<G> {
+    type Found = ();
+
+    fn client(&self) -> &Arc<ClientInner> {
+        &self.client
+    }
+
+    fn key(&self) -> &Arc<str> {
+        &self.key
+    }
+
+    fn sent_at(&self) -> Instant {
+        self.sent_at
+    }
+
+    async fn ask(&self) -> Result<Option<()>> {
+        Ok(resolve(&self.client, &self.key, &self.latch).await?.then_some(()))
+    }
+
+    async fn give_back(self, (): ()) -> Result<()> {
+        self.client.latches.discard(self.latch);
+        give_back(&self.client, &self.key, self.give_back).await
     }
 }
