@@ -1,7 +1,7 @@
 //! A live view of workers contending for one lock (see `demo_worker` and `scripts/demo`).
 //!
 //! ```text
-//! cargo run --example demo_view -- --url redis://127.0.0.1:6379 --total 120 \
+//! cargo run -p redisson-lock-examples --example demo_view -- --url redis://127.0.0.1:6379 --total 120 \
 //!     [--lock demo:lock] [--key demo:counter] [--java-rounds 30] [--alias FIELD=LABEL]... [--max-secs 90]
 //! ```
 //!
@@ -15,8 +15,8 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
-use redis::AsyncCommands;
 use redisson_lock::inspect::{self, LockInfo};
+use redisson_lock::redis::AsyncCommands;
 use redisson_lock::{Client, Ttl};
 
 struct Args {
@@ -413,6 +413,8 @@ async fn run(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
             "  (BROKEN)".into()
         }
     );
+    // The view takes no locks, but a client still has pub/sub and background tasks to stop.
+    client.shutdown().await?;
     Ok(ok_count && overlaps == 0 && !timed_out)
 }
 

@@ -1,21 +1,22 @@
 //! A demo worker: takes one lock repeatedly and increments a shared counter under it.
 //!
 //! ```text
-//! cargo run --example demo_worker -- --url redis://127.0.0.1:6379 --label rust-1 \
+//! cargo run -p redisson-lock-examples --example demo_worker -- --url redis://127.0.0.1:6379 --label rust-1 \
 //!     [--lock demo:lock] [--key demo:counter] [--rounds 30] [--work-ms 120] [--rest-ms 30]
 //! ```
 //!
 //! Each round: `lock()` (watchdog mode), `GET key`, sleep `work-ms` (the "work"), `SET key n+1`,
-//! `RPUSH key:intervals rust:<label>:<start µs>:<end µs>`, `unlock()`, then rest `rest-ms` to twice that.
-//! That is the same round as the Redisson harness's `counter` command, so Rust and Java workers
+//! `RPUSH key:intervals rust:<label>:<start µs>:<end µs>`, `unlock()`, then rest `rest-ms` to twice
+//! that. That is the same round as the Redisson harness's `counter` command, so Rust and Java workers
 //! can share the lock and the counter; a lost update or two overlapping intervals would show a
 //! broken lock. The worker also records its label under `demo:workers` (client id → label) and
 //! its state (`waiting`, `holding`, `resting`, `done`) under `demo:state`, for `demo_view`.
+//! After the last round it calls `client.shutdown()`, as a service does before it exits.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use redis::AsyncCommands;
-use redisson_lock::Client;
+use redisson_lock::redis::{self, AsyncCommands};
+use redisson_lock::{Client, Connection};
 
 struct Args {
     url: String,
@@ -66,31 +67,69 @@ fn micros() -> u128 {
         .unwrap_or(0)
 }
 
-async fn run(a: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let client = Client::connect(&a.url).await?;
-    let mut conn = client.connection();
-    let lock = client.lock(&a.lock)?;
-    let _: () = conn.hset("demo:workers", client.id(), &a.label).await?;
-    let intervals = format!("{}:intervals", a.key);
-    for _ in 0..a.rounds {
-        let _: () = conn.hset("demo:state", &a.label, "waiting").await?;
-        let guard = lock.lock().await?;
-        let start = micros();
-        let _: () = conn.hset("demo:state", &a.label, "holding").await?;
-        let n: Option<i64> = conn.get(&a.key).await?;
-        tokio::time::sleep(a.work).await;
-        let _: () = conn.set(&a.key, n.unwrap_or(0) + 1).await?;
-        let end = micros();
-        let _: () = conn
-            .rpush(&intervals, format!("rust:{}:{start}:{end}", a.label))
-            .await?;
-        guard.unlock().await?;
-        let _: () = conn.hset("demo:state", &a.label, "resting").await?;
-        // Rest a little (with jitter) before the next round, so the others get their turns.
-        let rest_ms = a.rest.as_millis() as u64;
-        tokio::time::sleep(Duration::from_millis(rest_ms + rand::random_range(0..=rest_ms))).await;
+/// What `demo_view` reads: this worker's label, its state, and the interval of every hold.
+struct Board {
+    conn: Connection,
+    label: String,
+    intervals: String,
+    rest: Duration,
+}
+
+impl Board {
+    async fn join(client: &Client, a: &Args) -> redis::RedisResult<Board> {
+        let mut conn = client.connection();
+        let _: () = conn.hset("demo:workers", client.id(), &a.label).await?;
+        Ok(Board {
+            conn,
+            label: a.label.clone(),
+            intervals: format!("{}:intervals", a.key),
+            rest: a.rest,
+        })
     }
-    let _: () = conn.hset("demo:state", &a.label, "done").await?;
+
+    /// Publishes this worker's state; returns when (µs since the epoch), for a hold's interval.
+    async fn set_state(&mut self, state: &str) -> redis::RedisResult<u128> {
+        let _: () = self.conn.hset("demo:state", &self.label, state).await?;
+        Ok(micros())
+    }
+
+    /// Appends the hold that began at `start` and ends now (still under the lock).
+    async fn record_hold(&mut self, start: u128) -> redis::RedisResult<()> {
+        let end = micros();
+        let interval = format!("rust:{}:{start}:{end}", self.label);
+        self.conn.rpush(&self.intervals, interval).await
+    }
+
+    /// Rests `rest` to twice that (jitter), so the other workers get their turns.
+    async fn rest(&mut self) -> redis::RedisResult<()> {
+        self.set_state("resting").await?;
+        let ms = self.rest.as_millis() as u64;
+        tokio::time::sleep(Duration::from_millis(ms + fastrand::u64(0..=ms))).await;
+        Ok(())
+    }
+}
+
+async fn run(a: Args) -> Result<(), Box<dyn std::error::Error>> {
+    // demo: the work begins. scripts/demo ends by printing the lines from here to "the work
+    // ends", less those of `board` (what demo_view reads).
+    let client = Client::connect(&a.url).await?;
+    let lock = client.lock(&a.lock)?; // Java: redisson.getLock("demo:lock")
+    let mut conn = client.connection(); // for the application's own commands
+    let mut board = Board::join(&client, &a).await?;
+    for _ in 0..a.rounds {
+        board.set_state("waiting").await?;
+        let guard = lock.lock().await?; // waits its turn; the watchdog renews the hold
+        let held_from = board.set_state("holding").await?;
+        let n: Option<i64> = conn.get(&a.key).await?;
+        tokio::time::sleep(a.work).await; // the work: read, think, write, under the lock
+        let _: () = conn.set(&a.key, n.unwrap_or(0) + 1).await?;
+        board.record_hold(held_from).await?;
+        guard.unlock().await?; // the next waiter, Rust or Java, gets in
+        board.rest().await?;
+    }
+    board.set_state("done").await?;
+    client.shutdown().await?; // releases anything left; nothing of this client stays in Redis
+                              // demo: the work ends.
     Ok(())
 }
 

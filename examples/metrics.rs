@@ -2,7 +2,7 @@
 //! one lock.
 //!
 //! ```text
-//! cargo run --example metrics --features metrics -- redis://127.0.0.1:6379 127.0.0.1:9898
+//! cargo run -p redisson-lock-examples --example metrics --features metrics -- redis://127.0.0.1:6379 127.0.0.1:9898
 //! curl -s http://127.0.0.1:9898/metrics | grep redisson_lock
 //! ```
 //!

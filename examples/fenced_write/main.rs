@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! scripts/demo fenced_write     # on a throwaway redis-server of its own
-//! cargo run --example fenced_write -- --url redis://127.0.0.1:6379/ [--lease-ms 1000] [--stall-ms 2000]
+//! cargo run -p redisson-lock-examples --example fenced_write --features fenced_write -- \
+//!     --url redis://127.0.0.1:6379/ [--lease-ms 1000] [--stall-ms 2000]
 //! ```
 //!
 //! Two workers, A and B (two clients, as two services would be), charge the same order, guarded
