@@ -242,3 +242,73 @@ impl<K: AcquireKind> AnyGuard for Guard<K> {
         self
     }
 }
+
+/// Generates [`AnyKind`] from the crate's one list of kinds.
+macro_rules! any_kind {
+    ($($(#[$ld:meta])* $lock:ident, $(#[$gd:meta])* $guard:ident = $kind:ident $(=> $ctor:ident)?;)*) => {
+        /// Every lock kind, as a value: what a configuration or a command-line flag names, for
+        /// [`Client::any_lock`](crate::Client::any_lock) (and its blocking twin). Each variant
+        /// is named after the kind's type in [`kinds`](crate::kinds); its text form is the
+        /// kind's [`label`](Self::label) (`lock`, `fair`, `non-reentrant fair`, `fenced`,
+        /// `spin`, `non-reentrant`, `read`, `write`), which [`FromStr`](std::str::FromStr)
+        /// also reads with `-` or `_` for the spaces and in any case.
+        ///
+        /// ```
+        /// use redisson_lock::AnyKind;
+        ///
+        /// assert_eq!("non_reentrant_fair".parse::<AnyKind>()?, AnyKind::NonReentrantFair);
+        /// assert_eq!(AnyKind::NonReentrantFair.to_string(), "non-reentrant fair");
+        /// assert_eq!(AnyKind::ALL.len(), 8);
+        /// assert!("mutex".parse::<AnyKind>().is_err());
+        /// # Ok::<_, redisson_lock::Error>(())
+        /// ```
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
+        pub enum AnyKind {
+            $(
+                #[doc = concat!("[`kinds::", stringify!($kind), "`](crate::kinds::", stringify!($kind), "): [`", stringify!($lock), "`](crate::", stringify!($lock), ").")]
+                $kind,
+            )*
+        }
+
+        impl AnyKind {
+            /// Every kind, in the order of the crate's list.
+            pub const ALL: &'static [AnyKind] = &[$(AnyKind::$kind),*];
+
+            /// The kind's short name, as logs, metrics, [`AnyLock::kind`] and inspection
+            /// show it.
+            pub fn label(self) -> &'static str {
+                match self {
+                    $(AnyKind::$kind => crate::kind::Kind::label(
+                        <crate::kinds::$kind as crate::kind::AcquireKind>::INSTANCE,
+                    ),)*
+                }
+            }
+        }
+    };
+}
+
+crate::kinds::lock_kinds!(any_kind);
+
+impl std::fmt::Display for AnyKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+impl std::str::FromStr for AnyKind {
+    type Err = crate::Error;
+
+    fn from_str(s: &str) -> Result<AnyKind> {
+        let norm = |t: &str| t.to_ascii_lowercase().replace(['_', ' '], "-");
+        let wanted = norm(s);
+        AnyKind::ALL
+            .iter()
+            .copied()
+            .find(|k| norm(k.label()) == wanted)
+            .ok_or_else(|| {
+                let names: Vec<&str> = AnyKind::ALL.iter().map(|k| k.label()).collect();
+                crate::Error::InvalidArgument(format!("no lock kind `{s}` (one of: {})", names.join(", ")))
+            })
+    }
+}

@@ -9,7 +9,6 @@ use crate::core::release::Releaser;
 use crate::core::Lock;
 use crate::error::{Error, Result};
 use crate::inner::ClientInner;
-use crate::kinds;
 
 /// A connection to Redis for locks: one id, one pub/sub hub, one watchdog.
 ///
@@ -58,10 +57,11 @@ pub struct ClientStats {
     pub watched_keys: usize,
 }
 
-/// The constructor of every lock kind with one (`=> ctor` in [`crate::lock_kinds`]): written
-/// once here, as the blocking client's are.
+/// The constructor of every lock kind with one (`=> ctor` in
+/// [`kinds::lock_kinds`](crate::kinds::lock_kinds)), and [`Client::any_lock`]: written once
+/// here, as the blocking client's are.
 macro_rules! constructors {
-    ($($(#[$ld:meta])* $lock:ident, $(#[$gd:meta])* $guard:ident = $kind:ty $(=> $ctor:ident)?;)*) => {
+    ($($(#[$ld:meta])* $lock:ident, $(#[$gd:meta])* $guard:ident = $kind:ident $(=> $ctor:ident)?;)*) => {
         impl Client {
             $($(
                 #[doc = concat!(
@@ -82,18 +82,45 @@ macro_rules! constructors {
                 /// # drop(guard); Ok(()) }
                 /// ```
                 pub fn $ctor(&self, name: &str) -> Result<crate::$lock> {
-                    Ok(Lock::new(
-                        self.inner.clone(),
-                        self.key(name)?,
-                        <$kind as crate::kind::AcquireKind>::INSTANCE,
-                    ))
+                    self.lock_of(name)
                 }
             )?)*
+
+            /// A handle to the lock `name` of the kind `kind`, picked at run time (a
+            /// configuration, a command-line flag): the constructor of that kind, boxed. A read
+            /// or write lock is that side of [`read_write_lock`](Self::read_write_lock).
+            ///
+            /// # Errors
+            ///
+            /// [`Error::InvalidArgument`] when `name` (after the name mapper) is empty.
+            ///
+            /// # Examples
+            ///
+            /// ```no_run
+            /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+            /// use redisson_lock::AnyKind;
+            ///
+            /// let kind: AnyKind = std::env::var("LOCK_KIND").as_deref().unwrap_or("fair").parse()?;
+            /// let guard = client.any_lock(kind, "lock:job")?.lock().await?;
+            /// # drop(guard); Ok(()) }
+            /// ```
+            pub fn any_lock(&self, kind: crate::AnyKind, name: &str) -> Result<Box<dyn crate::AnyLock>> {
+                Ok(match kind {
+                    $(crate::AnyKind::$kind => Box::new(self.lock_of::<crate::kinds::$kind>(name)?),)*
+                })
+            }
         }
     };
 }
 
-crate::lock_kinds!(constructors);
+crate::kinds::lock_kinds!(constructors);
+
+impl Client {
+    /// The lock `name` of the kind `K`.
+    pub(crate) fn lock_of<K: crate::kind::AcquireKind>(&self, name: &str) -> Result<Lock<K>> {
+        Ok(Lock::new(self.inner.clone(), self.key(name)?, K::INSTANCE))
+    }
+}
 
 impl Client {
     /// This client's id: a lowercase UUID v4, like Java's `UUID.toString()`.

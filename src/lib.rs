@@ -181,7 +181,7 @@ mod tls;
 mod waiting;
 mod watchdog;
 
-pub use crate::any::{AnyGuard, AnyLock};
+pub use crate::any::{AnyGuard, AnyKind, AnyLock};
 pub use crate::backoff::{BackOff, BackOffPolicy};
 pub use crate::client::{Client, ClientStats};
 pub use crate::config::{Config, LossDetection, PublishMode, ReplicaSync, MAX_DURATION};
@@ -197,75 +197,20 @@ pub use crate::semaphore::{
     PermitExpirableSemaphore, PermitGuard, PermitId, PermitLease, Semaphore, SemaphoreGuard, MAX_PERMITS,
 };
 
-/// Every lock kind's public names, in one list: the aliases below, the blocking facade's and
-/// its client's constructors are generated from it (`lock_kinds!(m)` calls `m!` with the list).
-/// An entry: the lock alias and its docs, the guard alias and its docs, the kind, and the
-/// client's constructor when the kind has one of its own.
-macro_rules! lock_kinds {
-    ($then:ident) => {
-        $then! {
-            /// Redisson's reentrant lock (`RLock`, `getLock(name)`): what it keeps in Redis is on
-            /// [`kinds::Reentrant`](crate::kinds::Reentrant), its methods on [`Lock`].
-            RLock,
-            /// One hold of an [`RLock`] (see [`Guard`]).
-            LockGuard = kinds::Reentrant => lock;
-            /// Redisson's fair lock (`RFairLock`, `getFairLock(name)`): first come, first served,
-            /// Java and Rust waiters in one queue ([`kinds::FairKind`](crate::kinds::FairKind));
-            /// its methods on [`Lock`].
-            RFairLock,
-            /// One hold of an [`RFairLock`] (see [`Guard`]).
-            FairGuard = kinds::Fair => fair_lock;
-            /// Redisson's non-reentrant fair lock (`getNonReentrantFairLock(name)`, 4.4+;
-            /// [`kinds::FairKind`](crate::kinds::FairKind)); its methods on [`Lock`].
-            RNonReentrantFairLock,
-            /// One hold of an [`RNonReentrantFairLock`] (see [`Guard`]).
-            NonReentrantFairGuard = kinds::NonReentrantFair => non_reentrant_fair_lock;
-            /// Redisson's fenced lock (`RFencedLock`, `getFencedLock(name)`, 3.19+): every
-            /// acquisition takes a fencing token ([`kinds::Fenced`](crate::kinds::Fenced)); its
-            /// methods on [`Lock`].
-            RFencedLock,
-            /// One hold of an [`RFencedLock`], with its [token](Guard::token) (see [`Guard`]).
-            FencedGuard = kinds::Fenced => fenced_lock;
-            /// Redisson's spin lock (`RSpinLock`, `getSpinLock(name)`, 3.15+): waiters poll with a
-            /// [`BackOff`](crate::BackOff) ([`kinds::Spin`](crate::kinds::Spin)); its methods on
-            /// [`Lock`].
-            RSpinLock,
-            /// One hold of an [`RSpinLock`] (see [`Guard`]).
-            SpinGuard = kinds::Spin => spin_lock;
-            /// Redisson's non-reentrant lock (`getNonReentrantLock(name)`, 4.4+;
-            /// [`kinds::NonReentrant`](crate::kinds::NonReentrant)); its methods on [`Lock`].
-            RNonReentrantLock,
-            /// One hold of an [`RNonReentrantLock`] (see [`Guard`]).
-            NonReentrantGuard = kinds::NonReentrant => non_reentrant_lock;
-            /// The read side of an [`RReadWriteLock`](crate::RReadWriteLock)
-            /// ([`kinds::Read`](crate::kinds::Read)); its methods on [`Lock`].
-            RReadLock,
-            /// One read hold (see [`Guard`]).
-            ReadGuard = kinds::Read;
-            /// The write side of an [`RReadWriteLock`](crate::RReadWriteLock)
-            /// ([`kinds::Write`](crate::kinds::Write)); its methods on [`Lock`].
-            RWriteLock,
-            /// One write hold, which can [downgrade](Guard::downgrade) (see [`Guard`]).
-            WriteGuard = kinds::Write;
-        }
-    };
-}
-pub(crate) use lock_kinds;
-
-/// The aliases of one [`lock_kinds`] list, for the `Lock` and `Guard` in scope.
+/// The aliases of one [`kinds::lock_kinds`](crate::kinds::lock_kinds) list, for the `Lock` and `Guard` in scope.
 macro_rules! kind_aliases {
-    ($($(#[$ld:meta])* $lock:ident, $(#[$gd:meta])* $guard:ident = $kind:ty $(=> $ctor:ident)?;)*) => {
+    ($($(#[$ld:meta])* $lock:ident, $(#[$gd:meta])* $guard:ident = $kind:ident $(=> $ctor:ident)?;)*) => {
         $(
             $(#[$ld])*
-            pub type $lock = Lock<$kind>;
+            pub type $lock = Lock<crate::kinds::$kind>;
             $(#[$gd])*
-            pub type $guard = Guard<$kind>;
+            pub type $guard = Guard<crate::kinds::$kind>;
         )*
     };
 }
 pub(crate) use kind_aliases;
 
-lock_kinds!(kind_aliases);
+crate::kinds::lock_kinds!(kind_aliases);
 
 pub use crate::lost::{LeaseState, LostReason};
 pub use crate::multi::{Member, MultiGuard, RMultiLock};

@@ -6,7 +6,40 @@ use std::time::Duration;
 
 use common::kinds::{open, KINDS};
 use common::RedisServer;
-use redisson_lock::{AnyLock, Config, OwnerId, Ttl, Unlocked, WriteGuard};
+use redisson_lock::{AnyKind, AnyLock, Config, OwnerId, Ttl, Unlocked, WriteGuard};
+
+/// The tests' list of kinds is the library's: a kind added to the crate fails here until every
+/// kind-independent test runs it too; `any_lock` opens each kind, in either spelling.
+#[tokio::test]
+async fn the_tests_cover_every_kind_the_library_has() {
+    let mut parsed: Vec<AnyKind> = KINDS.iter().map(|k| k.parse().unwrap()).collect();
+    parsed.sort();
+    let mut all = AnyKind::ALL.to_vec();
+    all.sort();
+    assert_eq!(parsed, all);
+    let s = RedisServer::start();
+    let client = s.client(Config::default()).await;
+    for kind in AnyKind::ALL.iter().copied() {
+        assert_eq!(kind.label().parse::<AnyKind>().unwrap(), kind);
+        assert_eq!(client.any_lock(kind, "any:k").unwrap().kind(), kind.label());
+    }
+    let url = s.url();
+    tokio::task::spawn_blocking(move || {
+        let blocking = redisson_lock::blocking::Client::connect(&url).unwrap();
+        for kind in AnyKind::ALL.iter().copied() {
+            let lock = blocking.any_lock(kind, "any:k").unwrap();
+            assert_eq!(lock.kind(), kind.label());
+            lock.lock().unwrap().unlock().unwrap();
+        }
+    })
+    .await
+    .unwrap();
+    assert!(matches!(
+        "mutex".parse::<AnyKind>(),
+        Err(redisson_lock::Error::InvalidArgument(m)) if m.contains("non-reentrant fair")
+    ));
+    assert!(client.any_lock(AnyKind::Fair, "").is_err());
+}
 
 #[tokio::test]
 async fn every_kind_works_as_an_any_lock() {

@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use redisson_lock::{AnyLock, Client, Error, LostReason};
+use redisson_lock::{Client, Error, LostReason};
 use serde_json::json;
 
 use crate::render::{fmt_ms, Out};
@@ -49,44 +49,13 @@ impl Interrupts {
 
 pub(crate) async fn hold(client: &Client, out: &Out, args: HoldArgs) -> Result<Outcome, Failure> {
     let name = args.name.clone();
-    let side = if args.read {
-        "read"
-    } else if args.write {
-        "write"
-    } else if args.fenced {
-        "fenced"
-    } else if args.spin {
-        "spin"
-    } else if args.fair && args.non_reentrant {
-        "non-reentrant fair"
-    } else if args.fair {
-        "fair"
-    } else if args.non_reentrant {
-        "non-reentrant"
-    } else {
-        "lock"
-    };
+    let kind = args.lock_kind();
+    let side = kind.label();
     let started = Instant::now();
     // listen before anything else: a signal after "acquired" is printed must release, not kill
     let mut interrupts = Interrupts::new();
     let acquisition = async {
-        let lock: Box<dyn AnyLock> = if args.read {
-            Box::new(client.read_write_lock(&name)?.read_lock())
-        } else if args.write {
-            Box::new(client.read_write_lock(&name)?.write_lock())
-        } else if args.fenced {
-            Box::new(client.fenced_lock(&name)?)
-        } else if args.spin {
-            Box::new(client.spin_lock(&name)?)
-        } else if args.fair && args.non_reentrant {
-            Box::new(client.non_reentrant_fair_lock(&name)?)
-        } else if args.fair {
-            Box::new(client.fair_lock(&name)?)
-        } else if args.non_reentrant {
-            Box::new(client.non_reentrant_lock(&name)?)
-        } else {
-            Box::new(client.lock(&name)?)
-        };
+        let lock = client.any_lock(kind, &name)?;
         let lock = match args.owner {
             Some(id) => lock.with_owner(id.into()),
             None => lock,

@@ -36,7 +36,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use args::{DurationArg, NumberArg};
 use clap::{Args, Parser, Subcommand};
 use redisson_lock::inspect::{self, LockInfo, LockKind};
-use redisson_lock::{Client, Error};
+use redisson_lock::{AnyKind, Client, Error};
 
 /// What each exit code means ([`main`] maps every [`Outcome`] and error onto them).
 pub(crate) mod exit {
@@ -390,6 +390,9 @@ struct HoldArgs {
         allow_hyphen_values = true
     )]
     owner: Option<u64>,
+    /// The kind of lock, by name (the flags below are shorthands for it)
+    #[arg(id = "lock_kind", long = "kind", value_name = "KIND", value_parser = kind_parser(), group = "kind")]
+    kind: Option<AnyKind>,
     /// Take the read side of a read-write lock
     #[arg(long, group = "kind")]
     read: bool,
@@ -404,12 +407,46 @@ struct HoldArgs {
     spin: bool,
     /// Take a non-reentrant lock (Redisson 4.4+): the same --owner cannot take it twice
     /// (with --fair: the non-reentrant fair lock)
-    #[arg(long, conflicts_with_all = ["read", "write", "fenced", "spin"])]
+    #[arg(long, conflicts_with_all = ["lock_kind", "read", "write", "fenced", "spin"])]
     non_reentrant: bool,
     /// Take a fair lock (Redisson's RFairLock): queue up, be served in arrival order, leave the
     /// queue on Ctrl-C or when --wait runs out
-    #[arg(long, conflicts_with_all = ["read", "write", "fenced", "spin"])]
+    #[arg(long, conflicts_with_all = ["lock_kind", "read", "write", "fenced", "spin"])]
     fair: bool,
+}
+
+impl HoldArgs {
+    /// The kind `--kind` or the shorthand flags name (the reentrant lock without either).
+    fn lock_kind(&self) -> AnyKind {
+        match (
+            self.kind,
+            self.read,
+            self.write,
+            self.fenced,
+            self.spin,
+            self.fair,
+            self.non_reentrant,
+        ) {
+            (Some(kind), ..) => kind,
+            (_, true, ..) => AnyKind::Read,
+            (_, _, true, ..) => AnyKind::Write,
+            (_, _, _, true, ..) => AnyKind::Fenced,
+            (_, _, _, _, true, ..) => AnyKind::Spin,
+            (.., true, true) => AnyKind::NonReentrantFair,
+            (.., true, false) => AnyKind::Fair,
+            (.., false, true) => AnyKind::NonReentrant,
+            _ => AnyKind::Reentrant,
+        }
+    }
+}
+
+/// `--kind`'s values: every lock kind the library has, by its label (`-` for spaces).
+fn kind_parser() -> impl clap::builder::TypedValueParser<Value = AnyKind> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let names = AnyKind::ALL
+        .iter()
+        .map(|k| PossibleValue::new(k.label().replace(' ', "-")));
+    PossibleValuesParser::new(names).try_map(|s| s.parse::<AnyKind>())
 }
 
 /// What a command ends with.

@@ -396,7 +396,7 @@ impl<K: AcquireKind> std::fmt::Debug for Guard<K> {
     }
 }
 
-crate::lock_kinds!(kind_aliases);
+crate::kinds::lock_kinds!(kind_aliases);
 
 /// The blocking twin of [`crate::RReadWriteLock`].
 ///

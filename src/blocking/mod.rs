@@ -275,7 +275,7 @@ impl Client {
 /// The blocking client's constructor of each kind that has one, generated from the crate's one
 /// list of kinds: the blocking twin of the async client's, the owner being the calling thread.
 macro_rules! constructors {
-    ($($(#[$ld:meta])* $lock:ident, $(#[$gd:meta])* $guard:ident = $kind:ty $(=> $ctor:ident)?;)*) => {
+    ($($(#[$ld:meta])* $lock:ident, $(#[$gd:meta])* $guard:ident = $kind:ident $(=> $ctor:ident)?;)*) => {
         impl Client {
             $($(
                 #[doc = concat!(
@@ -292,8 +292,25 @@ macro_rules! constructors {
                     Ok(Lock::new(self.rt.clone(), self.rt.client.$ctor(name)?))
                 }
             )?)*
+
+            /// A handle to the lock `name` of the kind `kind`, picked at run time: the blocking
+            /// twin of [`crate::Client::any_lock`], owned by the calling thread.
+            ///
+            /// ```no_run
+            /// # let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
+            /// let guard = client.any_lock(redisson_lock::AnyKind::Spin, "lock:job")?.lock()?;
+            /// # Ok::<_, redisson_lock::Error>(())
+            /// ```
+            pub fn any_lock(&self, kind: crate::AnyKind, name: &str) -> Result<Box<dyn AnyLock>> {
+                Ok(match kind {
+                    $(crate::AnyKind::$kind => Box::new(Lock::new(
+                        self.rt.clone(),
+                        self.rt.client.lock_of::<crate::kinds::$kind>(name)?,
+                    )),)*
+                })
+            }
         }
     };
 }
 
-crate::lock_kinds!(constructors);
+crate::kinds::lock_kinds!(constructors);

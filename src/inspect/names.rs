@@ -98,7 +98,7 @@ pub use crate::layout::{ChannelSpec, KeySpec, Layout};
 /// assert!(kinds.contains(&"fair") && kinds.contains(&"read"));
 /// ```
 pub fn layouts() -> &'static [&'static Layout] {
-    &crate::kinds::LAYOUTS
+    crate::kinds::LAYOUTS
 }
 
 /// The latch of one unlock or acquire request: `redisson_unlock_latch:{N}:<request id>`

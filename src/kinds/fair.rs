@@ -134,6 +134,11 @@ impl<const NON_REENTRANT: bool> Kind for FairKind<NON_REENTRANT> {
 
 impl<const NON_REENTRANT: bool> AcquireKind for FairKind<NON_REENTRANT> {
     const INSTANCE: &'static Self = &FairKind { _sealed: () };
+    const LAYOUT: &'static Layout = if NON_REENTRANT {
+        &NON_REENTRANT_LAYOUT
+    } else {
+        &LAYOUT
+    };
 
     type Grant = ();
 

@@ -93,6 +93,7 @@ impl Kind for Fenced {
 
 impl AcquireKind for Fenced {
     const INSTANCE: &'static Self = &Fenced { _sealed: () };
+    const LAYOUT: &'static Layout = &LAYOUT;
 
     /// The fencing token this grant took.
     type Grant = u64;

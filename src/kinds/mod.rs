@@ -53,17 +53,72 @@ pub trait ReentrantKind: crate::kind::Reenterable + LockKind {}
 
 impl<K: crate::kind::Reenterable> ReentrantKind for K {}
 
-/// Every kind's layout: what inspection, force-unlock checks and the CLI's ACL probes read.
-pub(crate) static LAYOUTS: [&Layout; 8] = [
-    &reentrant::LAYOUT,
-    &fair::LAYOUT,
-    &fair::NON_REENTRANT_LAYOUT,
-    &fenced::LAYOUT,
-    &spin::LAYOUT,
-    &non_reentrant::LAYOUT,
-    &rw::READ_LAYOUT,
-    &rw::WRITE_LAYOUT,
-];
+/// Every lock kind, in one list: the public aliases (`RLock`, `LockGuard`, ...), both clients'
+/// constructors and [`Client::any_lock`](crate::Client::any_lock), [`AnyKind`](crate::AnyKind),
+/// and the layouts inspection reads are generated from it (`lock_kinds!(m)` calls `m!` with the
+/// list). An entry: the lock alias and its docs, the guard alias and its docs, the kind's type in
+/// this module, and the client's constructor when the kind has one of its own. A new kind is a
+/// module here, its scripts, and an entry.
+macro_rules! lock_kinds {
+    ($then:ident) => {
+        $then! {
+            /// Redisson's reentrant lock (`RLock`, `getLock(name)`): what it keeps in Redis is on
+            /// [`kinds::Reentrant`](crate::kinds::Reentrant), its methods on [`Lock`].
+            RLock,
+            /// One hold of an [`RLock`] (see [`Guard`]).
+            LockGuard = Reentrant => lock;
+            /// Redisson's fair lock (`RFairLock`, `getFairLock(name)`): first come, first served,
+            /// Java and Rust waiters in one queue ([`kinds::FairKind`](crate::kinds::FairKind));
+            /// its methods on [`Lock`].
+            RFairLock,
+            /// One hold of an [`RFairLock`] (see [`Guard`]).
+            FairGuard = Fair => fair_lock;
+            /// Redisson's non-reentrant fair lock (`getNonReentrantFairLock(name)`, 4.4+;
+            /// [`kinds::FairKind`](crate::kinds::FairKind)); its methods on [`Lock`].
+            RNonReentrantFairLock,
+            /// One hold of an [`RNonReentrantFairLock`] (see [`Guard`]).
+            NonReentrantFairGuard = NonReentrantFair => non_reentrant_fair_lock;
+            /// Redisson's fenced lock (`RFencedLock`, `getFencedLock(name)`, 3.19+): every
+            /// acquisition takes a fencing token ([`kinds::Fenced`](crate::kinds::Fenced)); its
+            /// methods on [`Lock`].
+            RFencedLock,
+            /// One hold of an [`RFencedLock`], with its [token](Guard::token) (see [`Guard`]).
+            FencedGuard = Fenced => fenced_lock;
+            /// Redisson's spin lock (`RSpinLock`, `getSpinLock(name)`, 3.15+): waiters poll with a
+            /// [`BackOff`](crate::BackOff) ([`kinds::Spin`](crate::kinds::Spin)); its methods on
+            /// [`Lock`].
+            RSpinLock,
+            /// One hold of an [`RSpinLock`] (see [`Guard`]).
+            SpinGuard = Spin => spin_lock;
+            /// Redisson's non-reentrant lock (`getNonReentrantLock(name)`, 4.4+;
+            /// [`kinds::NonReentrant`](crate::kinds::NonReentrant)); its methods on [`Lock`].
+            RNonReentrantLock,
+            /// One hold of an [`RNonReentrantLock`] (see [`Guard`]).
+            NonReentrantGuard = NonReentrant => non_reentrant_lock;
+            /// The read side of an [`RReadWriteLock`](crate::RReadWriteLock)
+            /// ([`kinds::Read`](crate::kinds::Read)); its methods on [`Lock`].
+            RReadLock,
+            /// One read hold (see [`Guard`]).
+            ReadGuard = Read;
+            /// The write side of an [`RReadWriteLock`](crate::RReadWriteLock)
+            /// ([`kinds::Write`](crate::kinds::Write)); its methods on [`Lock`].
+            RWriteLock,
+            /// One write hold, which can [downgrade](Guard::downgrade) (see [`Guard`]).
+            WriteGuard = Write;
+        }
+    };
+}
+pub(crate) use lock_kinds;
+
+/// Every kind's layout (from [`lock_kinds`]): what inspection, force-unlock checks and the
+/// CLI's ACL probes read.
+macro_rules! layouts {
+    ($($(#[$ld:meta])* $lock:ident, $(#[$gd:meta])* $guard:ident = $kind:ident $(=> $ctor:ident)?;)*) => {
+        pub(crate) static LAYOUTS: &[&Layout] = &[$(<$kind as crate::kind::AcquireKind>::LAYOUT),*];
+    };
+}
+
+lock_kinds!(layouts);
 
 /// Keys and channels several kinds share.
 pub(crate) mod common {

@@ -61,6 +61,7 @@ impl Kind for NonReentrant {
 
 impl AcquireKind for NonReentrant {
     const INSTANCE: &'static Self = &NonReentrant { _sealed: () };
+    const LAYOUT: &'static Layout = &LAYOUT;
 
     type Grant = ();
 

@@ -44,6 +44,7 @@ impl Kind for Reentrant {
 
 impl AcquireKind for Reentrant {
     const INSTANCE: &'static Self = &Reentrant { _sealed: () };
+    const LAYOUT: &'static Layout = &LAYOUT;
 
     type Grant = ();
 

@@ -87,6 +87,7 @@ impl Kind for Read {
 
 impl AcquireKind for Read {
     const INSTANCE: &'static Self = &Read { _sealed: () };
+    const LAYOUT: &'static Layout = &READ_LAYOUT;
 
     type Grant = ();
 
@@ -179,6 +180,7 @@ impl Kind for Write {
 
 impl AcquireKind for Write {
     const INSTANCE: &'static Self = &Write { _sealed: () };
+    const LAYOUT: &'static Layout = &WRITE_LAYOUT;
 
     type Grant = ();
 

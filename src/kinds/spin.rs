@@ -77,6 +77,7 @@ impl Kind for Spin {
 
 impl AcquireKind for Spin {
     const INSTANCE: &'static Self = &Spin { _sealed: () };
+    const LAYOUT: &'static Layout = &LAYOUT;
 
     type Grant = ();
 

@@ -8,9 +8,10 @@
 use std::future::Future;
 use std::time::Duration;
 
-use redisson_lock::{blocking, AnyLock, Client, Result, Unlocked};
+use redisson_lock::{blocking, AnyKind, AnyLock, Client, Result, Unlocked};
 
-/// The labels of every lock kind, in the order the tests run them.
+/// The labels of every lock kind, in the order the tests run them: the library's kinds
+/// ([`AnyKind::ALL`], which a test checks this list against), `_` for spaces and hyphens.
 pub const KINDS: [&str; 8] = [
     "lock",
     "fair",
@@ -87,17 +88,8 @@ any_types!(BlockingLock, BlockingGuard, blocking);
 
 /// The handle of `kind` for `name`, as the crate's any-lock.
 pub fn open(kind: &str, c: &Client, name: &str) -> Box<dyn AnyLock> {
-    match kind {
-        "lock" => Box::new(c.lock(name).unwrap()),
-        "fair" => Box::new(c.fair_lock(name).unwrap()),
-        "fenced" => Box::new(c.fenced_lock(name).unwrap()),
-        "spin" => Box::new(c.spin_lock(name).unwrap()),
-        "non_reentrant" => Box::new(c.non_reentrant_lock(name).unwrap()),
-        "non_reentrant_fair" => Box::new(c.non_reentrant_fair_lock(name).unwrap()),
-        "read" => Box::new(c.read_write_lock(name).unwrap().read_lock()),
-        "write" => Box::new(c.read_write_lock(name).unwrap().write_lock()),
-        other => panic!("no lock kind `{other}`"),
-    }
+    let kind: AnyKind = kind.parse().unwrap_or_else(|e| panic!("{e}"));
+    c.any_lock(kind, name).unwrap()
 }
 
 /// `run(body)` on the handle of `kind` for `name`: the crate's generic `Lock::run`, reached

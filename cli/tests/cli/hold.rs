@@ -197,6 +197,24 @@ async fn hold_takes_the_other_kinds() {
     let r = run(&s, &["hold", "x", "--spin", "--fenced"]).await;
     assert_eq!(r.code, Some(2), "a usage error");
     assert!(r.stderr.contains("cannot be used with"), "{}", r.stderr);
+
+    // --kind names every kind the library has; each hold is of that kind
+    for kind in redisson_lock::AnyKind::ALL {
+        let arg = kind.label().replace(' ', "-");
+        let r = run(&s, &["--json", "hold", "kinds", "--kind", &arg, "--for", "10ms"]).await;
+        assert_eq!(r.code, Some(0), "{arg}: {}", r.stderr);
+        assert_eq!(json_lines(&r.stdout)[0]["side"], kind.label(), "{arg}");
+    }
+    let r = run(&s, &["hold", "x", "--kind", "mutex"]).await;
+    assert_eq!(r.code, Some(2), "a usage error: {}", r.stderr);
+    let help = run(&s, &["hold", "--help"]).await;
+    assert!(
+        help.stdout.contains("non-reentrant-fair"),
+        "the values are listed: {}",
+        help.stdout
+    );
+    let r = run(&s, &["hold", "x", "--kind", "fair", "--spin"]).await;
+    assert_eq!(r.code, Some(2), "--kind and a kind flag: {}", r.stderr);
 }
 
 #[tokio::test]
