@@ -4,7 +4,7 @@
 //!
 //! A rejected value is a clap `ValueValidation` error ("invalid value '0s' for '--interval
 //! <DUR>': ..."), which `main` prints as one line (or one JSON object with `--json`) and exit
-//! code 1. Each reason says what to give instead, with an example of the argument itself.
+//! code 2. Each reason says what to give instead, with an example of the argument itself.
 //!
 //! The arguments that use these parsers also take `allow_hyphen_values`, so that `--for -1s`
 //! reaches the parser ("must not be negative") instead of being read as the flags `-1 -s`.

@@ -83,7 +83,7 @@ from it); a cluster behind one address (a proxy: the plain URL is kept); a Senti
 master (--sentinel HOST:PORT --master NAME); a Redisson config file (--config); TLS with
 rediss:// and --tls-ca / --tls-cert / --tls-key / --tls-insecure.
 
-Shell completions: redisson-lock completions bash|zsh|fish|powershell|elvish (see the README).";
+Shell completions: redisson-lock completions bash|zsh|fish|powershell|elvish (see docs/cli.md).";
 
 const AFTER_HELP: &str =
     "Exit codes: 0 ok, 1 error, 2 usage, 3 not acquired (hold --wait), 4 unsafe (doctor), 5 could \
@@ -697,7 +697,7 @@ async fn run(cli: Cli, target: target::Target) -> Result<Outcome, Failure> {
 /// (see `inspect`'s module docs and `lua/*/…force_unlock.lua`), so nothing is deleted then.
 async fn force_unlock(client: &Client, out: &render::Out, name: &str, yes: bool) -> Result<Outcome, Failure> {
     let refused = |e: Error| match e {
-        Error::WrongType { .. } | Error::Protocol(_) => {
+        Error::WrongType { .. } | Error::NotALock { .. } | Error::Protocol(_) => {
             Failure(format!("{}; nothing was deleted", describe(&e)))
         }
         other => other.into(),

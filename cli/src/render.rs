@@ -41,9 +41,11 @@ pub(crate) fn error_line(json: bool, kind: ErrorKind, message: &str, argument: O
     }
 }
 
-/// Where results go: stdout, as text or JSON lines.
+/// Where results go: stdout, as text or JSON lines; or, for an `Out` made by
+/// [`holding`](Out::holding), kept until [`flush`](Out::flush).
 pub(crate) struct Out {
     json: bool,
+    held: Option<std::sync::Mutex<Vec<String>>>,
 }
 
 /// A TTL as Redis' PTTL would say it: ms, `-1` without expiry, `-2` when absent.
@@ -199,7 +201,32 @@ fn deadline_str(deadline_ms: i64, redis_now_ms: i64) -> String {
 
 impl Out {
     pub(crate) fn new(json: bool) -> Out {
-        Out { json }
+        Out { json, held: None }
+    }
+
+    /// An `Out` of the same format whose [`emit`](Out::emit)ted lines wait for
+    /// [`flush`](Out::flush) (`watch` prints the messages that came first).
+    pub(crate) fn holding(&self) -> Out {
+        Out {
+            json: self.json,
+            held: Some(std::sync::Mutex::new(Vec::new())),
+        }
+    }
+
+    /// Whether lines are waiting for [`flush`](Out::flush).
+    pub(crate) fn has_held_lines(&self) -> bool {
+        self.held
+            .as_ref()
+            .is_some_and(|h| !h.lock().unwrap_or_else(|e| e.into_inner()).is_empty())
+    }
+
+    /// Prints the lines kept so far.
+    pub(crate) fn flush(&self) {
+        if let Some(h) = &self.held {
+            for line in std::mem::take(&mut *h.lock().unwrap_or_else(|e| e.into_inner())) {
+                println!("{line}");
+            }
+        }
     }
 
     /// Whether `--json` was given.
@@ -209,10 +236,10 @@ impl Out {
 
     /// One JSON line (with `--json`) or one text line.
     pub(crate) fn emit(&self, value: Value, text: impl FnOnce() -> String) {
-        if self.json {
-            println!("{value}");
-        } else {
-            println!("{}", text());
+        let line = if self.json { value.to_string() } else { text() };
+        match &self.held {
+            Some(h) => h.lock().unwrap_or_else(|e| e.into_inner()).push(line),
+            None => println!("{line}"),
         }
     }
 

@@ -98,7 +98,20 @@ async fn follow<F: Follow>(
                     sample(&mut f, &mut conn, out).await?;
                 }
             }
-            _ = tick.tick() => sample(&mut f, &mut conn, out).await?,
+            _ = tick.tick() => {
+                // A change this sample sees may come from a call that also published (an
+                // unlock): its message is printed first. One round trip on the subscription
+                // connection brings every message published before the change into `rx`.
+                let held = out.holding();
+                sample(&mut f, &mut conn, &held).await?;
+                if held.has_held_lines() {
+                    sub.barrier().await?;
+                    while let Ok(push) = rx.try_recv() {
+                        message(out, name, Some(push), |c, p| f.meaning(c, p))?;
+                    }
+                }
+                held.flush();
+            }
         }
     }
     Ok(Outcome::Done)
@@ -135,6 +148,16 @@ impl Sub {
         match self {
             Sub::Node(c) => c.psubscribe(pattern).await,
             Sub::Cluster(c) => c.psubscribe(pattern).await,
+        }
+    }
+
+    /// A round trip on the subscription connection: the messages the server sent on it before
+    /// are in the push channel when it returns (through a cluster, where messages come from
+    /// several nodes, nothing is waited for).
+    async fn barrier(&mut self) -> redis::RedisResult<()> {
+        match self {
+            Sub::Node(c) => redis::cmd("PING").query_async::<redis::Value>(c).await.map(drop),
+            Sub::Cluster(_) => Ok(()),
         }
     }
 

@@ -106,9 +106,15 @@ async fn force_unlock_refuses_keys_that_are_not_locks() {
     let _: () = raw.hset("odd-count", odd_field, "abc").await.unwrap();
 
     for (key, needles) in [
-        ("session", vec!["session", "not a lock"]),
-        ("user:1", vec!["user:1", "not a lock", "name"]),
-        ("odd-count", vec!["odd-count", "not a lock", odd_field, "abc"]),
+        ("session", vec!["session", "not a lock", "nothing was deleted"]),
+        (
+            "user:1",
+            vec!["user:1", "not a lock", "name", "nothing was deleted"],
+        ),
+        (
+            "odd-count",
+            vec!["odd-count", "not a lock", odd_field, "abc", "nothing was deleted"],
+        ),
     ] {
         let before = dump(&mut raw, key).await;
         assert!(before.is_some());

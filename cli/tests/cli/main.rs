@@ -18,6 +18,7 @@ mod latch;
 mod list;
 mod semaphore;
 mod token;
+mod transcripts;
 mod watch;
 
 use std::process::Stdio;

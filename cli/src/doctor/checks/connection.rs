@@ -113,7 +113,8 @@ impl Doctor {
 
 /// The clock verdict for Redis' time minus ours (`offset_ms`), measured within ±`uncertainty_ms`.
 fn judge_clock(offset_ms: i64, uncertainty_ms: i64) -> (Status, String) {
-    let text = if offset_ms.abs() <= uncertainty_ms {
+    // both clocks are read to the millisecond: 1ms more than the uncertainty is rounding
+    let text = if offset_ms.abs() <= uncertainty_ms + 1 {
         format!("this machine's clock agrees with Redis' TIME (±{uncertainty_ms}ms)")
     } else {
         format!(
@@ -168,6 +169,9 @@ mod tests {
     fn clock_and_round_trip_thresholds() {
         assert_eq!(judge_clock(0, 0).0, Status::Ok);
         assert!(judge_clock(3, 5).1.contains("agrees"));
+        assert!(judge_clock(1, 0).1.contains("agrees"), "1ms is rounding");
+        assert!(judge_clock(-1, 0).1.contains("agrees"), "1ms is rounding");
+        assert!(judge_clock(2, 0).1.contains("2ms behind"));
         assert_eq!(judge_clock(1_000, 0).0, Status::Ok);
         let (status, text) = judge_clock(-1_500, 1);
         assert_eq!(status, Status::Warn);
