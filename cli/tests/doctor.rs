@@ -13,7 +13,7 @@ use tokio::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_redisson-lock");
 
-/// The crate's minimal command rules (README "Deployment checklist"; tests/acl.rs proves them).
+/// The crate's minimal command rules (docs/operations.md, "ACL rules for the locks"; tests/acl.rs proves them).
 const CRATE_COMMANDS: &str = "-@all +evalsha +script|load +publish +subscribe +unsubscribe +client|tracking \
      +hincrby +hexists +hget +hset +hdel +hlen +hgetall +hscan +type +pexpire +pttl +exists +del +get \
      +set +incr +rpush +lindex +lpop +lrange +lrem +zadd +zincrby +zrange +zrem +zscore";

@@ -364,7 +364,7 @@ pub(super) fn judge_acl(
     (
         Status::Fail,
         format!(
-            "user `{user}` {} for lock `{}` — grant them (see the README's ACL rule set; checked with {method})",
+            "user `{user}` {} for lock `{}` — grant them (see docs/operations.md, \"ACL rules for the locks\"; checked with {method})",
             parts.join("; "),
             name
         ),

@@ -515,9 +515,16 @@ async fn locks() -> Vec<(&'static str, String)> {
     // RSemaphore
     let gpu = c.permit_expirable_semaphore("sem:gpu").unwrap();
     assert!(gpu.try_set_permits(4).await.unwrap());
-    gpu.acquire_with_lease(Duration::from_secs(600)).await.unwrap();
-    gpu.acquire().await.unwrap();
-    gpu.acquire_with_lease(Duration::from_millis(100)).await.unwrap();
+    // taken as Redisson takes them: kept until released by id (or their lease ends)
+    gpu.acquire_with_lease(Duration::from_secs(600))
+        .await
+        .unwrap()
+        .forget();
+    gpu.acquire().await.unwrap().forget();
+    gpu.acquire_with_lease(Duration::from_millis(100))
+        .await
+        .unwrap()
+        .forget();
     // ended at least a second ago: "1.234s ago", a width that does not change the columns of
     // `list --synchronizers` from run to run
     eventually(LIMIT, "the 100ms lease ended a second ago", || async {
@@ -531,7 +538,7 @@ async fn locks() -> Vec<(&'static str, String)> {
     .await;
     let exports = c.semaphore("sem:exports").unwrap();
     assert!(exports.try_set_permits(3).await.unwrap());
-    assert!(exports.try_acquire(1).await.unwrap());
+    exports.try_acquire(1).await.unwrap().expect("a permit").forget();
     let mut b = Block::new("inspect-semaphores", &s);
     b.run(&["inspect", "sem:gpu"]).await;
     b.run(&["--json", "inspect", "sem:gpu"]).await;
@@ -550,7 +557,7 @@ async fn locks() -> Vec<(&'static str, String)> {
     assert!(jobs.try_set_permits(1).await.unwrap());
     let wants_two = {
         let jobs = c.semaphore("sem:jobs").unwrap();
-        tokio::spawn(async move { jobs.acquire(2).await })
+        tokio::spawn(async move { jobs.acquire(2).await.map(|g| g.forget()) })
     };
     subscribers(&s, "redisson_sc:{sem:jobs}", 1).await;
     let mut raw = s.conn().await;
@@ -693,10 +700,10 @@ async fn watch() -> Vec<(&'static str, String)> {
     let mut w = b.spawn(&["watch", "sem:gpu", "--expirable-semaphore"], "");
     w.show(&mut b, "watching sem:gpu ").await;
     w.show_event(&mut b, "state").await;
-    let id = sem.acquire_with_lease(Duration::from_secs(600)).await.unwrap();
+    let permit = sem.acquire_with_lease(Duration::from_secs(600)).await.unwrap();
     w.show_event(&mut b, "state").await;
     w.show_event(&mut b, "permit").await;
-    sem.release(id).await.unwrap();
+    permit.release().await.unwrap();
     w.show_event(&mut b, "message").await;
     w.show_event(&mut b, "state").await;
     w.show_event(&mut b, "permit").await;
