@@ -205,9 +205,6 @@ pub(crate) fn with_channel<R>(kind: &dyn Kind, key: &str, field: &str, f: impl F
 pub trait AcquireKind: Kind {
     /// The kind itself (kinds are stateless): what a handle of the kind refers to.
     const INSTANCE: &'static Self;
-    /// What the kind keeps in Redis and sends: read by inspection, force-unlock checks and the
-    /// CLI's ACL probes.
-    const LAYOUT: &'static crate::layout::Layout;
     /// What a grant carries besides the hold count (the fenced lock's token; `()` elsewhere).
     type Grant: Copy + Send + Sync + std::fmt::Debug + 'static;
     /// One attempt that records its grant in `a.latch`. `c.channel` is empty: acquire scripts

@@ -134,11 +134,6 @@ impl<const NON_REENTRANT: bool> Kind for FairKind<NON_REENTRANT> {
 
 impl<const NON_REENTRANT: bool> AcquireKind for FairKind<NON_REENTRANT> {
     const INSTANCE: &'static Self = &FairKind { _sealed: () };
-    const LAYOUT: &'static Layout = if NON_REENTRANT {
-        &NON_REENTRANT_LAYOUT
-    } else {
-        &LAYOUT
-    };
 
     type Grant = ();
 
@@ -257,4 +252,12 @@ mod tests {
         );
         assert!(Fair::INSTANCE.stable_owner());
     }
+}
+
+impl<const NON_REENTRANT: bool> super::KindLayout for FairKind<NON_REENTRANT> {
+    const LAYOUT: &'static Layout = if NON_REENTRANT {
+        &NON_REENTRANT_LAYOUT
+    } else {
+        &LAYOUT
+    };
 }

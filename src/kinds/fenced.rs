@@ -93,7 +93,6 @@ impl Kind for Fenced {
 
 impl AcquireKind for Fenced {
     const INSTANCE: &'static Self = &Fenced { _sealed: () };
-    const LAYOUT: &'static Layout = &LAYOUT;
 
     /// The fencing token this grant took.
     type Grant = u64;
@@ -419,4 +418,8 @@ mod tests {
         assert_send_sync_static::<crate::FencedGuard>();
         assert_send_sync_static::<crate::RFencedLock>();
     }
+}
+
+impl super::KindLayout for Fenced {
+    const LAYOUT: &'static Layout = &LAYOUT;
 }

@@ -110,11 +110,18 @@ macro_rules! lock_kinds {
 }
 pub(crate) use lock_kinds;
 
+/// What a kind keeps in Redis and sends, declared beside its scripts: read by inspection,
+/// force-unlock checks and the CLI's ACL probes (not by the lock machinery).
+pub(crate) trait KindLayout {
+    /// The kind's layout.
+    const LAYOUT: &'static Layout;
+}
+
 /// Every kind's layout (from [`lock_kinds`]): what inspection, force-unlock checks and the
 /// CLI's ACL probes read.
 macro_rules! layouts {
     ($($(#[$ld:meta])* $lock:ident, $(#[$gd:meta])* $guard:ident = $kind:ident $(=> $ctor:ident)?;)*) => {
-        pub(crate) static LAYOUTS: &[&Layout] = &[$(<$kind as crate::kind::AcquireKind>::LAYOUT),*];
+        pub(crate) static LAYOUTS: &[&Layout] = &[$(<$kind as KindLayout>::LAYOUT),*];
     };
 }
 

@@ -61,7 +61,6 @@ impl Kind for NonReentrant {
 
 impl AcquireKind for NonReentrant {
     const INSTANCE: &'static Self = &NonReentrant { _sealed: () };
-    const LAYOUT: &'static Layout = &LAYOUT;
 
     type Grant = ();
 
@@ -122,4 +121,8 @@ mod tests {
         assert_send_sync_static::<crate::NonReentrantGuard>();
         assert_send_sync_static::<crate::RNonReentrantLock>();
     }
+}
+
+impl super::KindLayout for NonReentrant {
+    const LAYOUT: &'static Layout = &LAYOUT;
 }

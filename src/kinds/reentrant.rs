@@ -44,7 +44,6 @@ impl Kind for Reentrant {
 
 impl AcquireKind for Reentrant {
     const INSTANCE: &'static Self = &Reentrant { _sealed: () };
-    const LAYOUT: &'static Layout = &LAYOUT;
 
     type Grant = ();
 
@@ -100,4 +99,8 @@ mod tests {
         assert_send_sync_static::<crate::RLock>();
         assert_send_sync_static::<crate::Error>();
     }
+}
+
+impl super::KindLayout for Reentrant {
+    const LAYOUT: &'static Layout = &LAYOUT;
 }

@@ -87,7 +87,6 @@ impl Kind for Read {
 
 impl AcquireKind for Read {
     const INSTANCE: &'static Self = &Read { _sealed: () };
-    const LAYOUT: &'static Layout = &READ_LAYOUT;
 
     type Grant = ();
 
@@ -180,7 +179,6 @@ impl Kind for Write {
 
 impl AcquireKind for Write {
     const INSTANCE: &'static Self = &Write { _sealed: () };
-    const LAYOUT: &'static Layout = &WRITE_LAYOUT;
 
     type Grant = ();
 
@@ -427,4 +425,12 @@ mod tests {
         assert_send_sync_static::<crate::WriteGuard>();
         assert_send_sync_static::<RReadWriteLock>();
     }
+}
+
+impl super::KindLayout for Read {
+    const LAYOUT: &'static Layout = &READ_LAYOUT;
+}
+
+impl super::KindLayout for Write {
+    const LAYOUT: &'static Layout = &WRITE_LAYOUT;
 }

@@ -77,7 +77,6 @@ impl Kind for Spin {
 
 impl AcquireKind for Spin {
     const INSTANCE: &'static Self = &Spin { _sealed: () };
-    const LAYOUT: &'static Layout = &LAYOUT;
 
     type Grant = ();
 
@@ -145,4 +144,8 @@ mod tests {
         assert_send_sync_static::<crate::SpinGuard>();
         assert_send_sync_static::<crate::RSpinLock>();
     }
+}
+
+impl super::KindLayout for Spin {
+    const LAYOUT: &'static Layout = &LAYOUT;
 }
