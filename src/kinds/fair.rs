@@ -232,6 +232,14 @@ pub(crate) static NON_REENTRANT_LAYOUT: Layout = Layout::new(
     FAIR_SCRIPTS,
 );
 
+impl<const NON_REENTRANT: bool> super::KindLayout for FairKind<NON_REENTRANT> {
+    const LAYOUT: &'static Layout = if NON_REENTRANT {
+        &NON_REENTRANT_LAYOUT
+    } else {
+        &LAYOUT
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,12 +260,4 @@ mod tests {
         );
         assert!(Fair::INSTANCE.stable_owner());
     }
-}
-
-impl<const NON_REENTRANT: bool> super::KindLayout for FairKind<NON_REENTRANT> {
-    const LAYOUT: &'static Layout = if NON_REENTRANT {
-        &NON_REENTRANT_LAYOUT
-    } else {
-        &LAYOUT
-    };
 }

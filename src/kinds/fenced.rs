@@ -369,6 +369,10 @@ impl Guard<Fenced> {
     }
 }
 
+impl super::KindLayout for Fenced {
+    const LAYOUT: &'static Layout = &LAYOUT;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -418,8 +422,4 @@ mod tests {
         assert_send_sync_static::<crate::FencedGuard>();
         assert_send_sync_static::<crate::RFencedLock>();
     }
-}
-
-impl super::KindLayout for Fenced {
-    const LAYOUT: &'static Layout = &LAYOUT;
 }

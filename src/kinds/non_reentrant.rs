@@ -105,6 +105,10 @@ pub(crate) static LAYOUT: Layout = Layout::new(
     ],
 );
 
+impl super::KindLayout for NonReentrant {
+    const LAYOUT: &'static Layout = &LAYOUT;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,8 +125,4 @@ mod tests {
         assert_send_sync_static::<crate::NonReentrantGuard>();
         assert_send_sync_static::<crate::RNonReentrantLock>();
     }
-}
-
-impl super::KindLayout for NonReentrant {
-    const LAYOUT: &'static Layout = &LAYOUT;
 }

@@ -89,6 +89,10 @@ pub(crate) static LAYOUT: Layout = Layout::new(
     ],
 );
 
+impl super::KindLayout for Reentrant {
+    const LAYOUT: &'static Layout = &LAYOUT;
+}
+
 #[cfg(test)]
 mod tests {
     fn assert_send_sync_static<T: Send + Sync + 'static>() {}
@@ -99,8 +103,4 @@ mod tests {
         assert_send_sync_static::<crate::RLock>();
         assert_send_sync_static::<crate::Error>();
     }
-}
-
-impl super::KindLayout for Reentrant {
-    const LAYOUT: &'static Layout = &LAYOUT;
 }

@@ -413,6 +413,14 @@ impl Guard<Write> {
     }
 }
 
+impl super::KindLayout for Read {
+    const LAYOUT: &'static Layout = &READ_LAYOUT;
+}
+
+impl super::KindLayout for Write {
+    const LAYOUT: &'static Layout = &WRITE_LAYOUT;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -425,12 +433,4 @@ mod tests {
         assert_send_sync_static::<crate::WriteGuard>();
         assert_send_sync_static::<RReadWriteLock>();
     }
-}
-
-impl super::KindLayout for Read {
-    const LAYOUT: &'static Layout = &READ_LAYOUT;
-}
-
-impl super::KindLayout for Write {
-    const LAYOUT: &'static Layout = &WRITE_LAYOUT;
 }

@@ -136,6 +136,10 @@ impl Lock<Spin> {
     }
 }
 
+impl super::KindLayout for Spin {
+    const LAYOUT: &'static Layout = &LAYOUT;
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -144,8 +148,4 @@ mod tests {
         assert_send_sync_static::<crate::SpinGuard>();
         assert_send_sync_static::<crate::RSpinLock>();
     }
-}
-
-impl super::KindLayout for Spin {
-    const LAYOUT: &'static Layout = &LAYOUT;
 }
