@@ -44,7 +44,6 @@ pub(crate) fn push_lock_channel(out: &mut String, name: &str) {
 }
 
 /// The read-write lock channel `redisson_rwlock:{N}`.
-#[cfg(test)]
 pub(crate) fn rwlock_channel(name: &str) -> String {
     prefix_name("redisson_rwlock", name)
 }

@@ -160,6 +160,44 @@ impl LockKind {
             LockKind::Fenced => "fenced",
         }
     }
+
+    /// The lock kinds that keep this layout in Redis (which of them took a lock cannot be told
+    /// from Redis): every [`AnyKind`](crate::AnyKind) is in exactly one.
+    ///
+    /// ```
+    /// use redisson_lock::{inspect::LockKind, AnyKind};
+    /// assert_eq!(LockKind::Fair.kinds(), [AnyKind::Fair, AnyKind::NonReentrantFair]);
+    /// ```
+    pub fn kinds(self) -> &'static [crate::AnyKind] {
+        use crate::AnyKind;
+        match self {
+            LockKind::Lock => &[AnyKind::Reentrant, AnyKind::Spin, AnyKind::NonReentrant],
+            LockKind::ReadWrite => &[AnyKind::Read, AnyKind::Write],
+            LockKind::Fair => &[AnyKind::Fair, AnyKind::NonReentrantFair],
+            LockKind::Fenced => &[AnyKind::Fenced],
+        }
+    }
+}
+
+#[cfg(test)]
+mod kinds_tests {
+    use super::LockKind;
+    use crate::AnyKind;
+
+    /// A kind added to the crate's list must be placed in a layout family here.
+    #[test]
+    fn every_kind_is_in_exactly_one_family() {
+        let families = [
+            LockKind::Lock,
+            LockKind::ReadWrite,
+            LockKind::Fair,
+            LockKind::Fenced,
+        ];
+        for kind in AnyKind::ALL {
+            let n = families.iter().filter(|f| f.kinds().contains(kind)).count();
+            assert_eq!(n, 1, "{kind}");
+        }
+    }
 }
 
 impl std::fmt::Display for LockKind {

@@ -20,7 +20,7 @@ pub fn lock_channel(key: &str) -> String {
 /// assert_eq!(redisson_lock::inspect::rwlock_channel("doc"), "redisson_rwlock:{doc}");
 /// ```
 pub fn rwlock_channel(key: &str) -> String {
-    name::prefix_name("redisson_rwlock", key)
+    name::rwlock_channel(key)
 }
 
 /// A fair-lock waiter's own channel: `redisson_lock__channel:{N}:<field>`.
@@ -39,7 +39,7 @@ pub fn fair_waiter_channel(key: &str, field: &str) -> String {
 /// assert_eq!(redisson_lock::inspect::fair_queue_key("q"), "redisson_lock_queue:{q}");
 /// ```
 pub fn fair_queue_key(key: &str) -> String {
-    name::prefix_name("redisson_lock_queue", key)
+    name::fair_queue(key)
 }
 
 /// A fair lock's waiter deadlines (sorted set): `redisson_lock_timeout:{N}`.
@@ -48,7 +48,7 @@ pub fn fair_queue_key(key: &str) -> String {
 /// assert_eq!(redisson_lock::inspect::fair_timeout_key("q"), "redisson_lock_timeout:{q}");
 /// ```
 pub fn fair_timeout_key(key: &str) -> String {
-    name::prefix_name("redisson_lock_timeout", key)
+    name::fair_deadlines(key)
 }
 
 /// A fenced lock's token counter (string): `redisson_lock_token:{N}`.
@@ -57,7 +57,7 @@ pub fn fair_timeout_key(key: &str) -> String {
 /// assert_eq!(redisson_lock::inspect::fence_token_key("f"), "redisson_lock_token:{f}");
 /// ```
 pub fn fence_token_key(key: &str) -> String {
-    name::prefix_name("redisson_lock_token", key)
+    name::token_key(key)
 }
 
 /// The timeout key of a reader's `k`-th read hold: `{N}:<field>:rwlock_timeout:<k>`
@@ -69,10 +69,7 @@ pub fn fence_token_key(key: &str) -> String {
 /// assert_eq!(read_timeout_key("{t}doc", "c:1", 1), "{t}doc:c:1:rwlock_timeout:1");
 /// ```
 pub fn read_timeout_key(key: &str, field: &str, k: u64) -> String {
-    format!(
-        "{}:{k}",
-        name::suffix_name(key, &format!("{field}:rwlock_timeout"))
-    )
+    format!("{}:{k}", name::rw_timeout_prefix(key, field))
 }
 
 /// The key-prefix part of a read hold's timeout keys: `{N}` (`N` when `N` contains `{`), what the

@@ -10,7 +10,6 @@ use super::field::shown;
 use super::subscribers::{subscribers, ChannelSubscribers};
 use super::{map_err, ttl_of};
 use crate::error::{Error, Result};
-use crate::name;
 use crate::{PermitId, Ttl};
 
 /// The lease-end score of a permit held without a lease (Redisson's, about `i64::MAX / 10_000`
@@ -32,7 +31,7 @@ pub const MAX_PERMITS_LISTED: usize = 1_000;
 /// assert_eq!(semaphore_channel("{t}pool"), "redisson_sc:{t}pool");
 /// ```
 pub fn semaphore_channel(key: &str) -> String {
-    name::prefix_name("redisson_sc", key)
+    crate::semaphore::channel(key)
 }
 
 /// The sorted set of the permits a permit-expirable semaphore holds under ids:
@@ -45,7 +44,7 @@ pub fn semaphore_channel(key: &str) -> String {
 /// assert_eq!(semaphore_leases_key("{t}gpu"), "{t}gpu:timeout");
 /// ```
 pub fn semaphore_leases_key(key: &str) -> String {
-    name::suffix_name(key, "timeout")
+    crate::semaphore::leases(key)
 }
 
 /// One permit held under an id in a permit-expirable semaphore.

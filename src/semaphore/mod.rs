@@ -15,6 +15,7 @@ mod permit_guard;
 mod permit_id;
 mod plain;
 
+pub(crate) use expirable::leases;
 pub use expirable::{PermitExpirableSemaphore, PermitLease};
 pub use guard::SemaphoreGuard;
 pub use permit_guard::PermitGuard;
