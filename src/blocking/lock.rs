@@ -91,37 +91,7 @@ impl<K: AcquireKind> Lock<K> {
         self.owned().field()
     }
 
-    /// Blocking [`crate::Lock::lock`].
-    pub fn lock(&self) -> Result<Guard<K>> {
-        let held = self.rt.block_on(self.owned().lock())?;
-        Ok(self.guard(held))
-    }
-
-    /// Blocking [`crate::Lock::lock_with_lease`].
-    pub fn lock_with_lease(&self, lease: Duration) -> Result<Guard<K>> {
-        let held = self.rt.block_on(self.owned().lock_with_lease(lease))?;
-        Ok(self.guard(held))
-    }
-
-    /// Blocking [`crate::Lock::try_lock`].
-    pub fn try_lock(&self) -> Result<Option<Guard<K>>> {
-        self.try_lock_opt(Duration::ZERO, None)
-    }
-
-    /// Blocking [`crate::Lock::try_lock_for`]: returns within `wait` plus one command timeout.
-    pub fn try_lock_for(&self, wait: Duration) -> Result<Option<Guard<K>>> {
-        self.try_lock_opt(wait, None)
-    }
-
-    /// Blocking [`crate::Lock::try_lock_with_lease`].
-    pub fn try_lock_with_lease(&self, wait: Duration, lease: Duration) -> Result<Option<Guard<K>>> {
-        self.try_lock_opt(wait, Some(lease))
-    }
-
-    fn try_lock_opt(&self, wait: Duration, lease: Option<Duration>) -> Result<Option<Guard<K>>> {
-        let held = self.rt.block_on(self.owned().try_lock_opt(wait, lease))?;
-        Ok(held.map(|h| self.guard(h)))
-    }
+    super::acquisitions!("crate::Lock", Guard<K>);
 
     /// Runs `body` while holding the lock (watchdog mode) and releases it afterwards, also when
     /// `body` panics (the panic resumes after the release). Unlike [`crate::Lock::run`], a

@@ -42,6 +42,45 @@ use std::time::Duration;
 use crate::error::{Error, Result};
 use crate::Config;
 
+/// The five acquisitions of a blocking handle (`lock`, `lock_with_lease`, `try_lock`,
+/// `try_lock_for`, `try_lock_with_lease`), written once for locks and multi-locks: each is its
+/// async twin run on the handle's runtime (`self.rt`) for the handle's owner (`self.owned()`),
+/// the hold wrapped in the blocking guard (`self.guard(..)`).
+macro_rules! acquisitions {
+    ($twin:literal, $guard:ty) => {
+        #[doc = concat!("Blocking [`", $twin, "::lock`]: blocks the calling thread until the lock is held.")]
+        pub fn lock(&self) -> Result<$guard> {
+            let held = self.rt.block_on(self.owned().lock())?;
+            Ok(self.guard(held))
+        }
+
+        #[doc = concat!("Blocking [`", $twin, "::lock_with_lease`].")]
+        pub fn lock_with_lease(&self, lease: Duration) -> Result<$guard> {
+            let held = self.rt.block_on(self.owned().lock_with_lease(lease))?;
+            Ok(self.guard(held))
+        }
+
+        #[doc = concat!("Blocking [`", $twin, "::try_lock`]: one attempt.")]
+        pub fn try_lock(&self) -> Result<Option<$guard>> {
+            let held = self.rt.block_on(self.owned().try_lock())?;
+            Ok(held.map(|h| self.guard(h)))
+        }
+
+        #[doc = concat!("Blocking [`", $twin, "::try_lock_for`]: returns within `wait` plus one command timeout.")]
+        pub fn try_lock_for(&self, wait: Duration) -> Result<Option<$guard>> {
+            let held = self.rt.block_on(self.owned().try_lock_for(wait))?;
+            Ok(held.map(|h| self.guard(h)))
+        }
+
+        #[doc = concat!("Blocking [`", $twin, "::try_lock_with_lease`].")]
+        pub fn try_lock_with_lease(&self, wait: Duration, lease: Duration) -> Result<Option<$guard>> {
+            let held = self.rt.block_on(self.owned().try_lock_with_lease(wait, lease))?;
+            Ok(held.map(|h| self.guard(h)))
+        }
+    };
+}
+pub(crate) use acquisitions;
+
 pub use any::{AnyGuard, AnyLock};
 pub use count_down_latch::CountDownLatch;
 pub use lock::{

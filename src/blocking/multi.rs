@@ -130,35 +130,7 @@ impl RMultiLock {
         }
     }
 
-    /// Blocking [`crate::RMultiLock::lock`].
-    pub fn lock(&self) -> Result<MultiGuard> {
-        let g = self.rt.block_on(self.owned().lock())?;
-        Ok(self.guard(g))
-    }
-
-    /// Blocking [`crate::RMultiLock::lock_with_lease`].
-    pub fn lock_with_lease(&self, lease: Duration) -> Result<MultiGuard> {
-        let g = self.rt.block_on(self.owned().lock_with_lease(lease))?;
-        Ok(self.guard(g))
-    }
-
-    /// Blocking [`crate::RMultiLock::try_lock`].
-    pub fn try_lock(&self) -> Result<Option<MultiGuard>> {
-        let g = self.rt.block_on(self.owned().try_lock())?;
-        Ok(g.map(|g| self.guard(g)))
-    }
-
-    /// Blocking [`crate::RMultiLock::try_lock_for`].
-    pub fn try_lock_for(&self, wait: Duration) -> Result<Option<MultiGuard>> {
-        let g = self.rt.block_on(self.owned().try_lock_for(wait))?;
-        Ok(g.map(|g| self.guard(g)))
-    }
-
-    /// Blocking [`crate::RMultiLock::try_lock_with_lease`].
-    pub fn try_lock_with_lease(&self, wait: Duration, lease: Duration) -> Result<Option<MultiGuard>> {
-        let g = self.rt.block_on(self.owned().try_lock_with_lease(wait, lease))?;
-        Ok(g.map(|g| self.guard(g)))
-    }
+    super::acquisitions!("crate::RMultiLock", MultiGuard);
 }
 
 /// The blocking twin of [`crate::MultiGuard`]. On drop (without `unlock`): released
