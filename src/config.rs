@@ -429,6 +429,21 @@ impl Config {
         self.command_timeout.min(lease / 4)
     }
 
+    /// How often the watchdog renews a hold taken without a lease: a third of the watchdog
+    /// timeout, as Redisson's.
+    pub(crate) fn renewal_period(&self) -> Duration {
+        self.lock_watchdog_timeout / 3
+    }
+
+    /// The TTL a hold taken without a lease gets and keeps, in ms (at least 1; the timeout is
+    /// validated at connect: between 3 ms and [`MAX_DURATION`]).
+    pub(crate) fn watchdog_ms(&self) -> u64 {
+        (self
+            .lock_watchdog_timeout
+            .as_millis()
+            .clamp(1, u128::from(MAX_MS))) as u64
+    }
+
     /// How long `lease` can be trusted after the request that set it was sent.
     pub(crate) fn trusted_for(&self, lease: Duration) -> Duration {
         lease.saturating_sub(self.lease_margin(lease))

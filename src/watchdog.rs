@@ -36,10 +36,10 @@ pub(crate) fn start(
         conn,
         sync,
         slots,
-        period: config.lock_watchdog_timeout / 3,
+        period: config.renewal_period(),
         batch: config.watchdog_batch_size,
         command_timeout: config.command_timeout,
-        timeout_ms: config.lock_watchdog_timeout.as_millis().max(1) as u64,
+        timeout_ms: config.watchdog_ms(),
     };
     tokio::spawn(task.run());
 }

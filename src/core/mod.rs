@@ -154,7 +154,7 @@ impl<K: AcquireKind> Lock<K> {
         let cfg = &self.client.config;
         let own_ms = match lease {
             Some(l) => millis("lease", l)?,
-            None => millis("lock_watchdog_timeout", cfg.lock_watchdog_timeout)?,
+            None => cfg.watchdog_ms(),
         };
         if self.client.holds.is_closed() {
             return Err(Error::Shutdown);

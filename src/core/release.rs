@@ -5,7 +5,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::background::Job;
-use crate::config::millis;
 use crate::core::Lock;
 use crate::error::{Error, Result};
 use crate::holds::{LateGrant, Mode, ReleasePlan, Released, Turn};
@@ -105,7 +104,7 @@ impl Releaser {
     /// Releases every hold of `field` (the client is shutting down).
     pub(crate) async fn release_all(&self, field: &Arc<str>) -> Result<Unlocked> {
         let turn = self.client.holds.turn(&self.key, field, self.kind).await;
-        let watchdog_ms = millis("lock_watchdog_timeout", self.client.config.lock_watchdog_timeout)?;
+        let watchdog_ms = self.client.config.watchdog_ms();
         let plan = ReleasePlan::Send {
             last: true,
             need_ms: watchdog_ms,
@@ -124,7 +123,7 @@ impl Releaser {
                 return Err(self.not_held(turn.field()));
             }
             ReleasePlan::Send { last, need_ms } => (last, need_ms),
-            ReleasePlan::Unknown => (false, millis("lock_watchdog_timeout", cfg.lock_watchdog_timeout)?),
+            ReleasePlan::Unknown => (false, cfg.watchdog_ms()),
         };
         let latch = name::fresh_latch(&self.key);
         let args = ReleaseArgs {

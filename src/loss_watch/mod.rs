@@ -97,8 +97,8 @@ pub(crate) fn start(
     invalidated.disconnected();
     let task = Task {
         holds: holds.downgrade(),
-        short_ttl: config.lock_watchdog_timeout - config.lock_watchdog_timeout / 3,
-        renewal_period: config.lock_watchdog_timeout / 3,
+        short_ttl: config.lock_watchdog_timeout - config.renewal_period(),
+        renewal_period: config.renewal_period(),
         pubsub: pubsub.clone(),
         invalidated: invalidated.clone(),
         command_timeout: config.command_timeout,
