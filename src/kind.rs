@@ -165,22 +165,23 @@ pub trait Kind: Send + Sync + 'static {
     fn map_error(&self, _key: &str, _field: &str, e: Error) -> Error {
         e
     }
-    /// What a waiter of this kind may spend waiting, in ms, sent with every attempt (a kind
-    /// whose waiters keep a place in Redis plans with it): `wait` is the caller's (`None`:
-    /// without a limit, `Some(ZERO)`: one try). Nothing unless the kind says otherwise.
-    fn wait_budget(&self, _wait: Option<std::time::Duration>, _config: &crate::config::Config) -> u64 {
-        0
-    }
-    /// Whether one acquisition keeps one owner through all its attempts (a fair waiter keeps its
-    /// place in the queue); otherwise a handle without a fixed owner takes a fresh one per attempt.
-    fn stable_owner(&self) -> bool {
-        false
-    }
-    /// What a waiter that stops waiting without the lock (its wait ran out, an error, or it was
-    /// cancelled) must send to leave no trace (the fair lock's queue entry); replies anything.
-    fn give_up(&self, _c: &Ctx<'_>, _a: &AcquireArgs<'_>) -> Option<ScriptInvocation<'static>> {
+    /// The kind's wait queue, for a kind whose waiters keep a place in Redis.
+    fn queue(&self) -> Option<&dyn WaitQueue> {
         None
     }
+}
+
+/// Capability: waiters keep a place in Redis while they wait (the fair lock's queue). The
+/// machinery then keeps one owner through all the attempts of an acquisition (the owner's field
+/// is its place), sends the waiter's budget with every attempt, and leaves the queue when the
+/// wait ends without the lock (ran out, failed, or was cancelled).
+pub trait WaitQueue: Send + Sync {
+    /// What a waiter may spend waiting, in ms, sent with every attempt: `wait` is the caller's
+    /// (`None`: without a limit, `Some(ZERO)`: one try).
+    fn wait_budget(&self, wait: Option<std::time::Duration>, config: &crate::config::Config) -> u64;
+    /// What a waiter that stops waiting without the lock must send to leave no trace (its queue
+    /// entry); replies anything. `None` when it never queued (a single attempt).
+    fn give_up(&self, c: &Ctx<'_>, a: &AcquireArgs<'_>) -> Option<ScriptInvocation<'static>>;
 }
 
 /// Runs `f` with the channel of `field` on `key`, written into a per-thread buffer: the channel

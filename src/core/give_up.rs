@@ -38,7 +38,7 @@ impl GiveUp {
             wait_ms: plan.wait_ms,
             waits: plan.waits,
         };
-        let inv = core.kind.give_up(&core.ctx(&channel, &field), &args)?;
+        let inv = core.kind.queue()?.give_up(&core.ctx(&channel, &field), &args)?;
         Some(GiveUp {
             _open: core.client.background.ticket(&core.key),
             client: core.client.clone(),

@@ -164,7 +164,7 @@ impl<K: AcquireKind> Lock<K> {
             lease,
             own_ms,
             deadline: wait.map(|w| after(start, w)),
-            wait_ms: self.kind.wait_budget(wait, cfg),
+            wait_ms: self.kind.queue().map_or(0, |q| q.wait_budget(wait, cfg)),
             waits: wait != Some(Duration::ZERO),
             // without a fixed owner every owner below is made for this acquisition: its field
             // in the lock is the grant's record (no latch to write, nor to delete afterwards)
@@ -172,7 +172,7 @@ impl<K: AcquireKind> Lock<K> {
         };
         // a kind whose waiters leave traces (the fair queue) gives up when the wait ends without
         // the lock: at once on timeout or error, in the background when the caller is cancelled
-        let stable = self.kind.stable_owner().then(|| self.owner.for_acquire());
+        let stable = self.kind.queue().is_some().then(|| self.owner.for_acquire());
         let mut give_up = stable.and_then(|owner| GiveUp::arm(self, owner, &plan));
         let labels = self.labels();
         let mut stats = LoopStats::default();

@@ -5,7 +5,9 @@
 use redis::{ScriptInvocation, Value};
 
 use crate::error::{Error, Result};
-use crate::kind::{decode_plain, AcquireArgs, AcquireKind, Ctx, Kind, Reenterable, ReleaseArgs, Reply};
+use crate::kind::{
+    decode_plain, AcquireArgs, AcquireKind, Ctx, Kind, Reenterable, ReleaseArgs, Reply, WaitQueue,
+};
 use crate::layout::{ChannelSpec, KeySpec, Layout};
 use crate::name;
 use crate::script::{self, lua};
@@ -103,6 +105,13 @@ impl<const NON_REENTRANT: bool> Kind for FairKind<NON_REENTRANT> {
         common::already_held(key, field, e)
     }
 
+    /// Waiters queue up: one owner (its place) through all the attempts of an acquisition.
+    fn queue(&self) -> Option<&dyn WaitQueue> {
+        Some(self)
+    }
+}
+
+impl<const NON_REENTRANT: bool> WaitQueue for FairKind<NON_REENTRANT> {
     /// A waiter's place in the queue lasts the caller's wait, or Redisson's `fairLockWaitTimeout`
     /// ([`Config::with_fair_lock_wait_timeout`](crate::Config::with_fair_lock_wait_timeout)) when it waits
     /// without a limit or tries once.
@@ -111,11 +120,6 @@ impl<const NON_REENTRANT: bool> Kind for FairKind<NON_REENTRANT> {
             Some(w) if !w.is_zero() => w.as_millis().clamp(1, u128::from(crate::config::MAX_MS)) as u64,
             _ => config.fair_lock_wait_timeout.as_millis() as u64,
         }
-    }
-
-    /// A waiter keeps its place (its field) in the queue through all its attempts.
-    fn stable_owner(&self) -> bool {
-        true
     }
 
     /// A waiter that stops waiting leaves the queue (Redisson's `acquireFailed`).
@@ -258,6 +262,6 @@ mod tests {
             Fair::INSTANCE.channel("q", "id:7"),
             "redisson_lock__channel:{q}:id:7"
         );
-        assert!(Fair::INSTANCE.stable_owner());
+        assert!(Fair::INSTANCE.queue().is_some());
     }
 }
