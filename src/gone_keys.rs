@@ -125,7 +125,7 @@ pub(crate) fn start(
     slots: Arc<crate::slots::Slots>,
     config: &Config,
 ) {
-    let task = Task {
+    let task = GoneKeyChecker {
         vanish: Arc::downgrade(vanish),
         holds: holds.downgrade(),
         conn,
@@ -136,7 +136,7 @@ pub(crate) fn start(
     tokio::spawn(task.run());
 }
 
-struct Task {
+struct GoneKeyChecker {
     vanish: Weak<Vanish>,
     holds: Weak<Holds>,
     conn: Connection,
@@ -146,7 +146,7 @@ struct Task {
     command_timeout: Duration,
 }
 
-impl Task {
+impl GoneKeyChecker {
     async fn run(self) {
         loop {
             // 90-100 % of the interval: clients started together do not check in lockstep

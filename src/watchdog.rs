@@ -31,7 +31,7 @@ pub(crate) fn start(
     slots: Arc<crate::slots::Slots>,
     config: &Config,
 ) {
-    let task = Task {
+    let task = Renewer {
         holds: holds.downgrade(),
         conn,
         sync,
@@ -44,7 +44,7 @@ pub(crate) fn start(
     tokio::spawn(task.run());
 }
 
-struct Task {
+struct Renewer {
     holds: Weak<Holds>,
     conn: Connection,
     /// `WAIT` after renewals (logged when unconfirmed; the renewal is kept).
@@ -57,7 +57,7 @@ struct Task {
     timeout_ms: u64,
 }
 
-impl Task {
+impl Renewer {
     /// Starts a round every `period` (counted from the previous round's start, so that a
     /// round that takes long — 100,000 holds take most of a second on 2 cores — does not push
     /// the next renewal of a hold towards its deadline, `timeout - margin` after the request

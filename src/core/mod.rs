@@ -363,7 +363,7 @@ impl<K: AcquireKind> Lock<K> {
         // replicas known to lag: a required acquisition fails before anything is sent
         self.client.sync.refuse_now(&self.key)?;
         // from here until its outcome is known, the request may be in Redis
-        let flight = InFlight {
+        let flight = AttemptInFlight {
             core: self,
             sent: Some(Sent {
                 turn,
@@ -602,17 +602,17 @@ struct Sent {
     owner: OwnerId,
 }
 
-/// An acquire request that may be in Redis. Dropped before [`InFlight::land`] (the caller's
+/// An acquire request that may be in Redis. Dropped before [`AttemptInFlight::land`] (the caller's
 /// future was cancelled mid-request, or the reply was lost and there was no time to ask), it
 /// hands the attempt to [`crate::settle`]: the attempt's latch is resolved so that it either
 /// never applies or is found granted and released. Cancel safety without boxing
 /// every request: the background work exists only when a cancel happens.
-struct InFlight<'a, K: AcquireKind> {
+struct AttemptInFlight<'a, K: AcquireKind> {
     core: &'a Lock<K>,
     sent: Option<Sent>,
 }
 
-impl<K: AcquireKind> InFlight<'_, K> {
+impl<K: AcquireKind> AttemptInFlight<'_, K> {
     fn latch(&self) -> &str {
         self.sent.as_ref().map_or("", |s| s.latch.as_str())
     }
@@ -627,7 +627,7 @@ impl<K: AcquireKind> InFlight<'_, K> {
     }
 }
 
-impl<K: AcquireKind> Drop for InFlight<'_, K> {
+impl<K: AcquireKind> Drop for AttemptInFlight<'_, K> {
     fn drop(&mut self) {
         if let Some(sent) = self.sent.take() {
             tracing::debug!(key = %self.core.key, field = %sent.turn.field(), "acquire abandoned while its request may be in Redis: settling it in the background");

@@ -45,14 +45,14 @@ impl Releaser {
     }
 
     /// Releases the hold of `field` observed through `lease` (a guard's), unless it is known to
-    /// have ended. Cancel safe: see [`Waiting`] and [`Flight`].
+    /// have ended. Cancel safe: see [`AwaitingTurn`] and [`ReleaseInFlight`].
     pub(crate) async fn release_hold(
         &self,
         field: &Arc<str>,
         lease: &Arc<Lease>,
         mode: Mode,
     ) -> Result<Unlocked> {
-        let waiting = Waiting {
+        let waiting = AwaitingTurn {
             releaser: self,
             field,
             what: What::Hold(lease, mode),
@@ -66,7 +66,7 @@ impl Releaser {
     /// A handle-level unlock (Redisson's `unlock()` without a guard) of `field`. Cancel safe as
     /// [`Releaser::release_hold`].
     pub(crate) async fn release_any(&self, field: &Arc<str>) -> Result<Unlocked> {
-        let waiting = Waiting {
+        let waiting = AwaitingTurn {
             releaser: self,
             field,
             what: What::Any,
@@ -114,7 +114,7 @@ impl Releaser {
 
     /// Sends the release `plan` asks for. One request id for every retry, so a retried request
     /// can never release twice; a caller that stops waiting hands the request, id and all, to
-    /// the client's background work ([`Flight`]).
+    /// the client's background work ([`ReleaseInFlight`]).
     async fn send(&self, turn: Turn, lease: Option<&Arc<Lease>>, plan: ReleasePlan) -> Result<Unlocked> {
         let cfg = &self.client.config;
         let (last, need_ms) = match plan {
@@ -136,9 +136,9 @@ impl Releaser {
         let inv = with_channel(self.kind, &self.key, field, |channel| {
             self.kind.release(&self.ctx(channel, field), &args)
         });
-        let mut flight = Flight {
+        let mut flight = ReleaseInFlight {
             releaser: self,
-            state: Some(InFlight {
+            state: Some(ReleaseRequest {
                 turn,
                 lease: lease.cloned(),
                 plan,
@@ -161,7 +161,7 @@ impl Releaser {
     }
 
     /// Sends (and re-sends, while the error is transient and retries are left) a release.
-    async fn drive(&self, f: &mut InFlight) -> Result<Option<i64>> {
+    async fn drive(&self, f: &mut ReleaseRequest) -> Result<Option<i64>> {
         let cfg = &self.client.config;
         loop {
             match self
@@ -187,7 +187,7 @@ impl Releaser {
     }
 
     /// Records a release's reply in the hold table.
-    fn conclude(&self, f: InFlight, reply: Option<i64>) -> Result<Unlocked> {
+    fn conclude(&self, f: ReleaseRequest, reply: Option<i64>) -> Result<Unlocked> {
         let field = f.turn.field();
         // The latch only matters for our own retries, which are over: the janitor deletes it
         // (batched with other requests' latches, off this call's path).
@@ -258,19 +258,19 @@ enum What<'a> {
 /// Dropped while waiting (the caller's future was cancelled), it queues the same release on the
 /// client's background work: nothing was sent, so nothing can be sent twice, and the hold is not
 /// left to the watchdog, which would renew it forever.
-struct Waiting<'a> {
+struct AwaitingTurn<'a> {
     releaser: &'a Releaser,
     field: &'a Arc<str>,
     what: What<'a>,
 }
 
-impl Waiting<'_> {
+impl AwaitingTurn<'_> {
     fn disarm(self) {
         std::mem::forget(self); // nothing owned: forgetting leaks nothing
     }
 }
 
-impl Drop for Waiting<'_> {
+impl Drop for AwaitingTurn<'_> {
     fn drop(&mut self) {
         let releaser = self.releaser.cloned();
         let field = self.field.clone();
@@ -299,7 +299,7 @@ impl Drop for Waiting<'_> {
 }
 
 /// A release request that may be in Redis, with everything needed to finish it.
-pub(crate) struct InFlight {
+pub(crate) struct ReleaseRequest {
     turn: Turn,
     lease: Option<Arc<Lease>>,
     plan: ReleasePlan,
@@ -310,18 +310,18 @@ pub(crate) struct InFlight {
     tries: u32,
 }
 
-/// Dropped before [`Flight::land`] (the caller's future was cancelled while the release was in
+/// Dropped before [`ReleaseInFlight::land`] (the caller's future was cancelled while the release was in
 /// Redis or between retries), it hands the rest of the release to the client's background work:
 /// the same request, same id (a copy that already ran answers from its latch, so it never
 /// releases twice), and the reply recorded in the hold table under the field's turn, which the
 /// flight keeps until then. Nothing is boxed unless that happens.
-struct Flight<'a> {
+struct ReleaseInFlight<'a> {
     releaser: &'a Releaser,
-    state: Option<InFlight>,
+    state: Option<ReleaseRequest>,
 }
 
-impl Flight<'_> {
-    fn land(mut self) -> InFlight {
+impl ReleaseInFlight<'_> {
+    fn land(mut self) -> ReleaseRequest {
         match self.state.take() {
             Some(f) => f,
             // `state` is only taken here (which consumes the flight) and in `drop`
@@ -330,7 +330,7 @@ impl Flight<'_> {
     }
 }
 
-impl Drop for Flight<'_> {
+impl Drop for ReleaseInFlight<'_> {
     fn drop(&mut self) {
         let Some(mut f) = self.state.take() else { return };
         let releaser = self.releaser.cloned();

@@ -95,7 +95,7 @@ pub(crate) fn start(
     invalidated.set_active(true);
     // the first round turns tracking on
     invalidated.disconnected();
-    let task = Task {
+    let task = LossWatcher {
         holds: holds.downgrade(),
         short_ttl: config.lock_watchdog_timeout - config.renewal_period(),
         renewal_period: config.renewal_period(),
@@ -107,7 +107,7 @@ pub(crate) fn start(
     true
 }
 
-struct Task {
+struct LossWatcher {
     holds: Weak<Holds>,
     /// A hold read after a reported change whose key has a TTL below this (shorter than any our
     /// renewals leave: the watchdog timeout less one renewal period) is read again when that TTL
@@ -132,7 +132,7 @@ enum Round {
     Refused,
 }
 
-impl Task {
+impl LossWatcher {
     async fn run(self) {
         let mut backoff = BACKOFF_MIN;
         // keys to read again when their TTL runs out
