@@ -115,6 +115,35 @@ impl ReplicaSyncer {
         self.mode == ReplicaSync::Required
     }
 
+    /// With [`ReplicaSync::Required`], a grant no replica confirmed must be undone: how many
+    /// replicas were wanted. One rule for locks and synchronizers (Redisson's
+    /// `checkLockSyncedSlaves`); otherwise the grant is kept.
+    pub(crate) fn unconfirmed(&self, synced: &Synced) -> Option<u32> {
+        match synced {
+            Synced::Unconfirmed { wanted } if self.required() => Some(*wanted),
+            _ => None,
+        }
+    }
+
+    /// Undoes a grant [`unconfirmed`](Self::unconfirmed) (`undo`: the kind's own release or
+    /// give-back, which also wakes waiters): the acquisition's error,
+    /// [`Error::ReplicasNotSynced`], which the caller's wait retries like any failure.
+    pub(crate) async fn undo_unconfirmed<F>(&self, key: &str, wanted: u32, undo: F) -> Error
+    where
+        F: std::future::Future<Output = Result<()>>,
+    {
+        match undo.await {
+            Ok(()) => tracing::warn!(key, wanted, "no replica confirmed the acquisition: undone"),
+            Err(e) => {
+                tracing::warn!(key, wanted, error = %e, "no replica confirmed the acquisition; undoing it failed (finished in the background, or it ends with its TTL)")
+            }
+        }
+        Error::ReplicasNotSynced {
+            key: key.to_owned(),
+            wanted,
+        }
+    }
+
     /// Whether a required acquisition must fail before it is sent (replicas lag).
     pub(crate) fn refuse_now(&self, key: &str) -> Result<()> {
         if !self.required() {

@@ -432,25 +432,10 @@ impl<K: AcquireKind> Lock<K> {
                     // it is being released
                     Err(why) => return Ok(Attempt::TooLate(why)),
                 };
-                if let Synced::Unconfirmed { wanted } = synced {
-                    if self.client.sync.required() {
-                        // Redisson's checkLockSyncedSlaves: undo the grant at once (its release
-                        // also wakes waiters), then the caller's loop retries like any failure
-                        let field = held.field().to_owned();
-                        // boxed: the release's state would otherwise be part of every attempt's
-                        match Box::pin(held.unlock()).await {
-                            Ok(_) => {
-                                tracing::warn!(key = %self.key, field = %field, wanted, "no replica confirmed the acquisition: undone")
-                            }
-                            Err(e) => {
-                                tracing::warn!(key = %self.key, field = %field, error = %e, "no replica confirmed the acquisition; undoing it failed (it expires with its lease)")
-                            }
-                        }
-                        return Err(Error::ReplicasNotSynced {
-                            key: self.key.to_string(),
-                            wanted,
-                        });
-                    }
+                if let Some(wanted) = self.client.sync.unconfirmed(&synced) {
+                    // boxed: the release's state would otherwise be part of every attempt's
+                    let undo = Box::pin(async move { held.unlock().await.map(drop) });
+                    return Err(self.client.sync.undo_unconfirmed(&self.key, wanted, undo).await);
                 }
                 Ok(Attempt::Granted(held))
             }

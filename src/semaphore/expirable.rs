@@ -654,7 +654,10 @@ impl PermitExpirableSemaphore {
                 let give_back = pending.land(granted)?;
                 if granted {
                     if let Some(g) = give_back {
-                        super::undo_unconfirmed(s, synced, g).await?;
+                        if let Some(wanted) = s.client.sync.unconfirmed(&synced) {
+                            let undo = crate::synchronizer::pending::give_back(&s.client, &s.key, g);
+                            return Err(s.client.sync.undo_unconfirmed(&s.key, wanted, undo).await);
+                        }
                     }
                     tracing::debug!(key = %s.key, permits = n, first = %ids[0], "expirable semaphore: acquired");
                     return Ok(Ok(ids));

@@ -59,34 +59,6 @@ pub(crate) fn count(key: &str, count: i64) -> Result<i64> {
     Ok(count)
 }
 
-/// With [`ReplicaSync::Required`](crate::ReplicaSync::Required), gives back at once a grant no
-/// replica confirmed and fails with [`Error::ReplicasNotSynced`] (the caller's wait retries it,
-/// as Redisson's semaphores do); otherwise keeps it.
-pub(crate) async fn undo_unconfirmed<G: crate::synchronizer::pending::GiveBack>(
-    s: &Shared,
-    synced: crate::replica_wait::Synced,
-    g: G,
-) -> Result<()> {
-    let crate::replica_wait::Synced::Unconfirmed { wanted } = synced else {
-        return Ok(());
-    };
-    if !s.client.sync.required() {
-        return Ok(());
-    }
-    match crate::synchronizer::pending::give_back(&s.client, &s.key, g).await {
-        Ok(()) => {
-            tracing::warn!(key = %s.key, wanted, "no replica confirmed the acquisition of permits: given back")
-        }
-        Err(e) => {
-            tracing::warn!(key = %s.key, wanted, error = %e, "no replica confirmed the acquisition of permits; giving them back failed (finished in the background)")
-        }
-    }
-    Err(Error::ReplicasNotSynced {
-        key: s.key.to_string(),
-        wanted,
-    })
-}
-
 /// The state the handles of both kinds share.
 #[derive(Clone)]
 pub(crate) struct Shared {

@@ -411,7 +411,10 @@ impl Semaphore {
                 let granted = decode_grant(&s.key, &v)?;
                 let give_back = pending.land(granted)?;
                 if let (true, Some(g)) = (granted, give_back) {
-                    super::undo_unconfirmed(s, synced, g).await?;
+                    if let Some(wanted) = s.client.sync.unconfirmed(&synced) {
+                        let undo = crate::synchronizer::pending::give_back(&s.client, &s.key, g);
+                        return Err(s.client.sync.undo_unconfirmed(&s.key, wanted, undo).await);
+                    }
                 }
                 granted
             }
