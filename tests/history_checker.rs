@@ -440,7 +440,7 @@ fn history_round_trips_through_json_lines() {
 fn permit(kind: SemKind, cap: u32, p: u32, start_ms: u64, end_ms: u64, permits: u32) -> Section {
     let mut s = sec("s", p, start_ms, end_ms, UnlockResult::Released);
     s.role = "sem".into();
-    s.method = "acquire_guard".into();
+    s.method = "acquire".into();
     s.sem = Some(Sem {
         kind,
         permits,
@@ -648,7 +648,7 @@ fn a_plain_semaphore_may_count_a_permit_from_before_the_loss_again() {
         process: 1,
         worker: 0,
         role: "sem".into(),
-        method: "acquire_guard".into(),
+        method: "acquire".into(),
         start: 1_005 * MS,
         end: 1_016 * MS,
         wait_ms: None,

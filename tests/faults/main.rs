@@ -7,8 +7,8 @@
 //! take a few contended locks (`lock()`, `try_lock_for`, `lock_with_lease`), hold them briefly
 //! while watching `guard.lost()`, and unlock, recording every critical section in a JSON-lines
 //! history on the shared `CLOCK_MONOTONIC`. A few tasks per worker take permits of two
-//! semaphores instead (`SEM`, a `Semaphore` of `SEM_PERMITS` permits: `acquire_guard` /
-//! `try_acquire_guard`, the guard released or dropped; `XSEM`, a `PermitExpirableSemaphore` of
+//! semaphores instead (`SEM`, a `Semaphore` of `SEM_PERMITS` permits: `acquire` /
+//! `try_acquire_for`, the guard released or dropped; `XSEM`, a `PermitExpirableSemaphore` of
 //! `XSEM_PERMITS`: `acquire_with_lease` / `try_acquire_for`, `release` / `try_release` of the
 //! id), recording each permit holding as a section, and set a semaphore up again
 //! (`try_set_permits(N)`) when data loss erased it. Meanwhile a nemesis injects faults: first only

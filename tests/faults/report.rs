@@ -210,8 +210,8 @@ pub(super) fn semaphore_report(o: &mut String, r: &ReportInput<'_>) {
     );
     let _ = writeln!(
         o,
-        "Per worker process {} tasks take permits of `{SEM}` (`Semaphore`, N = {SEM_PERMITS}: `acquire_guard` 50 %, \
-         `try_acquire_guard(20–200 ms)` 50 %, 1 permit, 2 at 15 %; the guard `release().await`d 85 %, dropped 15 %) and {} of \
+        "Per worker process {} tasks take permits of `{SEM}` (`Semaphore`, N = {SEM_PERMITS}: `acquire` 50 %, \
+         `try_acquire_for(20–200 ms)` 50 %, 1 permit, 2 at 15 %; the guard `release().await`d 85 %, dropped 15 %) and {} of \
          `{XSEM}` (`PermitExpirableSemaphore`, N = {XSEM_PERMITS}: `acquire_with_lease({XSEM_LEASE:?})` 50 %, \
          `try_acquire_for(20–200 ms, {XSEM_LEASE:?})` 50 %; `release(id)` 70 %, `try_release(id)` 30 %), hold 0–3 ms. An \
          acquisition that finds no permits for {SEM_PATIENCE:?} is given up (settled by the client in the background); each \

@@ -547,8 +547,8 @@ pub(super) async fn sem_task_loop(ctx: TaskCtx) -> (usize, usize) {
         let wait = Duration::from_millis(rng.random_range(20..=200));
         let waits_forever = rng.random_bool(0.5);
         let method = match (kind, waits_forever) {
-            (SemKind::Semaphore, true) => "acquire_guard",
-            (SemKind::Semaphore, false) => "try_acquire_guard",
+            (SemKind::Semaphore, true) => "acquire",
+            (SemKind::Semaphore, false) => "try_acquire_for",
             (SemKind::Expirable, true) => "acquire_with_lease",
             (SemKind::Expirable, false) => "try_acquire_for",
         };

@@ -34,7 +34,7 @@ async fn shutdown_gives_back_what_acquisitions_in_flight_were_granted() {
     // one at a time, each seen in Redis' socket before the next is sent
     for what in [
         "acquire",
-        "acquire_guard",
+        "try_acquire_for",
         "expirable acquire",
         "expirable acquire_many",
     ] {
@@ -44,7 +44,11 @@ async fn shutdown_gives_back_what_acquisitions_in_flight_were_granted() {
             tokio::spawn(async move {
                 match what {
                     "acquire" => sem.acquire(2).await.kept(),
-                    "acquire_guard" => sem.acquire(1).await.kept(),
+                    "try_acquire_for" => sem
+                        .try_acquire_for(1, Duration::from_secs(600))
+                        .await
+                        .kept()
+                        .map(drop),
                     "expirable acquire" => pes.acquire().await.kept().map(|_| ()),
                     _ => pes
                         .acquire_many(2, Some(Duration::from_secs(600)))

@@ -123,8 +123,8 @@ pub struct Section {
     pub worker: u32,
     /// What the task does (`hot`, `long`, `renew`, `victim`).
     pub role: String,
-    /// `lock`, `try_lock_for`, `lock_with_lease`; for a semaphore `acquire_guard`,
-    /// `try_acquire_guard`, `acquire_with_lease`, `try_acquire_for`.
+    /// `lock`, `try_lock_for`, `lock_with_lease`; for a semaphore `acquire`,
+    /// `try_acquire_for`; for an expirable one `acquire_with_lease`, `try_acquire_for`.
     pub method: String,
     /// The hold's hash field `<client id>:<owner id>`.
     pub owner: String,
