@@ -14,6 +14,101 @@ use crate::error::Result;
 use crate::kind::AcquireKind;
 use crate::{LeaseState, LostReason, OwnerId, Ttl, Unlocked};
 
+/// What the any-lock traits (async and blocking) forward to the handle or guard unchanged, in
+/// one list each: `$m!` is called with the list, and writes declarations or implementations.
+/// A method added here is on both traits and implemented for every kind.
+macro_rules! lock_getters {
+    ($m:ident $(, $arg:tt)*) => {
+        $m! { $($arg,)* [
+            /// [`Lock::key`].
+            key() -> &str;
+            /// [`Lock::owner`].
+            owner() -> Option<OwnerId>;
+            /// [`Lock::field`].
+            field() -> Option<String>;
+        ] }
+    };
+}
+pub(crate) use lock_getters;
+
+/// The handle's queries and its handle-level unlock (see [`lock_getters`]).
+macro_rules! lock_queries {
+    ($m:ident $(, $arg:tt)*) => {
+        $m! { $($arg,)* [
+            /// [`Lock::unlock`] (one hold of the handle's owner, without a guard).
+            unlock() -> Unlocked;
+            /// [`Lock::is_locked`].
+            is_locked() -> bool;
+            /// [`Lock::is_held`].
+            is_held() -> bool;
+            /// [`Lock::is_held_by`].
+            is_held_by(owner: OwnerId) -> bool;
+            /// [`Lock::hold_count`].
+            hold_count() -> u64;
+            /// [`Lock::remain_time_to_live`].
+            remain_time_to_live() -> Ttl;
+            /// [`Lock::force_unlock`].
+            force_unlock() -> bool;
+        ] }
+    };
+}
+pub(crate) use lock_queries;
+
+/// The guard's getters (see [`lock_getters`]).
+macro_rules! guard_getters {
+    ($m:ident $(, $arg:tt)*) => {
+        $m! { $($arg,)* [
+            /// [`Guard::key`].
+            key() -> &str;
+            /// [`Guard::field`].
+            field() -> &str;
+            /// [`Guard::owner`].
+            owner() -> OwnerId;
+            /// [`Guard::lease`].
+            lease() -> Option<Duration>;
+            /// [`Guard::state`].
+            state() -> LeaseState;
+            /// [`Guard::is_held`].
+            is_held() -> bool;
+        ] }
+    };
+}
+pub(crate) use guard_getters;
+
+/// Declarations of a list's methods as they are (`fn m(&self, ..) -> T`).
+macro_rules! plain_decls {
+    ([$($(#[$d:meta])* $name:ident($($a:ident: $t:ty),*) -> $r:ty;)*]) => {
+        $($(#[$d])* fn $name(&self $(, $a: $t)*) -> $r;)*
+    };
+}
+pub(crate) use plain_decls;
+
+/// Implementations of a list's methods as they are: `$ty`'s own method of that name.
+macro_rules! plain_impls {
+    ($ty:ident, [$($(#[$d:meta])* $name:ident($($a:ident: $t:ty),*) -> $r:ty;)*]) => {
+        $(fn $name(&self $(, $a: $t)*) -> $r {
+            $ty::$name(self $(, $a)*)
+        })*
+    };
+}
+pub(crate) use plain_impls;
+
+/// Declarations of a list's methods as boxed futures of results.
+macro_rules! async_decls {
+    ([$($(#[$d:meta])* $name:ident($($a:ident: $t:ty),*) -> $r:ty;)*]) => {
+        $($(#[$d])* fn $name(&self $(, $a: $t)*) -> BoxFuture<'_, Result<$r>>;)*
+    };
+}
+
+/// Implementations of [`async_decls`]: `Lock`'s own async method, boxed.
+macro_rules! async_impls {
+    ([$($(#[$d:meta])* $name:ident($($a:ident: $t:ty),*) -> $r:ty;)*]) => {
+        $(fn $name(&self $(, $a: $t)*) -> BoxFuture<'_, Result<$r>> {
+            Lock::$name(self $(, $a)*).boxed()
+        })*
+    };
+}
+
 /// A lock handle of any kind behind one object-safe type: every Redisson kind *is an* `RLock`,
 /// so code that picks the kind at run time (a CLI flag, a configuration) or keeps several kinds
 /// in one list works with `Box<dyn AnyLock>`. Every [`Lock<K>`](crate::Lock) implements it; the
@@ -34,8 +129,8 @@ use crate::{LeaseState, LostReason, OwnerId, Ttl, Unlocked};
 /// # Ok(()) }
 /// ```
 pub trait AnyLock: Send + Sync + 'static {
-    /// [`Lock::key`].
-    fn key(&self) -> &str;
+    lock_getters!(plain_decls);
+    lock_queries!(async_decls);
     /// The kind's name: `lock`, `fair`, `non-reentrant fair`, `fenced`, `spin`, `non-reentrant`,
     /// `read` or `write`.
     fn kind(&self) -> &'static str;
@@ -55,42 +150,13 @@ pub trait AnyLock: Send + Sync + 'static {
         wait: Duration,
         lease: Duration,
     ) -> BoxFuture<'_, Result<Option<Box<dyn AnyGuard>>>>;
-    /// [`Lock::owner`].
-    fn owner(&self) -> Option<OwnerId>;
-    /// [`Lock::field`].
-    fn field(&self) -> Option<String>;
-    /// [`Lock::unlock`] (one hold of the handle's owner, without a guard).
-    fn unlock(&self) -> BoxFuture<'_, Result<Unlocked>>;
-    /// [`Lock::is_locked`].
-    fn is_locked(&self) -> BoxFuture<'_, Result<bool>>;
-    /// [`Lock::is_held`].
-    fn is_held(&self) -> BoxFuture<'_, Result<bool>>;
-    /// [`Lock::is_held_by`].
-    fn is_held_by(&self, owner: OwnerId) -> BoxFuture<'_, Result<bool>>;
-    /// [`Lock::hold_count`].
-    fn hold_count(&self) -> BoxFuture<'_, Result<u64>>;
-    /// [`Lock::remain_time_to_live`].
-    fn remain_time_to_live(&self) -> BoxFuture<'_, Result<Ttl>>;
-    /// [`Lock::force_unlock`].
-    fn force_unlock(&self) -> BoxFuture<'_, Result<bool>>;
 }
 
 /// A hold of a lock of any kind, from an [`AnyLock`]: the methods of
 /// [`Guard<K>`](crate::Guard), with a boxed future for [`lost`](Self::lost), the fencing token
 /// when the kind has one, and [`into_any`](Self::into_any) to get the kind's own guard back. Dropping it releases the hold in the background, as a guard does.
 pub trait AnyGuard: Send + Sync + std::fmt::Debug + 'static {
-    /// [`Guard::key`].
-    fn key(&self) -> &str;
-    /// [`Guard::field`].
-    fn field(&self) -> &str;
-    /// [`Guard::owner`].
-    fn owner(&self) -> OwnerId;
-    /// [`Guard::lease`].
-    fn lease(&self) -> Option<Duration>;
-    /// [`Guard::state`].
-    fn state(&self) -> LeaseState;
-    /// [`Guard::is_held`].
-    fn is_held(&self) -> bool;
+    guard_getters!(plain_decls);
     /// The fencing token of a fenced lock's hold; `None` for the other kinds.
     fn token(&self) -> Option<u64>;
     /// [`Guard::lost`].
@@ -116,9 +182,8 @@ pub trait AnyGuard: Send + Sync + std::fmt::Debug + 'static {
 }
 
 impl<K: AcquireKind> AnyLock for Lock<K> {
-    fn key(&self) -> &str {
-        Lock::key(self)
-    }
+    lock_getters!(plain_impls, Lock);
+    lock_queries!(async_impls);
 
     fn kind(&self) -> &'static str {
         self.kind.label()
@@ -151,42 +216,6 @@ impl<K: AcquireKind> AnyLock for Lock<K> {
     ) -> BoxFuture<'_, Result<Option<Box<dyn AnyGuard>>>> {
         async move { Ok(self.try_lock_opt(wait, Some(lease)).await?.map(boxed)) }.boxed()
     }
-
-    fn owner(&self) -> Option<OwnerId> {
-        Lock::owner(self)
-    }
-
-    fn field(&self) -> Option<String> {
-        Lock::field(self)
-    }
-
-    fn unlock(&self) -> BoxFuture<'_, Result<Unlocked>> {
-        Lock::unlock(self).boxed()
-    }
-
-    fn is_locked(&self) -> BoxFuture<'_, Result<bool>> {
-        Lock::is_locked(self).boxed()
-    }
-
-    fn is_held(&self) -> BoxFuture<'_, Result<bool>> {
-        Lock::is_held(self).boxed()
-    }
-
-    fn is_held_by(&self, owner: OwnerId) -> BoxFuture<'_, Result<bool>> {
-        Lock::is_held_by(self, owner).boxed()
-    }
-
-    fn hold_count(&self) -> BoxFuture<'_, Result<u64>> {
-        Lock::hold_count(self).boxed()
-    }
-
-    fn remain_time_to_live(&self) -> BoxFuture<'_, Result<Ttl>> {
-        Lock::remain_time_to_live(self).boxed()
-    }
-
-    fn force_unlock(&self) -> BoxFuture<'_, Result<bool>> {
-        Lock::force_unlock(self).boxed()
-    }
 }
 
 fn boxed<K: AcquireKind>(g: Guard<K>) -> Box<dyn AnyGuard> {
@@ -194,29 +223,7 @@ fn boxed<K: AcquireKind>(g: Guard<K>) -> Box<dyn AnyGuard> {
 }
 
 impl<K: AcquireKind> AnyGuard for Guard<K> {
-    fn key(&self) -> &str {
-        Guard::key(self)
-    }
-
-    fn field(&self) -> &str {
-        Guard::field(self)
-    }
-
-    fn owner(&self) -> OwnerId {
-        Guard::owner(self)
-    }
-
-    fn lease(&self) -> Option<Duration> {
-        Guard::lease(self)
-    }
-
-    fn state(&self) -> LeaseState {
-        Guard::state(self)
-    }
-
-    fn is_held(&self) -> bool {
-        Guard::is_held(self)
-    }
+    guard_getters!(plain_impls, Guard);
 
     fn token(&self) -> Option<u64> {
         K::fencing_token(&self.grant())

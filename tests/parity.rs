@@ -218,7 +218,9 @@ fn trait_methods(text: &str) -> BTreeMap<String, BTreeSet<String>> {
 }
 
 /// `AnyLock` and `AnyGuard` have blocking twins with the same methods (the blocking guard adds
-/// `wait_lost`, as `blocking::Guard` does).
+/// `wait_lost`, as `blocking::Guard` does). The getters and queries both declare from one list
+/// (`lock_getters!`, `lock_queries!`, `guard_getters!` in any.rs) are twins by construction; this
+/// compares the methods written by hand.
 #[test]
 fn the_any_lock_traits_have_blocking_twins() {
     let sync_side = trait_methods(&src("any.rs"));

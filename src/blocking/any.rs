@@ -4,9 +4,26 @@
 use std::time::Duration;
 
 use super::{Guard, Lock};
+use crate::any::{guard_getters, lock_getters, lock_queries, plain_decls, plain_impls};
 use crate::error::Result;
 use crate::kind::AcquireKind;
 use crate::{LeaseState, LostReason, OwnerId, Ttl, Unlocked};
+
+/// Implementations of [`blocking_decls`]: the blocking `Lock`'s own method.
+macro_rules! blocking_impls {
+    ([$($(#[$d:meta])* $name:ident($($a:ident: $t:ty),*) -> $r:ty;)*]) => {
+        $(fn $name(&self $(, $a: $t)*) -> Result<$r> {
+            Lock::$name(self $(, $a)*)
+        })*
+    };
+}
+
+/// Declarations of a list's methods as blocking calls.
+macro_rules! blocking_decls {
+    ([$($(#[$d:meta])* $name:ident($($a:ident: $t:ty),*) -> $r:ty;)*]) => {
+        $($(#[$d])* fn $name(&self $(, $a: $t)*) -> Result<$r>;)*
+    };
+}
 
 /// A blocking lock handle of any kind: the blocking twin of [`crate::AnyLock`]. Every
 /// [`blocking::Lock<K>`](Lock) implements it; each method is the handle's own.
@@ -26,8 +43,8 @@ use crate::{LeaseState, LostReason, OwnerId, Ttl, Unlocked};
 /// # Ok::<_, redisson_lock::Error>(())
 /// ```
 pub trait AnyLock: Send + Sync + 'static {
-    /// [`Lock::key`].
-    fn key(&self) -> &str;
+    lock_getters!(plain_decls);
+    lock_queries!(blocking_decls);
     /// The kind's name, as [`crate::AnyLock::kind`].
     fn kind(&self) -> &'static str;
     /// [`Lock::with_owner`].
@@ -42,41 +59,12 @@ pub trait AnyLock: Send + Sync + 'static {
     fn try_lock_for(&self, wait: Duration) -> Result<Option<Box<dyn AnyGuard>>>;
     /// [`Lock::try_lock_with_lease`].
     fn try_lock_with_lease(&self, wait: Duration, lease: Duration) -> Result<Option<Box<dyn AnyGuard>>>;
-    /// [`Lock::owner`].
-    fn owner(&self) -> Option<OwnerId>;
-    /// [`Lock::field`].
-    fn field(&self) -> Option<String>;
-    /// [`Lock::unlock`].
-    fn unlock(&self) -> Result<Unlocked>;
-    /// [`Lock::is_locked`].
-    fn is_locked(&self) -> Result<bool>;
-    /// [`Lock::is_held`].
-    fn is_held(&self) -> Result<bool>;
-    /// [`Lock::is_held_by`].
-    fn is_held_by(&self, owner: OwnerId) -> Result<bool>;
-    /// [`Lock::hold_count`].
-    fn hold_count(&self) -> Result<u64>;
-    /// [`Lock::remain_time_to_live`].
-    fn remain_time_to_live(&self) -> Result<Ttl>;
-    /// [`Lock::force_unlock`].
-    fn force_unlock(&self) -> Result<bool>;
 }
 
 /// A hold of a blocking lock of any kind: the blocking twin of [`crate::AnyGuard`]. Dropping it
 /// releases the hold, as a guard does.
 pub trait AnyGuard: Send + Sync + std::fmt::Debug + 'static {
-    /// [`Guard::key`].
-    fn key(&self) -> &str;
-    /// [`Guard::field`].
-    fn field(&self) -> &str;
-    /// [`Guard::owner`].
-    fn owner(&self) -> OwnerId;
-    /// [`Guard::lease`].
-    fn lease(&self) -> Option<Duration>;
-    /// [`Guard::state`].
-    fn state(&self) -> LeaseState;
-    /// [`Guard::is_held`].
-    fn is_held(&self) -> bool;
+    guard_getters!(plain_decls);
     /// The fencing token of a fenced lock's hold; `None` for the other kinds.
     fn token(&self) -> Option<u64>;
     /// [`Guard::lost`].
@@ -98,9 +86,8 @@ fn boxed<K: AcquireKind>(g: Guard<K>) -> Box<dyn AnyGuard> {
 }
 
 impl<K: AcquireKind> AnyLock for Lock<K> {
-    fn key(&self) -> &str {
-        Lock::key(self)
-    }
+    lock_getters!(plain_impls, Lock);
+    lock_queries!(blocking_impls);
 
     fn kind(&self) -> &'static str {
         self.core.kind.label()
@@ -129,68 +116,10 @@ impl<K: AcquireKind> AnyLock for Lock<K> {
     fn try_lock_with_lease(&self, wait: Duration, lease: Duration) -> Result<Option<Box<dyn AnyGuard>>> {
         Ok(Lock::try_lock_with_lease(self, wait, lease)?.map(boxed))
     }
-
-    fn owner(&self) -> Option<OwnerId> {
-        Lock::owner(self)
-    }
-
-    fn field(&self) -> Option<String> {
-        Lock::field(self)
-    }
-
-    fn unlock(&self) -> Result<Unlocked> {
-        Lock::unlock(self)
-    }
-
-    fn is_locked(&self) -> Result<bool> {
-        Lock::is_locked(self)
-    }
-
-    fn is_held(&self) -> Result<bool> {
-        Lock::is_held(self)
-    }
-
-    fn is_held_by(&self, owner: OwnerId) -> Result<bool> {
-        Lock::is_held_by(self, owner)
-    }
-
-    fn hold_count(&self) -> Result<u64> {
-        Lock::hold_count(self)
-    }
-
-    fn remain_time_to_live(&self) -> Result<Ttl> {
-        Lock::remain_time_to_live(self)
-    }
-
-    fn force_unlock(&self) -> Result<bool> {
-        Lock::force_unlock(self)
-    }
 }
 
 impl<K: AcquireKind> AnyGuard for Guard<K> {
-    fn key(&self) -> &str {
-        Guard::key(self)
-    }
-
-    fn field(&self) -> &str {
-        Guard::field(self)
-    }
-
-    fn owner(&self) -> OwnerId {
-        Guard::owner(self)
-    }
-
-    fn lease(&self) -> Option<Duration> {
-        Guard::lease(self)
-    }
-
-    fn state(&self) -> LeaseState {
-        Guard::state(self)
-    }
-
-    fn is_held(&self) -> bool {
-        Guard::is_held(self)
-    }
+    guard_getters!(plain_impls, Guard);
 
     fn token(&self) -> Option<u64> {
         self.fencing_token()
