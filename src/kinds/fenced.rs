@@ -7,9 +7,7 @@ use redis::{ScriptInvocation, Value};
 
 use crate::core::{Guard, Lock};
 use crate::error::{Error, Result};
-use crate::kind::{
-    decode_reply, layout, AcquireArgs, AcquireKind, Ctx, Kind, Reenterable, ReleaseArgs, Reply,
-};
+use crate::kind::{decode_reply, AcquireArgs, AcquireKind, Ctx, Kind, Reenterable, Reply};
 use crate::layout::{KeySpec, Layout};
 use crate::name;
 use crate::script::{self, lua};
@@ -78,17 +76,7 @@ impl Kind for Fenced {
         "fenced"
     }
 
-    fn write_channel(&self, out: &mut String, key: &str, _field: &str) {
-        name::push_lock_channel(out, key)
-    }
-
-    fn release(&self, c: &Ctx<'_>, a: &ReleaseArgs<'_>) -> ScriptInvocation<'static> {
-        layout::release(&LOCK_UNLOCK, c, 0, a)
-    }
-
-    fn force_release(&self, c: &Ctx<'_>) -> ScriptInvocation<'static> {
-        layout::force(&LOCK_FORCE_UNLOCK, c, 0)
-    }
+    super::rlock_release!();
 }
 
 impl AcquireKind for Fenced {

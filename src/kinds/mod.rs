@@ -110,6 +110,29 @@ macro_rules! lock_kinds {
 }
 pub(crate) use lock_kinds;
 
+/// The RLock's channel and release scripts, for the kinds that release as it does (the
+/// reentrant, non-reentrant and fenced locks): `rlock_release!();` in a `Kind` impl.
+macro_rules! rlock_release {
+    () => {
+        fn write_channel(&self, out: &mut String, key: &str, _field: &str) {
+            crate::name::push_lock_channel(out, key)
+        }
+
+        fn release(
+            &self,
+            c: &crate::kind::Ctx<'_>,
+            a: &crate::kind::ReleaseArgs<'_>,
+        ) -> redis::ScriptInvocation<'static> {
+            crate::kind::layout::release(&crate::kinds::reentrant::LOCK_UNLOCK, c, 0, a)
+        }
+
+        fn force_release(&self, c: &crate::kind::Ctx<'_>) -> redis::ScriptInvocation<'static> {
+            crate::kind::layout::force(&crate::kinds::reentrant::LOCK_FORCE_UNLOCK, c, 0)
+        }
+    };
+}
+pub(crate) use rlock_release;
+
 /// What a kind keeps in Redis and sends, declared beside its scripts: read by inspection,
 /// force-unlock checks and the CLI's ACL probes (not by the lock machinery).
 pub(crate) trait KindLayout {

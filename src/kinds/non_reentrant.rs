@@ -4,9 +4,8 @@
 use redis::{ScriptInvocation, Value};
 
 use crate::error::{Error, Result};
-use crate::kind::{decode_plain, layout, AcquireArgs, AcquireKind, Ctx, Kind, ReleaseArgs, Reply};
+use crate::kind::{decode_plain, layout, AcquireArgs, AcquireKind, Ctx, Kind, Reply};
 use crate::layout::{KeySpec, Layout};
-use crate::name;
 use crate::script::{self, lua};
 
 use super::common;
@@ -41,17 +40,7 @@ impl Kind for NonReentrant {
         "non-reentrant"
     }
 
-    fn write_channel(&self, out: &mut String, key: &str, _field: &str) {
-        name::push_lock_channel(out, key)
-    }
-
-    fn release(&self, c: &Ctx<'_>, a: &ReleaseArgs<'_>) -> ScriptInvocation<'static> {
-        layout::release(&LOCK_UNLOCK, c, 0, a)
-    }
-
-    fn force_release(&self, c: &Ctx<'_>) -> ScriptInvocation<'static> {
-        layout::force(&LOCK_FORCE_UNLOCK, c, 0)
-    }
+    super::rlock_release!();
 
     /// `non_reentrant/acquire.lua` refuses a second hold of the owner with Redisson's code.
     fn map_error(&self, key: &str, field: &str, e: Error) -> Error {

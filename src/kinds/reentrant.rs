@@ -3,9 +3,7 @@
 use redis::{ScriptInvocation, Value};
 
 use crate::error::Result;
-use crate::kind::{
-    decode_plain, layout, AcquireArgs, AcquireKind, Ctx, Kind, Reenterable, ReleaseArgs, Reply,
-};
+use crate::kind::{decode_plain, layout, AcquireArgs, AcquireKind, Ctx, Kind, Reenterable, Reply};
 use crate::layout::{KeySpec, Layout};
 use crate::script::{self, lua};
 
@@ -29,17 +27,7 @@ impl Kind for Reentrant {
         "lock"
     }
 
-    fn write_channel(&self, out: &mut String, key: &str, _field: &str) {
-        crate::name::push_lock_channel(out, key)
-    }
-
-    fn release(&self, c: &Ctx<'_>, a: &ReleaseArgs<'_>) -> ScriptInvocation<'static> {
-        layout::release(&LOCK_UNLOCK, c, 0, a)
-    }
-
-    fn force_release(&self, c: &Ctx<'_>) -> ScriptInvocation<'static> {
-        layout::force(&LOCK_FORCE_UNLOCK, c, 0)
-    }
+    super::rlock_release!();
 }
 
 impl AcquireKind for Reentrant {
