@@ -242,6 +242,7 @@ impl<const NON_REENTRANT: bool> super::KindLayout for FairKind<NON_REENTRANT> {
     } else {
         &LAYOUT
     };
+    const FAMILY: super::Family = super::Family::Fair;
 }
 
 #[cfg(test)]

@@ -359,6 +359,7 @@ impl Guard<Fenced> {
 
 impl super::KindLayout for Fenced {
     const LAYOUT: &'static Layout = &LAYOUT;
+    const FAMILY: super::Family = super::Family::Fenced;
 }
 
 #[cfg(test)]

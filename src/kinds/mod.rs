@@ -138,6 +138,22 @@ pub(crate) use rlock_release;
 pub(crate) trait KindLayout {
     /// The kind's layout.
     const LAYOUT: &'static Layout;
+    /// The family of layouts it belongs to, which is all Redis can tell of a lock's kind.
+    const FAMILY: Family;
+}
+
+/// The families of lock layouts inspection tells apart (`inspect::LockKind`): kinds of one
+/// family keep the same keys and fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Family {
+    /// The RLock's hash alone.
+    Lock,
+    /// A hash with a `mode` field, and read holds' timeout keys.
+    ReadWrite,
+    /// A hash, a wait queue and its deadlines.
+    Fair,
+    /// A hash and a fencing-token counter.
+    Fenced,
 }
 
 /// Every kind's layout (from [`lock_kinds`]): what inspection, force-unlock checks and the
@@ -145,6 +161,8 @@ pub(crate) trait KindLayout {
 macro_rules! layouts {
     ($($(#[$ld:meta])* $lock:ident, $(#[$gd:meta])* $guard:ident = $kind:ident $(=> $ctor:ident)?;)*) => {
         pub(crate) static LAYOUTS: &[&Layout] = &[$(<$kind as KindLayout>::LAYOUT),*];
+        /// Every kind's layout family, in the list's order (that of `AnyKind::ALL`).
+        pub(crate) static FAMILIES: &[Family] = &[$(<$kind as KindLayout>::FAMILY),*];
     };
 }
 

@@ -96,6 +96,7 @@ pub(crate) static LAYOUT: Layout = Layout::new(
 
 impl super::KindLayout for NonReentrant {
     const LAYOUT: &'static Layout = &LAYOUT;
+    const FAMILY: super::Family = super::Family::Lock;
 }
 
 #[cfg(test)]

@@ -79,6 +79,7 @@ pub(crate) static LAYOUT: Layout = Layout::new(
 
 impl super::KindLayout for Reentrant {
     const LAYOUT: &'static Layout = &LAYOUT;
+    const FAMILY: super::Family = super::Family::Lock;
 }
 
 #[cfg(test)]

@@ -415,10 +415,12 @@ impl Guard<Write> {
 
 impl super::KindLayout for Read {
     const LAYOUT: &'static Layout = &READ_LAYOUT;
+    const FAMILY: super::Family = super::Family::ReadWrite;
 }
 
 impl super::KindLayout for Write {
     const LAYOUT: &'static Layout = &WRITE_LAYOUT;
+    const FAMILY: super::Family = super::Family::ReadWrite;
 }
 
 #[cfg(test)]

@@ -138,6 +138,7 @@ impl Lock<Spin> {
 
 impl super::KindLayout for Spin {
     const LAYOUT: &'static Layout = &LAYOUT;
+    const FAMILY: super::Family = super::Family::Lock;
 }
 
 #[cfg(test)]
