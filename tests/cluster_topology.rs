@@ -384,7 +384,10 @@ async fn failover(cluster: &Cluster, replica_port: u16, slot: u16, force: bool) 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failover_keeps_replicated_holds_and_reports_the_lost_ones() {
     let cluster = Cluster::start(3, 1).await;
-    let config = Config::default().with_lock_watchdog_timeout(WATCHDOG);
+    // a failover on a loaded machine can take seconds (clients paused on the old master, then
+    // MOVED and a slot refresh): a TTL of 6 s outlives it, and the renewals every 2 s still come
+    // well within the waits below
+    let config = Config::default().with_lock_watchdog_timeout(Duration::from_secs(6));
     let client = Client::builder()
         .cluster(cluster.urls())
         .config(config)
