@@ -71,13 +71,17 @@ pub struct ReleaseArgs<'a> {
     pub all: bool,
 }
 
-/// How a hold is renewed: the two batched renewal scripts of the protocol.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RenewKind {
-    /// `HEXISTS key field` → `PEXPIRE key` (RLock, write lock, and every RLock-shaped kind).
-    Hash,
-    /// A read hold: renew the owner's `rwlock_timeout` keys and the hash.
-    Read,
+/// How holds are renewed, many in one call: what the watchdog sends for a batch of holds of one
+/// renewal, and a guard's lease extension for its own hold. The lock hash's own renewal
+/// (`HEXISTS key field` → `PEXPIRE key`) serves every kind that does not name another.
+pub trait Renewal: Send + Sync + 'static {
+    /// Its name, which tells renewals apart (holds of one renewal are batched together).
+    fn name(&self) -> &'static str;
+    /// The call that renews, to `ttl_ms` and never shorter, the holds of `locks` (each lock's
+    /// key with the fields this client holds on it; all in one cluster slot). It replies one flag
+    /// per field, in order: 1 renewed, 0 the field is gone (nothing is re-created), 2 the key
+    /// holds another type.
+    fn renew(&self, ttl_ms: u64, locks: &[(&str, Vec<&str>)]) -> ScriptInvocation<'static>;
 }
 
 /// A decoded acquire reply.
@@ -136,9 +140,9 @@ pub trait Kind: Send + Sync + 'static {
     fn release(&self, c: &Ctx<'_>, a: &ReleaseArgs<'_>) -> ScriptInvocation<'static>;
     /// Delete the lock whoever holds it; replies 1 / 0.
     fn force_release(&self, c: &Ctx<'_>) -> ScriptInvocation<'static>;
-    /// Which batched renewal keeps a watchdog-mode hold alive.
-    fn renew(&self) -> RenewKind {
-        RenewKind::Hash
+    /// The renewal of the kind's holds, when it is not the lock hash's own.
+    fn renewal(&self) -> Option<&'static dyn Renewal> {
+        None
     }
     /// What tells whether the lock is held (Redisson's `isLocked()`): `EXISTS` of the key
     /// unless the kind says otherwise.

@@ -76,7 +76,31 @@ lua!(RESOLVE_ACQUIRE, "common/resolve_acquire");
 lua!(RESOLVE_BY_FIELD, "common/resolve_by_field");
 lua!(MISSING, "common/missing");
 lua!(LOCK_RENEW_BATCH, "lock/renew_batch");
-lua!(RW_READ_RENEW_BATCH, "rw/read_renew_batch");
+
+/// The lock hash's own renewal (`lua/lock/renew_batch.lua`): every kind's unless it names another.
+pub(crate) struct HashRenewal;
+
+impl crate::kind::Renewal for HashRenewal {
+    fn name(&self) -> &'static str {
+        "lock hash"
+    }
+
+    fn renew(&self, ttl_ms: u64, locks: &[(&str, Vec<&str>)]) -> ScriptInvocation<'static> {
+        let mut inv = LOCK_RENEW_BATCH.prepare_invoke();
+        inv.arg(ttl_ms);
+        for (key, fields) in locks {
+            for field in fields {
+                inv.key(*key).arg(*field);
+            }
+        }
+        inv
+    }
+}
+
+/// The renewal of `kind`'s holds.
+pub(crate) fn renewal_of(kind: &dyn crate::kind::Kind) -> &'static dyn crate::kind::Renewal {
+    kind.renewal().unwrap_or(&HashRenewal)
+}
 
 /// Runs a script with the command timeout; `key` names the lock in errors.
 pub(crate) async fn run<T: FromRedisValue>(

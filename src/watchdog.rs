@@ -19,8 +19,6 @@ use std::time::{Duration, Instant};
 use crate::config::Config;
 use crate::conn::Connection;
 use crate::holds::{Holds, RenewalItem};
-use crate::kind::RenewKind;
-use crate::script;
 
 /// Starts the watchdog task on the current runtime. It ends when the hold table is dropped or
 /// closed (shutdown).
@@ -110,50 +108,46 @@ impl Renewer {
     /// Sends one round's calls: whether every call succeeded, and the items of the calls refused
     /// for carrying keys of several slots.
     async fn renew_calls(&self, holds: &Holds, items: Vec<RenewalItem>) -> (bool, Vec<RenewalItem>) {
-        let (hash, read): (Vec<RenewalItem>, Vec<RenewalItem>) =
-            items.into_iter().partition(|i| i.renew == RenewKind::Hash);
-        let hash_groups = self.slots.groups(hash, |it| &it.key);
-        let hash_calls = hash_groups
-            .iter()
-            .flat_map(|g| g.chunks(self.batch))
-            .map(|chunk| async move {
-                let mut inv = script::LOCK_RENEW_BATCH.prepare_invoke();
-                inv.arg(self.timeout_ms);
-                for it in chunk {
-                    inv.key(&*it.key).arg(&*it.field);
-                }
-                let refs: Vec<&RenewalItem> = chunk.iter().collect();
-                self.send(&inv, refs).await
-            });
-        // read holds: one (hash, key prefix) pair per lock with all of this client's fields on it
-        let mut read_locks: Vec<Vec<RenewalItem>> = Vec::new();
+        // the holds of each renewal, by lock: one (key, this client's fields on it) per lock
+        let mut locks: Vec<Vec<RenewalItem>> = Vec::new();
         {
-            let mut index: HashMap<Arc<str>, usize> = HashMap::new();
-            for it in read {
-                let i = *index.entry(it.key.clone()).or_insert_with(|| {
-                    read_locks.push(Vec::new());
-                    read_locks.len() - 1
-                });
-                read_locks[i].push(it);
+            let mut index: HashMap<(&'static str, Arc<str>), usize> = HashMap::new();
+            for it in items {
+                let i = *index
+                    .entry((it.renewal.name(), it.key.clone()))
+                    .or_insert_with(|| {
+                        locks.push(Vec::new());
+                        locks.len() - 1
+                    });
+                locks[i].push(it);
             }
         }
-        let read_groups = self.slots.groups(read_locks, |lock| &lock[0].key);
-        let read_calls = read_groups
+        let groups = self.slots.groups(locks, |lock| &lock[0].key);
+        let calls = groups
             .iter()
-            .flat_map(|g| g.chunks(self.batch))
-            .map(|locks| async move {
-                let mut inv = script::RW_READ_RENEW_BATCH.prepare_invoke();
-                inv.arg(self.timeout_ms);
-                let mut refs = Vec::new();
-                for lock in locks {
-                    inv.key(&*lock[0].key)
-                        .key(crate::name::rw_key_prefix(&lock[0].key));
-                    inv.arg(lock.len());
-                    for it in lock {
-                        inv.arg(&*it.field);
-                        refs.push(it);
+            .flat_map(|g| {
+                // one call per renewal within a slot's group, at most `batch` locks each
+                let mut by_renewal: Vec<Vec<&Vec<RenewalItem>>> = Vec::new();
+                for lock in g {
+                    match by_renewal
+                        .iter_mut()
+                        .find(|r| r[0][0].renewal.name() == lock[0].renewal.name())
+                    {
+                        Some(r) => r.push(lock),
+                        None => by_renewal.push(vec![lock]),
                     }
                 }
+                by_renewal
+                    .into_iter()
+                    .flat_map(|r| r.chunks(self.batch).map(<[_]>::to_vec).collect::<Vec<_>>())
+            })
+            .map(|chunk| async move {
+                let pairs: Vec<(&str, Vec<&str>)> = chunk
+                    .iter()
+                    .map(|lock| (&*lock[0].key, lock.iter().map(|it| &*it.field).collect()))
+                    .collect();
+                let inv = chunk[0][0].renewal.renew(self.timeout_ms, &pairs);
+                let refs: Vec<&RenewalItem> = chunk.iter().flat_map(|lock| lock.iter()).collect();
                 self.send(&inv, refs).await
             });
         // Every call of a round is sent at once (Redis queues them): each hold's renewal then
@@ -161,14 +155,10 @@ impl Renewer {
         // at a time, a hold late in a slow round (100,000 holds on a busy server: most of a
         // second) would leave up to a round later than its period, close to its deadline. The
         // price is the round's arguments and replies in memory together while it runs.
-        let (a, b) = futures::future::join(
-            futures::future::join_all(hash_calls),
-            futures::future::join_all(read_calls),
-        )
-        .await;
+        let sent = futures::future::join_all(calls).await;
         let mut all_ok = true;
         let mut refused: Vec<RenewalItem> = Vec::new();
-        for (refs, sent_at, res) in a.into_iter().chain(b) {
+        for (refs, sent_at, res) in sent {
             match res {
                 Err(e) if self.slots.refused_together(&e) => {
                     refused.extend(refs.into_iter().cloned());

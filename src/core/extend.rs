@@ -9,7 +9,7 @@ use crate::config::millis;
 use crate::core::Lock;
 use crate::error::{Error, Result};
 use crate::holds::{Mode, RenewalItem};
-use crate::kind::{AcquireKind, RenewKind};
+use crate::kind::AcquireKind;
 use crate::lease::{after, Lease};
 use crate::script;
 
@@ -42,22 +42,7 @@ pub(crate) async fn extend<K: AcquireKind>(
     let Some(need_ms) = client.holds.begin_extend(&turn, lease, until, new_until) else {
         return Err(not_held());
     };
-    let inv = match core.kind.renew() {
-        RenewKind::Hash => {
-            let mut inv = script::LOCK_RENEW_BATCH.prepare_invoke();
-            inv.arg(need_ms).key(&*core.key).arg(&**field);
-            inv
-        }
-        RenewKind::Read => {
-            let mut inv = script::RW_READ_RENEW_BATCH.prepare_invoke();
-            inv.arg(need_ms)
-                .key(&*core.key)
-                .key(crate::name::rw_key_prefix(&core.key))
-                .arg(1)
-                .arg(&**field);
-            inv
-        }
-    };
+    let inv = script::renewal_of(core.kind).renew(need_ms, &[(&*core.key, vec![&**field])]);
     let (flags, _): (Vec<i64>, _) = client
         .sync
         .run(&client.conn, cfg.command_timeout, &core.key, &inv)
@@ -82,7 +67,7 @@ pub(crate) async fn extend<K: AcquireKind>(
                 key: core.key.clone(),
                 field: field.clone(),
                 lease: lease.clone(),
-                renew: core.kind.renew(),
+                renewal: script::renewal_of(core.kind),
             });
             Err(not_held())
         }

@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 use crate::primitives::{Mutex, Notified, Notify};
 
 use crate::config::Config;
-use crate::kind::{Kind, RenewKind};
+use crate::kind::{Kind, Renewal};
 use crate::lease::{after, Lease, Slot};
 use crate::lost::{LeaseState, LostReason};
 
@@ -238,7 +238,8 @@ pub(crate) struct RenewalItem {
     pub key: Arc<str>,
     pub field: Arc<str>,
     pub lease: Arc<Lease>,
-    pub renew: RenewKind,
+    /// How the hold is renewed.
+    pub renewal: &'static dyn Renewal,
 }
 
 /// How a grant was recorded.
@@ -614,7 +615,7 @@ impl Holds {
                             key: key.clone(),
                             field: r.field().clone(),
                             lease: r.clone(),
-                            renew: s.kind.renew(),
+                            renewal: crate::script::renewal_of(s.kind),
                         });
                     }
                 } else {
@@ -647,7 +648,7 @@ impl Holds {
                         key: key.clone(),
                         field: r.field().clone(),
                         lease: r.clone(),
-                        renew: s.kind.renew(),
+                        renewal: crate::script::renewal_of(s.kind),
                     });
                 }
             });

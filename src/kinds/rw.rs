@@ -9,7 +9,7 @@ use crate::core::{Guard, Lock};
 use crate::error::{Error, Result};
 use crate::inner::ClientInner;
 use crate::kind::{
-    decode_plain, layout, AcquireArgs, AcquireKind, Ctx, Kind, Query, Reenterable, ReleaseArgs, RenewKind,
+    decode_plain, layout, AcquireArgs, AcquireKind, Ctx, Kind, Query, Reenterable, ReleaseArgs, Renewal,
     Reply,
 };
 
@@ -68,8 +68,8 @@ impl Kind for Read {
         layout::force(&RW_READ_FORCE_UNLOCK, c, 0)
     }
 
-    fn renew(&self) -> RenewKind {
-        RenewKind::Read
+    fn renewal(&self) -> Option<&'static dyn Renewal> {
+        Some(&ReadRenewal)
     }
 
     /// Whether anyone reads (Redisson 3.24+: `read` mode, or `write` mode with reader fields,
@@ -254,7 +254,7 @@ pub(crate) static READ_LAYOUT: Layout = Layout::new(
         &RW_READ_UNLOCK,
         &RW_READ_FORCE_UNLOCK,
         &RW_READ_IS_LOCKED,
-        &script::RW_READ_RENEW_BATCH,
+        &RW_READ_RENEW_BATCH,
         &script::RESOLVE_ACQUIRE,
         &script::RESOLVE_BY_FIELD,
         &script::MISSING,
@@ -412,6 +412,31 @@ impl Guard<Write> {
         Ok(read_guard)
     }
 }
+
+/// A read hold's renewal (`lua/rw/read_renew_batch.lua`): the owner's timeout keys and the hash.
+struct ReadRenewal;
+
+impl Renewal for ReadRenewal {
+    fn name(&self) -> &'static str {
+        "read holds"
+    }
+
+    fn renew(&self, ttl_ms: u64, locks: &[(&str, Vec<&str>)]) -> ScriptInvocation<'static> {
+        let mut inv = RW_READ_RENEW_BATCH.prepare_invoke();
+        inv.arg(ttl_ms);
+        for (key, fields) in locks {
+            inv.key(*key)
+                .key(crate::name::rw_key_prefix(key))
+                .arg(fields.len());
+            for field in fields {
+                inv.arg(*field);
+            }
+        }
+        inv
+    }
+}
+
+lua!(RW_READ_RENEW_BATCH, "rw/read_renew_batch");
 
 impl super::KindLayout for Read {
     const LAYOUT: &'static Layout = &READ_LAYOUT;
