@@ -83,7 +83,7 @@ fn the_blocking_twin_names_the_same_keys() {
     let s = RedisServer::start();
     let config = Config::default().with_name_mapper(NameMapper::prefix("app:"));
     let client = redisson_lock::blocking::Client::connect_with(&s.url(), config).unwrap();
-    let key = EntryKey::uuid(Codec::JsonJackson, uuid::Uuid::nil()).unwrap();
+    let key = EntryKey::uuid(Codec::Kryo5, uuid::Uuid::nil()).unwrap();
     let entry = client.map_entry("orders", &key).unwrap();
     let lock = entry.lock().unwrap();
     assert_eq!(lock.key(), format!("app:{{app:orders}}:{}:lock", key.hash()));

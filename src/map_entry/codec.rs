@@ -36,8 +36,10 @@ pub enum Codec {
     Long,
     /// `JsonJacksonCodec`: the key's JSON as Redisson's object mapper writes it: a string in
     /// quotes (`"`, `\`, control characters and characters beyond U+FFFF escaped as Jackson
-    /// does), an `Integer` as a bare number, a `Long` as `["java.lang.Long",42]` and a `UUID` as
-    /// `["java.util.UUID","…"]` (Redisson's type information).
+    /// does), an `Integer` as a bare number, a `Long` as `["java.lang.Long",42]` (Redisson's type
+    /// information). A `UUID` key is refused: Redisson up to 3.52 writes it as a plain string
+    /// (`"…"`), Redisson 4.7 with its class (`["java.util.UUID","…"]`); pass the form of the Java
+    /// service's version to [`EntryKey::encoded`](crate::EntryKey::encoded).
     JsonJackson,
     /// `Kryo5Codec`, Redisson's default codec since 3.18.0: Kryo's `writeClassAndObject`, the
     /// class's registration id and then the value (a `UUID` by its class name, as Redisson
@@ -111,7 +113,7 @@ impl JavaKey<'_> {
 pub(crate) fn encode(codec: Codec, key: JavaKey<'_>) -> Result<Vec<u8>> {
     match codec {
         Codec::String | Codec::Long => Ok(key.text().into_bytes()),
-        Codec::JsonJackson => Ok(json(key).into_bytes()),
+        Codec::JsonJackson => json(key).map(String::into_bytes),
         Codec::Kryo5 => kryo5(key),
         Codec::Marshalling => Err(Error::InvalidArgument(format!(
             "{} cannot encode a {} key here: the crate does not write JBoss Marshalling's format; \
@@ -123,15 +125,21 @@ pub(crate) fn encode(codec: Codec, key: JavaKey<'_>) -> Result<Vec<u8>> {
 }
 
 /// `JsonJacksonCodec`'s JSON of `key`.
-fn json(key: JavaKey<'_>) -> String {
-    match key {
+fn json(key: JavaKey<'_>) -> Result<String> {
+    Ok(match key {
         JavaKey::String(s) => json_string(s),
         JavaKey::Integer(n) => n.to_string(),
         // Redisson's type resolver adds the class to a Long (so it is not read back as an
-        // Integer) and to a UUID
+        // Integer)
         JavaKey::Long(n) => format!("[\"java.lang.Long\",{n}]"),
-        JavaKey::Uuid(u) => format!("[\"java.util.UUID\",\"{}\"]", u.hyphenated()),
-    }
+        JavaKey::Uuid(u) => {
+            return Err(Error::InvalidArgument(format!(
+                "JsonJacksonCodec cannot encode a UUID key here: Redisson writes it as \"{u}\" up \
+                 to 3.52 and as [\"java.util.UUID\",\"{u}\"] in 4.7; pass the bytes of the Java \
+                 service's version to EntryKey::encoded"
+            )))
+        }
+    })
 }
 
 /// A JSON string as Jackson writes it: `"` and `\` escaped, the short escapes `\b \t \n \f \r`,
@@ -329,7 +337,12 @@ mod tests {
             "[\"java.lang.Long\",-9223372036854775808]"
         );
         assert_eq!(text(JavaKey::Integer(-5)), "-5");
-        assert_eq!(text(JavaKey::Uuid(u)), format!("[\"java.util.UUID\",\"{UUID}\"]"));
+        // Redisson 3.52.0 and older write "…", 4.7.0 ["java.util.UUID","…"]: refused
+        let e = encode(Codec::JsonJackson, JavaKey::Uuid(u)).expect_err("refused");
+        assert!(
+            e.to_string().contains("JsonJacksonCodec") && e.to_string().contains("UUID"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -318,8 +318,9 @@ mod tests {
                 EntryKey::int(Codec::JsonJackson, 42),
                 "{m}:RE0IojEvPTY8Dofe3IkBNA:lock",
             ),
+            // Redisson 4.7.0's form of a UUID under JsonJacksonCodec, given as bytes
             (
-                EntryKey::uuid(Codec::JsonJackson, uuid),
+                Ok(EntryKey::encoded(format!("[\"java.util.UUID\",\"{uuid}\"]"))),
                 "{m}:0Ek1q/OjLE1xCFi+kU+2sw:lock",
             ),
             (
