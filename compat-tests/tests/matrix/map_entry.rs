@@ -327,7 +327,7 @@ async fn s64(env: &Env, dir: Dir) -> Result<Outcome> {
             let g = g.map_err(|e| e.to_string())?;
             let ms = at.saturating_duration_since(sent).as_secs_f64() * 1000.0;
             let h = env.raw.hgetall(&name).await?;
-            ensure!(h.get(g.field()).is_some(), "Rust holds, but the hash is {h:?}");
+            ensure!(h.contains_key(g.field()), "Rust holds, but the hash is {h:?}");
             g.unlock().await.map_err(|e| e.to_string())?;
             ms
         }
