@@ -75,6 +75,17 @@ for kind in $(sed -n 's/^kinds=//p' "$KINDS_FILE"); do
     fi
 done
 
+# JsonJacksonCodec (the map-entry name commands) needs Jackson 2's databind: a dependency of
+# Redisson 3.x, only an optional one of 4.x, whose jar then lacks it (profile jackson2 of pom.xml)
+if version_ge "$VERSION" "4.0.0"; then
+    KIND_FLAGS+=("-Dharness.jackson2=true")
+fi
+# Kryo5Codec (the default codec from 3.18.0 on) needs Kryo 5, only a provided dependency before
+# 3.18.0 (profile kryo5 of pom.xml)
+if ! version_ge "$VERSION" "3.18.0"; then
+    KIND_FLAGS+=("-Dharness.kryo5=true")
+fi
+
 echo "build-harness: building Redisson $VERSION harness, kinds: lock readWrite fair ${KINDS_ON[*]} (maven repo: $M2_REPO)" >&2
 start=$(date +%s)
 if ! (cd "$HERE" && mvn -B -q \

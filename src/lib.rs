@@ -15,6 +15,7 @@
 //! | `tls-rustls` | `rediss://` / `valkeys://` URLs and `Tls` settings (trust store, client certificate, verification) through rustls |
 //! | `metrics` | counters, gauges and histograms through the `metrics` facade ([`guide::operations`]) |
 //! | `redisson-config` | Redisson's YAML/JSON configuration files: `RedissonConfig`, `Client::from_redisson_config` |
+//! | `map-entry` | the locks and synchronizers of one map entry or set value (Redisson's `RMap.getLock(key)` & co): `Client::map_entry`, `EntryKey`, `Codec` |
 //!
 //! # Connecting
 //!
@@ -161,6 +162,8 @@ mod layout;
 mod lease;
 mod loss_watch;
 mod lost;
+#[cfg(feature = "map-entry")]
+mod map_entry;
 mod metrics;
 mod multi;
 mod name;
@@ -213,6 +216,8 @@ pub(crate) use kind_aliases;
 crate::kinds::lock_kinds!(kind_aliases);
 
 pub use crate::lost::{LeaseState, LostReason};
+#[cfg(feature = "map-entry")]
+pub use crate::map_entry::{entry_name, Codec, EntryKey, EntryObject, MapEntry};
 pub use crate::multi::{Member, MultiGuard, RMultiLock};
 pub use crate::name::NameMapper;
 pub use crate::owner::OwnerId;

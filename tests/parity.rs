@@ -1,6 +1,6 @@
 //! The blocking facade offers every capability of the async API: each public method of the
 //! async lock handle, guard, multi-lock and multi-guard (of any kind), of the client and of the
-//! synchronizers (latch, semaphores, their guard) has a blocking twin of the same name. (The lock
+//! synchronizers (latch, semaphores, their guard, a map entry's objects) has a blocking twin of the same name. (The lock
 //! constructors of both clients are generated from one list, `lock_kinds!`.) Read from the
 //! sources, so a method added on one side only fails here.
 
@@ -145,12 +145,17 @@ fn every_async_capability_has_a_blocking_twin() {
         "semaphore/guard.rs",
         "semaphore/permit_guard.rs",
         "semaphore/expirable.rs",
+        "map_entry/mod.rs",
     ] {
         for (ty, names) in methods(&src(file)) {
             sync_side.entry(ty).or_default().extend(names);
         }
     }
-    for file in ["blocking/count_down_latch.rs", "blocking/semaphore.rs"] {
+    for file in [
+        "blocking/count_down_latch.rs",
+        "blocking/semaphore.rs",
+        "blocking/map_entry.rs",
+    ] {
         for (ty, names) in methods(&src(file)) {
             blocking.entry(ty).or_default().extend(names);
         }
@@ -168,6 +173,7 @@ fn every_async_capability_has_a_blocking_twin() {
         "SemaphoreGuard",
         "PermitExpirableSemaphore",
         "PermitGuard",
+        "MapEntry",
     ] {
         let async_names = sync_side
             .get(ty)

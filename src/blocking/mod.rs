@@ -33,6 +33,8 @@
 mod any;
 mod count_down_latch;
 mod lock;
+#[cfg(feature = "map-entry")]
+mod map_entry;
 mod multi;
 mod semaphore;
 
@@ -88,6 +90,8 @@ pub use lock::{
     RFencedLock, RLock, RNonReentrantFairLock, RNonReentrantLock, RReadLock, RReadWriteLock, RSpinLock,
     RWriteLock, ReadGuard, SpinGuard, WriteGuard,
 };
+#[cfg(feature = "map-entry")]
+pub use map_entry::MapEntry;
 pub use multi::{Member, MultiGuard, RMultiLock};
 pub use semaphore::{PermitExpirableSemaphore, PermitGuard, Semaphore, SemaphoreGuard};
 

@@ -70,10 +70,15 @@ impl Raw {
     }
 }
 
-/// The lock's channel (`redisson_lock__channel:{N}`), shared by the plain, fenced and
-/// non-reentrant locks (the spin lock publishes nothing).
+/// The lock's channel (`redisson_lock__channel:{N}`, or `redisson_lock__channel:N` when `N` has a
+/// `{`, as a map entry's lock name does), shared by the plain, fenced and non-reentrant locks (the
+/// spin lock publishes nothing).
 pub fn channel_of(name: &str) -> String {
-    format!("redisson_lock__channel:{{{name}}}")
+    if name.contains('{') {
+        format!("redisson_lock__channel:{name}")
+    } else {
+        format!("redisson_lock__channel:{{{name}}}")
+    }
 }
 
 /// The fenced lock's token counter (`redisson_lock_token:{N}`: a decimal string without TTL,

@@ -472,6 +472,12 @@ public final class Harness {
                             + " (a multi-lock has multiLock, multiTryLock, multiUnlock, multiCounter)");
             }
         }
+        // ---- map entries (every version): mapEntryName and mapLock<Op> on getMap(MAP, CODEC).getLock(KEY)
+        // (MapEntryCommands; the entry is one MAP|CODEC|KEYTYPE|XHEX token); checked before the
+        // other prefixes, which none of them shares
+        if (cmd.equals("mapEntryName") || opOf(cmd, "mapLock") != null) {
+            return MapEntryCommands.execute(cmd, a);
+        }
         // ---- count-down latch (every version): latch<Op> on getCountDownLatch(NAME); not a lock kind,
         // so it is not listed in "kinds"
         String latchOp = opOf(cmd, "latch");

@@ -1,0 +1,155 @@
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.UUID;
+
+import io.netty.buffer.ByteBuf;
+import org.redisson.api.RLock;
+import org.redisson.api.RMap;
+import org.redisson.api.RSet;
+import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.Codec;
+import org.redisson.client.codec.LongCodec;
+import org.redisson.client.codec.StringCodec;
+import org.redisson.codec.JsonJacksonCodec;
+import org.redisson.codec.Kryo5Codec;
+
+/**
+ * Map-entry objects ({@code RMap.getLock(key)} and the other per-entry getters, {@code RSet.getLock(value)}):
+ * the names Redisson derives, and the lock of one map entry.
+ *
+ * <p>An entry is given as one token {@code MAP|CODEC|KEYTYPE|XHEX}: CODEC {@code string}, {@code long},
+ * {@code json} (JsonJacksonCodec), {@code kryo5} (Kryo5Codec) or {@code default} (the client's configured
+ * codec); KEYTYPE {@code string}, {@code long}, {@code int} or {@code uuid}; XHEX an {@code x} followed by the
+ * hex of the key's UTF-8 text (a decimal number for long/int, the canonical text for uuid), so that empty keys,
+ * blanks and non-ASCII keys survive the line protocol.
+ */
+final class MapEntryCommands {
+    private MapEntryCommands() {
+    }
+
+    /** {@code mapEntryName SPEC}, and {@code mapLock<Op> SPEC [ARGS]} (the lock commands on {@code getLock(key)}). */
+    static Object execute(String cmd, String[] a) throws InterruptedException {
+        if (a.length < 1) {
+            throw new IllegalArgumentException(cmd + ": missing MAP|CODEC|KEYTYPE|XHEX");
+        }
+        Entry e = parse(a[0]);
+        if (cmd.equals("mapEntryName")) {
+            Harness.argc(cmd, a, 1, 1);
+            return names(e);
+        }
+        String op = Harness.opOf(cmd, "mapLock");
+        if (op == null) {
+            throw new IllegalArgumentException("unknown command: " + cmd + " (map entries have mapEntryName and"
+                    + " mapLock<Op>)");
+        }
+        RLock lock = Harness.redisson().getMap(e.map, e.codec).getLock(e.key);
+        return Harness.lockOp(cmd, op, lock, a);
+    }
+
+    /** The bytes the codec encodes the key to, and every name Redisson derives from the entry. */
+    static Map<String, Object> names(Entry e) {
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("codec", e.codec.getClass().getName());
+        r.put("mapKeyBytes", hex(e.codec.getMapKeyEncoder(), e.key));
+        r.put("valueBytes", hex(e.codec.getValueEncoder(), e.key));
+        RedissonClient redisson = Harness.redisson();
+        RMap<Object, Object> map = redisson.getMap(e.map, e.codec);
+        r.put("lock", map.getLock(e.key).getName());
+        r.put("fairlock", map.getFairLock(e.key).getName());
+        // RReadWriteLock is no RObject in every version: its name is its sides' name
+        r.put("rw_lock", map.getReadWriteLock(e.key).readLock().getName());
+        r.put("semaphore", map.getSemaphore(e.key).getName());
+        r.put("permitexpirablesemaphore", map.getPermitExpirableSemaphore(e.key).getName());
+        r.put("countdownlatch", map.getCountDownLatch(e.key).getName());
+        r.put("rw_lock.write", map.getReadWriteLock(e.key).writeLock().getName());
+        RSet<Object> set = redisson.getSet(e.map, e.codec);
+        r.put("set.lock", set.getLock(e.key).getName());
+        r.put("set.fairlock", set.getFairLock(e.key).getName());
+        r.put("set.rw_lock", set.getReadWriteLock(e.key).readLock().getName());
+        r.put("set.semaphore", set.getSemaphore(e.key).getName());
+        r.put("set.permitexpirablesemaphore", set.getPermitExpirableSemaphore(e.key).getName());
+        r.put("set.countdownlatch", set.getCountDownLatch(e.key).getName());
+        return r;
+    }
+
+    static final class Entry {
+        String map;
+        Codec codec;
+        Object key;
+    }
+
+    static Entry parse(String spec) {
+        String[] p = spec.split("\\|", -1);
+        if (p.length != 4 || !p[3].startsWith("x")) {
+            throw new IllegalArgumentException("expected MAP|CODEC|KEYTYPE|XHEX, got " + spec);
+        }
+        Entry e = new Entry();
+        e.map = p[0];
+        e.codec = codec(p[1]);
+        String text = new String(unhex(p[3].substring(1)), StandardCharsets.UTF_8);
+        switch (p[2]) {
+            case "string":
+                e.key = text;
+                break;
+            case "long":
+                e.key = Long.valueOf(text);
+                break;
+            case "int":
+                e.key = Integer.valueOf(text);
+                break;
+            case "uuid":
+                e.key = UUID.fromString(text);
+                break;
+            default:
+                throw new IllegalArgumentException("unknown KEYTYPE " + p[2] + " (string, long, int, uuid)");
+        }
+        return e;
+    }
+
+    static Codec codec(String name) {
+        switch (name) {
+            case "string":
+                return StringCodec.INSTANCE;
+            case "long":
+                return LongCodec.INSTANCE;
+            case "json":
+                return new JsonJacksonCodec();
+            case "kryo5":
+                return new Kryo5Codec();
+            case "default":
+                return Harness.redisson().getConfig().getCodec();
+            default:
+                throw new IllegalArgumentException("unknown CODEC " + name + " (string, long, json, kryo5, default)");
+        }
+    }
+
+    static String hex(org.redisson.client.protocol.Encoder encoder, Object key) {
+        ByteBuf buf;
+        try {
+            buf = encoder.encode(key);
+        } catch (java.io.IOException ex) {
+            throw new IllegalStateException("encode failed: " + ex, ex);
+        }
+        try {
+            StringBuilder sb = new StringBuilder();
+            for (int i = buf.readerIndex(); i < buf.writerIndex(); i++) {
+                sb.append(String.format("%02x", buf.getByte(i) & 0xff));
+            }
+            return sb.toString();
+        } finally {
+            buf.release();
+        }
+    }
+
+    static byte[] unhex(String s) {
+        if (s.length() % 2 != 0) {
+            throw new IllegalArgumentException("odd hex length: " + s);
+        }
+        byte[] b = new byte[s.length() / 2];
+        for (int i = 0; i < b.length; i++) {
+            b[i] = (byte) Integer.parseInt(s.substring(2 * i, 2 * i + 2), 16);
+        }
+        return b;
+    }
+}
