@@ -218,9 +218,9 @@ impl Client {
     /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
     /// let sem = client.semaphore("sem:uploads")?;
     /// sem.try_set_permits(8).await?;
-    /// sem.acquire(1).await?;
+    /// let permit = sem.acquire(1).await?;
     /// // ...
-    /// sem.release(1).await?;
+    /// permit.release().await?;
     /// # Ok(()) }
     /// ```
     pub fn semaphore(&self, name: &str) -> Result<crate::Semaphore> {

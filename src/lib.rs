@@ -135,6 +135,8 @@
 //! [Redisson]: https://github.com/redisson/redisson
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms)]
+// an example that drops a guard it meant to keep (a lock, permits) fails to compile
+#![doc(test(attr(deny(unused_must_use))))]
 // docs.rs (`--cfg docsrs`, Cargo.toml's [package.metadata.docs.rs]): each feature-gated item
 // says which feature it needs
 #![cfg_attr(docsrs, feature(doc_cfg))]

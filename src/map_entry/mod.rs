@@ -236,8 +236,8 @@ impl Client {
     ///
     /// // Java: redisson.getMap("accounts", LongCodec.INSTANCE).getSemaphore(7L)
     /// let sem = client.map_entry("accounts", &EntryKey::long(Codec::Long, 7)?)?.semaphore()?;
-    /// sem.acquire(1).await?;
-    /// sem.release(1).await?;
+    /// let permit = sem.acquire(1).await?;
+    /// permit.release().await?;
     /// # Ok(()) }
     /// ```
     pub fn map_entry(&self, map_name: &str, key: &EntryKey) -> Result<MapEntry> {
