@@ -299,7 +299,11 @@ impl Config {
     ///   Consecutive failures count; a reply from Redis (even "held by someone else") resets them.
     /// * `try_lock_for(wait)` stops at its wait or after this many consecutive failures,
     ///   whichever comes first.
-    /// * An unlock is re-sent with the same request id (so at most one release happens).
+    /// * An unlock, like every write the client sends again (a semaphore's release, a fair
+    ///   waiter leaving the queue), is re-sent with the same request id after an error that
+    ///   leaves its outcome unknown or says it did not run for a passing reason (no connection,
+    ///   a failover, Redis out of memory), up to this many times in a row: it applies at most
+    ///   once. An unlock or a release whose caller stopped waiting is finished in the background.
     ///
     /// An acquisition whose reply was lost is never simply re-sent (it may have been applied):
     /// the client asks Redis whether it was, and either keeps that hold or makes sure it can

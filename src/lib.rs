@@ -169,6 +169,7 @@ mod map_entry;
 mod metrics;
 mod multi;
 mod name;
+mod once;
 mod owner;
 mod primitives;
 mod pubsub;

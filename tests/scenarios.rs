@@ -301,6 +301,76 @@ async fn f6_an_unlock_retried_after_a_timeout_releases_once() {
     .await;
 }
 
+/// An unlock that Redis refuses for lack of memory (`maxmemory` reached, `noeviction`) did not
+/// run: it is sent again, with the same request id, like every write the client repeats, and
+/// lands once memory is freed within the caller's retries: released once, nothing half done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unlock_refused_for_lack_of_memory_is_sent_again_and_releases_once() {
+    let s = RedisServer::start();
+    let config = Config::default()
+        .with_command_timeout(Duration::from_millis(300))
+        .with_retry_interval(Duration::from_millis(200))
+        .with_retry_attempts(40);
+    let client = s.client(config).await;
+    let mut raw = s.conn().await;
+    let outer = client.lock("oom-unlock").unwrap().lock().await.unwrap();
+    let inner = outer.reenter().await.unwrap();
+    let field = outer.field().to_owned();
+    let oom_refusals = |raw: &redis::aio::MultiplexedConnection| {
+        let mut raw = raw.clone();
+        async move {
+            let stats: String = redis::cmd("INFO")
+                .arg("errorstats")
+                .query_async(&mut raw)
+                .await
+                .unwrap();
+            stats
+                .lines()
+                .find_map(|l| l.strip_prefix("errorstat_OOM:count="))
+                .map_or(0, |n| n.trim().parse::<u64>().unwrap())
+        }
+    };
+    let before = oom_refusals(&raw).await;
+    for (k, v) in [("maxmemory-policy", "noeviction"), ("maxmemory", "1")] {
+        let () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg(k)
+            .arg(v)
+            .query_async(&mut raw)
+            .await
+            .unwrap();
+    }
+    let unlock = tokio::spawn(inner.unlock());
+    eventually(Duration::from_secs(5), "Redis refused the unlock twice", || {
+        let raw = raw.clone();
+        async move { oom_refusals(&raw).await >= before + 2 }
+    })
+    .await;
+    assert!(
+        !unlock.is_finished(),
+        "the unlock gave up while Redis refused it: {:?}",
+        unlock.await
+    );
+    let count: Option<String> = raw.hget("oom-unlock", &field).await.unwrap();
+    assert_eq!(
+        count.as_deref(),
+        Some("2"),
+        "nothing is released while Redis refuses writes"
+    );
+    let () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory")
+        .arg("0")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert_eq!(unlock.await.unwrap().unwrap(), Unlocked::Partial);
+    let count: Option<String> = raw.hget("oom-unlock", &field).await.unwrap();
+    assert_eq!(count.as_deref(), Some("1"), "released once, not once per copy");
+    assert_eq!(outer.unlock().await.unwrap(), Unlocked::Released);
+    assert!(!key_exists(&mut raw, "oom-unlock").await);
+}
+
 /// F14: writes paused longer than the lease: the holder reports the loss at its deadline
 /// instead of silently working on; a timed wait honours its budget; nothing leaks afterwards.
 #[tokio::test]

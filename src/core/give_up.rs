@@ -2,16 +2,14 @@
 //! it sends when its acquisition ends without the lock, when, and who finishes it.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-use redis::Value;
+use std::time::Instant;
 
 use super::{Lock, Plan};
 use crate::background::Ticket;
 use crate::inner::ClientInner;
 use crate::kind::{AcquireArgs, AcquireKind, Kind};
+use crate::once::Once;
 use crate::owner::OwnerId;
-use crate::script;
 
 /// The give-up step of a kind whose waiters leave traces (the fair queue), armed while an
 /// acquisition waits: sent when it ends without the lock, under the field's turn (after the
@@ -22,7 +20,9 @@ pub(super) struct GiveUp {
     key: Arc<str>,
     field: Arc<str>,
     kind: &'static dyn Kind,
-    inv: Option<redis::ScriptInvocation<'static>>,
+    /// The give-up request (leaving a queue one has left changes nothing): `None` once sent,
+    /// or disarmed.
+    write: Option<Once>,
     /// Dropped after the give-up is sent or queued (fields drop after `Drop::drop`).
     _open: Ticket,
 }
@@ -41,39 +41,39 @@ impl GiveUp {
         let inv = core.kind.queue()?.give_up(&core.ctx(&channel, &field), &args)?;
         Some(GiveUp {
             _open: core.client.background.ticket(&core.key),
+            write: Some(Once::idempotent(&core.client, &core.key, "leave the queue", inv)),
             client: core.client.clone(),
             key: core.key.clone(),
             field,
             kind: core.kind,
-            inv: Some(inv),
         })
     }
 
     pub(super) fn disarm(&mut self) {
-        self.inv = None;
+        if let Some(w) = self.write.take() {
+            w.cancel();
+        }
     }
 
     /// Sends the give-up, if it can be done before `limit`; otherwise it is left to the
-    /// background (dropping `self` queues it: the same request, which is idempotent).
+    /// background (dropping `self` queues it).
     pub(super) async fn now(&mut self, limit: Instant) {
-        let Some(inv) = self.inv.take() else { return };
+        let Some(write) = self.write.as_mut() else { return };
         let (client, key, field, kind) = (&self.client, &self.key, &self.field, self.kind);
         let send = async {
             let _turn = client.holds.turn(key, field, kind).await;
-            script::run::<Value>(&client.conn, client.config.command_timeout, key, &inv).await
+            write.attempt().await
         };
-        let outcome = tokio::time::timeout_at(limit.into(), send).await;
-        match outcome {
+        match tokio::time::timeout_at(limit.into(), send).await {
             Ok(Ok(_)) => {
+                self.write = None;
                 tracing::debug!(key = %self.key, field = %self.field, "gave up waiting: left the queue")
             }
             Ok(Err(e)) => {
-                tracing::debug!(key = %self.key, field = %self.field, error = %e, "could not leave the queue yet; retrying in the background");
-                self.inv = Some(inv);
+                tracing::debug!(key = %self.key, field = %self.field, error = %e, "could not leave the queue yet; retrying in the background")
             }
             Err(_) => {
-                tracing::debug!(key = %self.key, field = %self.field, "leaving the queue takes longer than the caller's wait; finishing in the background");
-                self.inv = Some(inv);
+                tracing::debug!(key = %self.key, field = %self.field, "leaving the queue takes longer than the caller's wait; finishing in the background")
             }
         }
     }
@@ -81,39 +81,22 @@ impl GiveUp {
 
 impl Drop for GiveUp {
     fn drop(&mut self) {
-        let Some(inv) = self.inv.take() else { return };
+        let Some(mut write) = self.write.take().filter(Once::is_armed) else {
+            return;
+        };
         let (client, key, field, kind) = (
             self.client.clone(),
             self.key.clone(),
             std::mem::take(&mut self.field),
             self.kind,
         );
-        let background = client.background.clone();
         let job: crate::background::Job = Box::new(move || {
             Box::pin(async move {
-                let cfg = &client.config;
-                let window = Duration::from_millis(cfg.retry_window_ms());
-                let started = Instant::now();
                 let _turn = client.holds.turn(&key, &field, kind).await;
-                loop {
-                    match script::run::<Value>(&client.conn, cfg.command_timeout, &key, &inv).await {
-                        Ok(_) => {
-                            tracing::debug!(key = %key, field = %field, "a waiter that gave up left the queue");
-                            return Ok(());
-                        }
-                        Err(e) if started.elapsed() < window => {
-                            tracing::debug!(key = %key, field = %field, error = %e, "leaving the queue failed; retrying");
-                            tokio::time::sleep(cfg.retry_pause()).await;
-                        }
-                        Err(e) => {
-                            tracing::warn!(key = %key, field = %field, error = %e, "could not leave the queue; the entry stays until its deadline");
-                            return Err(e);
-                        }
-                    }
-                }
+                write.finish().await.map(drop)
             })
         });
-        if !background.push(&self.key, job) {
+        if !self.client.background.push(&self.key, job) {
             tracing::warn!(key = %self.key, "a waiter was dropped after its client stopped: its queue entry stays until its deadline");
         }
     }

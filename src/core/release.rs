@@ -12,8 +12,9 @@ use crate::inner::ClientInner;
 use crate::kind::{with_channel, AcquireKind, Ctx, Kind, ReleaseArgs};
 use crate::lease::Lease;
 use crate::lost::LostReason;
-use crate::{name, Unlocked};
-use redis::ScriptInvocation;
+use crate::once::Once;
+use crate::Unlocked;
+use redis::{FromRedisValue, Value};
 
 /// What a release needs: the client, the lock's key and its kind (no owner choice, no grant).
 pub(crate) struct Releaser {
@@ -125,17 +126,19 @@ impl Releaser {
             ReleasePlan::Send { last, need_ms } => (last, need_ms),
             ReleasePlan::Unknown => (false, cfg.watchdog_ms()),
         };
-        let latch = name::fresh_latch(&self.key);
-        let args = ReleaseArgs {
-            ttl_ms: need_ms,
-            latch: &latch,
-            latch_ms: cfg.retry_window_ms(),
-            all: last,
-        };
         let field = turn.field();
-        let inv = with_channel(self.kind, &self.key, field, |channel| {
-            self.kind.release(&self.ctx(channel, field), &args)
-        });
+        let write = Once::new(&self.client, &self.key, "unlock", false, |latch, latch_ms| {
+            let args = ReleaseArgs {
+                ttl_ms: need_ms,
+                latch,
+                latch_ms,
+                all: last,
+            };
+            with_channel(self.kind, &self.key, field, |channel| {
+                self.kind.release(&self.ctx(channel, field), &args)
+            })
+        })
+        .counting_retries(self.kind.label());
         let mut flight = ReleaseInFlight {
             releaser: self,
             state: Some(ReleaseRequest {
@@ -143,14 +146,12 @@ impl Releaser {
                 lease: lease.cloned(),
                 plan,
                 last,
-                inv,
-                latch,
+                write,
                 sent_at: Instant::now(),
-                tries: 0,
             }),
         };
         let reply = match flight.state.as_mut() {
-            Some(f) => self.drive(f).await,
+            Some(f) => f.write.attempt().await,
             None => return Err(Error::Shutdown), // just built
         };
         let f = flight.land();
@@ -160,38 +161,11 @@ impl Releaser {
         }
     }
 
-    /// Sends (and re-sends, while the error is transient and retries are left) a release.
-    async fn drive(&self, f: &mut ReleaseRequest) -> Result<Option<i64>> {
-        let cfg = &self.client.config;
-        loop {
-            match self
-                .client
-                .sync
-                .run::<Option<i64>>(&self.client.conn, cfg.command_timeout, &self.key, &f.inv)
-                .await
-            {
-                Ok((r, _)) => return Ok(r),
-                Err(e) if e.is_transient() && f.tries < cfg.retry_attempts => {
-                    f.tries += 1;
-                    crate::metrics::unlock_retry(&crate::metrics::Labels::new(
-                        self.kind.label(),
-                        &self.key,
-                        cfg.metrics_lock_names,
-                    ));
-                    tracing::debug!(key = %self.key, field = %f.turn.field(), error = %e, tries = f.tries, "unlock failed; retrying with the same request id");
-                    tokio::time::sleep(cfg.retry_pause()).await;
-                }
-                Err(e) => return Err(e),
-            }
-        }
-    }
-
     /// Records a release's reply in the hold table.
-    fn conclude(&self, f: ReleaseRequest, reply: Option<i64>) -> Result<Unlocked> {
+    fn conclude(&self, f: ReleaseRequest, reply: Value) -> Result<Unlocked> {
         let field = f.turn.field();
-        // The latch only matters for our own retries, which are over: the janitor deletes it
-        // (batched with other requests' latches, off this call's path).
-        self.client.latches.discard(f.latch);
+        let reply = Option::<i64>::from_redis_value(reply)
+            .map_err(|e| Error::Protocol(format!("unlock replied {e}")))?;
         let (outcome, result) = match reply {
             None => (Released::NotHeld, Err(self.not_held(field))),
             Some(0) if f.last => (Released::Gone, Ok(Unlocked::Released)),
@@ -304,10 +278,9 @@ pub(crate) struct ReleaseRequest {
     lease: Option<Arc<Lease>>,
     plan: ReleasePlan,
     last: bool,
-    inv: ScriptInvocation<'static>,
-    latch: String,
+    /// The release script, sent again with the same request latch after a lost reply.
+    write: Once,
     sent_at: Instant,
-    tries: u32,
 }
 
 /// Dropped before [`ReleaseInFlight::land`] (the caller's future was cancelled while the release was in
@@ -340,7 +313,7 @@ impl Drop for ReleaseInFlight<'_> {
         let key = releaser.key.clone();
         let job: Job = Box::new(move || {
             Box::pin(async move {
-                let r = match releaser.drive(&mut f).await {
+                let r = match f.write.finish().await {
                     Ok(reply) => releaser.conclude(f, reply),
                     Err(e) => Err(releaser.kind.map_error(&releaser.key, &field, e)),
                 };

@@ -2,7 +2,7 @@
 
 use super::Semaphore;
 use crate::error::Result;
-use crate::synchronizer::once::Once;
+use crate::once::Once;
 
 /// Permits taken with [`Semaphore::acquire`], [`try_acquire`](Semaphore::try_acquire) or
 /// [`try_acquire_for`](Semaphore::try_acquire_for): given back by [`release`](Self::release),

@@ -102,7 +102,7 @@ impl Shared {
         delta: i64,
     ) -> Result<i64> {
         let delta = count(&self.key, delta)?;
-        let once = crate::synchronizer::once::Once::new(&self.client, &self.key, what, false, |latch, ms| {
+        let once = crate::once::Once::new(&self.client, &self.key, what, false, |latch, ms| {
             let mut inv = script.prepare_invoke();
             inv.key(&*self.key)
                 .key(&*self.channel)

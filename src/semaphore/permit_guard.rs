@@ -2,7 +2,7 @@
 
 use super::{PermitExpirableSemaphore, PermitId};
 use crate::error::Result;
-use crate::synchronizer::once::Once;
+use crate::once::Once;
 
 /// Permits of a [`PermitExpirableSemaphore`] taken by one acquisition, with their ids: given
 /// back by [`release`](Self::release), or when dropped (in the background; the client's

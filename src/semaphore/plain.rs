@@ -7,8 +7,8 @@ use redis::{ScriptInvocation, Value};
 
 use super::{SemaphoreGuard, Shared};
 use crate::error::{Error, Result};
+use crate::once::Once;
 use crate::script::{self, lua};
-use crate::synchronizer::once::Once;
 use crate::synchronizer::pending::{GiveBack, Pending};
 use crate::synchronizer::wait::Waiter;
 use crate::waiting::Step;

@@ -1,17 +1,14 @@
 //! The machinery shared by the synchronizers (count-down latch, semaphores): they are not lock
 //! kinds (no owner field, no hold to renew), but they reuse the client's connection, pub/sub hub,
-//! latch janitor and background work through three pieces:
+//! latch janitor, background work and writes applied once ([`crate::once`]) through two pieces:
 //!
 //! - [`wait`]: waiting for a state in Redis on the client's one wait loop ([`crate::waiting`],
 //!   the locks' too), with the synchronizers' metrics;
-//! - [`once`]: a write that applies at most once though it is sent again after a lost reply (its
-//!   request latch replays the first reply), finished in the background when its caller drops it;
 //! - [`pending`]: an acquisition whose reply may be lost: settled through its attempt latch, and
 //!   what it took given back when nobody is left to use it.
 //!
 //! A synchronizer supplies its scripts and what "done" means; the waiting and the retries are
 //! the locks' own, the rest is written once here.
 
-pub(crate) mod once;
 pub(crate) mod pending;
 pub(crate) mod wait;

@@ -14,10 +14,10 @@ use std::time::Instant;
 
 use redis::{ScriptInvocation, Value};
 
-use super::once::Once;
 use crate::background::Ticket;
 use crate::error::{Error, Result};
 use crate::inner::ClientInner;
+use crate::once::Once;
 use crate::script;
 use crate::settle::Unsettled;
 
