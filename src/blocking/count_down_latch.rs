@@ -44,34 +44,13 @@ impl CountDownLatch {
         self.latch.key()
     }
 
-    /// See [`crate::CountDownLatch::try_set_count`].
-    pub fn try_set_count(&self, count: u64) -> Result<bool> {
-        self.rt.block_on(self.latch.try_set_count(count))
-    }
-
-    /// See [`crate::CountDownLatch::count_down`].
-    pub fn count_down(&self) -> Result<u64> {
-        self.rt.block_on(self.latch.count_down())
-    }
-
-    /// See [`crate::CountDownLatch::count`].
-    pub fn count(&self) -> Result<u64> {
-        self.rt.block_on(self.latch.count())
-    }
-
-    /// See [`crate::CountDownLatch::delete`].
-    pub fn delete(&self) -> Result<bool> {
-        self.rt.block_on(self.latch.delete())
-    }
-
-    /// See [`crate::CountDownLatch::wait`]: blocks the calling thread until the count is zero.
-    pub fn wait(&self) -> Result<()> {
-        self.rt.block_on(self.latch.wait())
-    }
-
-    /// See [`crate::CountDownLatch::wait_for`].
-    pub fn wait_for(&self, timeout: Duration) -> Result<bool> {
-        self.rt.block_on(self.latch.wait_for(timeout))
+    super::twins! {"crate::CountDownLatch", latch;
+        fn try_set_count(count: u64) -> bool;
+        fn count_down() -> u64;
+        fn count() -> u64;
+        fn delete() -> bool;
+        fn wait() -> ();
+        fn wait_for(timeout: Duration) -> bool;
     }
 
     /// The async latch behind this one.

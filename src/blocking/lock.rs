@@ -116,24 +116,9 @@ impl<K: AcquireKind> Lock<K> {
         self.rt.block_on(self.owned().unlock())
     }
 
-    /// Blocking [`crate::Lock::force_unlock`].
-    pub fn force_unlock(&self) -> Result<bool> {
-        self.rt.block_on(self.core.force_unlock())
-    }
-
-    /// Blocking [`crate::Lock::is_locked`].
-    pub fn is_locked(&self) -> Result<bool> {
-        self.rt.block_on(self.core.is_locked())
-    }
-
     /// Blocking [`crate::Lock::is_held`] for this handle's owner.
     pub fn is_held(&self) -> Result<bool> {
         self.rt.block_on(self.owned().is_held())
-    }
-
-    /// Blocking [`crate::Lock::is_held_by`].
-    pub fn is_held_by(&self, owner: impl Into<OwnerId>) -> Result<bool> {
-        self.rt.block_on(self.core.is_held_by(owner))
     }
 
     /// Blocking [`crate::Lock::hold_count`] for this handle's owner.
@@ -141,9 +126,11 @@ impl<K: AcquireKind> Lock<K> {
         self.rt.block_on(self.owned().hold_count())
     }
 
-    /// Blocking [`crate::Lock::remain_time_to_live`].
-    pub fn remain_time_to_live(&self) -> Result<Ttl> {
-        self.rt.block_on(self.core.remain_time_to_live())
+    super::twins! {"crate::Lock", core;
+        fn force_unlock() -> bool;
+        fn is_locked() -> bool;
+        fn is_held_by(owner: impl Into<OwnerId>) -> bool;
+        fn remain_time_to_live() -> Ttl;
     }
 
     /// Blocking [`crate::Lock::ttl`].
@@ -184,14 +171,9 @@ impl Lock<kinds::Fenced> {
         Ok(self.try_lock_with_lease(wait, lease)?.map(|g| (g.token(), g)))
     }
 
-    /// Blocking [`crate::Lock::get_token`].
-    pub fn get_token(&self) -> Result<Option<u64>> {
-        self.rt.block_on(self.core.get_token())
-    }
-
-    /// Blocking [`crate::Lock::raise_token_to`].
-    pub fn raise_token_to(&self, floor: u64) -> Result<u64> {
-        self.rt.block_on(self.core.raise_token_to(floor))
+    super::twins! {"crate::Lock", core;
+        fn get_token() -> Option<u64>;
+        fn raise_token_to(floor: u64) -> u64;
     }
 }
 

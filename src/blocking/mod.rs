@@ -83,6 +83,41 @@ macro_rules! acquisitions {
 }
 pub(crate) use acquisitions;
 
+/// Blocking twins of a handle's async methods: each listed method is `block_on` of its async
+/// twin on the handle's runtime (`self.rt`), called on the async handle in the field `$inner`
+/// (`$twin` names its type, for the docs). A `fn` returns what its twin returns; a
+/// `guard fn` wraps the twin's guard in the blocking one (`self.guard(..)`), and a
+/// `maybe_guard fn` the guard it may return.
+macro_rules! twins {
+    ($twin:literal, $inner:ident;
+     $(fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty;)*
+     $(guard fn $gname:ident($($garg:ident: $gty:ty),*) -> $guard:ty;)*
+     $(maybe_guard fn $mname:ident($($marg:ident: $mty:ty),*) -> $mguard:ty;)*
+    ) => {
+        $(
+            #[doc = concat!("Blocking [`", $twin, "::", stringify!($name), "`].")]
+            pub fn $name(&self, $($arg: $ty),*) -> Result<$ret> {
+                self.rt.block_on(self.$inner.$name($($arg),*))
+            }
+        )*
+        $(
+            #[doc = concat!("Blocking [`", $twin, "::", stringify!($gname), "`]: blocks the calling thread until it is granted.")]
+            pub fn $gname(&self, $($garg: $gty),*) -> Result<$guard> {
+                let held = self.rt.block_on(self.$inner.$gname($($garg),*))?;
+                Ok(self.guard(held))
+            }
+        )*
+        $(
+            #[doc = concat!("Blocking [`", $twin, "::", stringify!($mname), "`].")]
+            pub fn $mname(&self, $($marg: $mty),*) -> Result<Option<$mguard>> {
+                let held = self.rt.block_on(self.$inner.$mname($($marg),*))?;
+                Ok(held.map(|h| self.guard(h)))
+            }
+        )*
+    };
+}
+pub(crate) use twins;
+
 pub use any::{AnyGuard, AnyLock};
 pub use count_down_latch::CountDownLatch;
 pub use lock::{

@@ -44,32 +44,18 @@ impl Semaphore {
         self.sem.key()
     }
 
-    /// See [`crate::Semaphore::try_set_permits`].
-    pub fn try_set_permits(&self, permits: i64) -> Result<bool> {
-        self.rt.block_on(self.sem.try_set_permits(permits))
-    }
-
-    /// See [`crate::Semaphore::try_set_permits_with_ttl`].
-    pub fn try_set_permits_with_ttl(&self, permits: i64, ttl: Duration) -> Result<bool> {
-        self.rt.block_on(self.sem.try_set_permits_with_ttl(permits, ttl))
-    }
-
-    /// See [`crate::Semaphore::acquire`]: blocks the calling thread until the permits are taken.
-    pub fn acquire(&self, permits: u64) -> Result<SemaphoreGuard> {
-        let guard = self.rt.block_on(self.sem.acquire(permits))?;
-        Ok(self.guard(guard))
-    }
-
-    /// See [`crate::Semaphore::try_acquire`].
-    pub fn try_acquire(&self, permits: u64) -> Result<Option<SemaphoreGuard>> {
-        let guard = self.rt.block_on(self.sem.try_acquire(permits))?;
-        Ok(guard.map(|g| self.guard(g)))
-    }
-
-    /// See [`crate::Semaphore::try_acquire_for`].
-    pub fn try_acquire_for(&self, permits: u64, wait: Duration) -> Result<Option<SemaphoreGuard>> {
-        let guard = self.rt.block_on(self.sem.try_acquire_for(permits, wait))?;
-        Ok(guard.map(|g| self.guard(g)))
+    super::twins! {"crate::Semaphore", sem;
+        fn try_set_permits(permits: i64) -> bool;
+        fn try_set_permits_with_ttl(permits: i64, ttl: Duration) -> bool;
+        fn release(permits: u64) -> ();
+        fn release_if_exists(permits: u64) -> bool;
+        fn available_permits() -> i64;
+        fn drain_permits() -> i64;
+        fn add_permits(delta: i64) -> i64;
+        fn delete() -> bool;
+        guard fn acquire(permits: u64) -> SemaphoreGuard;
+        maybe_guard fn try_acquire(permits: u64) -> SemaphoreGuard;
+        maybe_guard fn try_acquire_for(permits: u64, wait: Duration) -> SemaphoreGuard;
     }
 
     fn guard(&self, guard: crate::SemaphoreGuard) -> SemaphoreGuard {
@@ -77,36 +63,6 @@ impl Semaphore {
             sem: self.clone(),
             guard: Some(guard),
         }
-    }
-
-    /// See [`crate::Semaphore::release`].
-    pub fn release(&self, permits: u64) -> Result<()> {
-        self.rt.block_on(self.sem.release(permits))
-    }
-
-    /// See [`crate::Semaphore::release_if_exists`].
-    pub fn release_if_exists(&self, permits: u64) -> Result<bool> {
-        self.rt.block_on(self.sem.release_if_exists(permits))
-    }
-
-    /// See [`crate::Semaphore::available_permits`].
-    pub fn available_permits(&self) -> Result<i64> {
-        self.rt.block_on(self.sem.available_permits())
-    }
-
-    /// See [`crate::Semaphore::drain_permits`].
-    pub fn drain_permits(&self) -> Result<i64> {
-        self.rt.block_on(self.sem.drain_permits())
-    }
-
-    /// See [`crate::Semaphore::add_permits`].
-    pub fn add_permits(&self, delta: i64) -> Result<i64> {
-        self.rt.block_on(self.sem.add_permits(delta))
-    }
-
-    /// See [`crate::Semaphore::delete`].
-    pub fn delete(&self) -> Result<bool> {
-        self.rt.block_on(self.sem.delete())
     }
 
     /// The async semaphore behind this one.
@@ -249,62 +205,26 @@ impl PermitExpirableSemaphore {
         self.sem.leases_key()
     }
 
-    /// See [`crate::PermitExpirableSemaphore::try_set_permits`].
-    pub fn try_set_permits(&self, permits: i64) -> Result<bool> {
-        self.rt.block_on(self.sem.try_set_permits(permits))
-    }
-
-    /// See [`crate::PermitExpirableSemaphore::set_permits`].
-    pub fn set_permits(&self, permits: i64) -> Result<()> {
-        self.rt.block_on(self.sem.set_permits(permits))
-    }
-
-    /// See [`crate::PermitExpirableSemaphore::add_permits`].
-    pub fn add_permits(&self, delta: i64) -> Result<i64> {
-        self.rt.block_on(self.sem.add_permits(delta))
-    }
-
-    /// See [`crate::PermitExpirableSemaphore::acquire`].
-    pub fn acquire(&self) -> Result<PermitGuard> {
-        let guard = self.rt.block_on(self.sem.acquire())?;
-        Ok(self.guard(guard))
-    }
-
-    /// See [`crate::PermitExpirableSemaphore::acquire_with_lease`].
-    pub fn acquire_with_lease(&self, lease: Duration) -> Result<PermitGuard> {
-        let guard = self.rt.block_on(self.sem.acquire_with_lease(lease))?;
-        Ok(self.guard(guard))
-    }
-
-    /// See [`crate::PermitExpirableSemaphore::acquire_many`].
-    pub fn acquire_many(&self, permits: u64, lease: Option<Duration>) -> Result<PermitGuard> {
-        let guard = self.rt.block_on(self.sem.acquire_many(permits, lease))?;
-        Ok(self.guard(guard))
-    }
-
-    /// See [`crate::PermitExpirableSemaphore::try_acquire`].
-    pub fn try_acquire(&self) -> Result<Option<PermitGuard>> {
-        let guard = self.rt.block_on(self.sem.try_acquire())?;
-        Ok(guard.map(|g| self.guard(g)))
-    }
-
-    /// See [`crate::PermitExpirableSemaphore::try_acquire_for`].
-    pub fn try_acquire_for(&self, wait: Duration, lease: Option<Duration>) -> Result<Option<PermitGuard>> {
-        let guard = self.rt.block_on(self.sem.try_acquire_for(wait, lease))?;
-        Ok(guard.map(|g| self.guard(g)))
-    }
-
-    /// See [`crate::PermitExpirableSemaphore::try_acquire_many`].
-    pub fn try_acquire_many(
-        &self,
-        permits: u64,
-        wait: Duration,
-        lease: Option<Duration>,
-    ) -> Result<Option<PermitGuard>> {
-        let guard = self
-            .rt
-            .block_on(self.sem.try_acquire_many(permits, wait, lease))?;
-        Ok(guard.map(|g| self.guard(g)))
+    super::twins! {"crate::PermitExpirableSemaphore", sem;
+        fn try_set_permits(permits: i64) -> bool;
+        fn set_permits(permits: i64) -> ();
+        fn add_permits(delta: i64) -> i64;
+        fn try_release(id: PermitId) -> bool;
+        fn release(id: PermitId) -> ();
+        fn try_release_many(ids: &[PermitId]) -> u64;
+        fn release_many(ids: &[PermitId]) -> ();
+        fn update_lease_time(id: PermitId, lease: Option<Duration>) -> bool;
+        fn lease_time(id: PermitId) -> Option<PermitLease>;
+        fn available_permits() -> i64;
+        fn acquired_permits() -> u64;
+        fn permits() -> i64;
+        fn delete() -> bool;
+        guard fn acquire() -> PermitGuard;
+        guard fn acquire_with_lease(lease: Duration) -> PermitGuard;
+        guard fn acquire_many(permits: u64, lease: Option<Duration>) -> PermitGuard;
+        maybe_guard fn try_acquire() -> PermitGuard;
+        maybe_guard fn try_acquire_for(wait: Duration, lease: Option<Duration>) -> PermitGuard;
+        maybe_guard fn try_acquire_many(permits: u64, wait: Duration, lease: Option<Duration>) -> PermitGuard;
     }
 
     fn guard(&self, guard: crate::PermitGuard) -> PermitGuard {
@@ -312,56 +232,6 @@ impl PermitExpirableSemaphore {
             sem: self.clone(),
             guard: Some(guard),
         }
-    }
-
-    /// See [`crate::PermitExpirableSemaphore::try_release`].
-    pub fn try_release(&self, id: PermitId) -> Result<bool> {
-        self.rt.block_on(self.sem.try_release(id))
-    }
-
-    /// See [`crate::PermitExpirableSemaphore::release`].
-    pub fn release(&self, id: PermitId) -> Result<()> {
-        self.rt.block_on(self.sem.release(id))
-    }
-
-    /// See [`crate::PermitExpirableSemaphore::try_release_many`].
-    pub fn try_release_many(&self, ids: &[PermitId]) -> Result<u64> {
-        self.rt.block_on(self.sem.try_release_many(ids))
-    }
-
-    /// See [`crate::PermitExpirableSemaphore::release_many`].
-    pub fn release_many(&self, ids: &[PermitId]) -> Result<()> {
-        self.rt.block_on(self.sem.release_many(ids))
-    }
-
-    /// See [`crate::PermitExpirableSemaphore::update_lease_time`].
-    pub fn update_lease_time(&self, id: PermitId, lease: Option<Duration>) -> Result<bool> {
-        self.rt.block_on(self.sem.update_lease_time(id, lease))
-    }
-
-    /// See [`crate::PermitExpirableSemaphore::lease_time`].
-    pub fn lease_time(&self, id: PermitId) -> Result<Option<PermitLease>> {
-        self.rt.block_on(self.sem.lease_time(id))
-    }
-
-    /// See [`crate::PermitExpirableSemaphore::available_permits`].
-    pub fn available_permits(&self) -> Result<i64> {
-        self.rt.block_on(self.sem.available_permits())
-    }
-
-    /// See [`crate::PermitExpirableSemaphore::acquired_permits`].
-    pub fn acquired_permits(&self) -> Result<u64> {
-        self.rt.block_on(self.sem.acquired_permits())
-    }
-
-    /// See [`crate::PermitExpirableSemaphore::permits`].
-    pub fn permits(&self) -> Result<i64> {
-        self.rt.block_on(self.sem.permits())
-    }
-
-    /// See [`crate::PermitExpirableSemaphore::delete`].
-    pub fn delete(&self) -> Result<bool> {
-        self.rt.block_on(self.sem.delete())
     }
 
     /// The async semaphore behind this one.
