@@ -15,6 +15,7 @@
 //!   3.17.7 (classic only): R→J, Java's `tryLock(3 s)` answers **false** although the lock was
 //!   free from the start of its wait (the `SPUBLISH` never reaches its `SUBSCRIBE`); J→R, the
 //!   Rust waiter gets in only at its own 10 s poll. Passing = the outcome matches the version.
+//! * 71 a map entry's six objects used from both languages (scenario 70, in a cluster).
 
 use std::time::Duration;
 
@@ -72,6 +73,14 @@ pub const SCENARIOS: &[Scenario] = &[
     sc(40, "Cluster: 2 Java + 2 Rust x 100 rounds, counter = 400, no overlap, hand-overs both ways"),
     sc(41, "Cluster: fair lock: B (the head) woken on its own channel by A's unlock within 500 ms"),
     sc(42, "Cluster, Rust in Auto (default): 3.22+ woken by message; 3.17.7 NOT woken (R→J: tryLock(3 s) false on a free lock; J→R: only the 10 s poll)"),
+    Scenario {
+        no: 71,
+        title: crate::map_entry::LIVE_TITLE,
+        dirs: crate::kinds::TOGETHER,
+        limit_s: 120,
+        last: false,
+        needs: None,
+    },
 ];
 
 pub async fn run(env: &Env, no: usize, dir: Dir) -> Result<Outcome> {
@@ -81,6 +90,7 @@ pub async fn run(env: &Env, no: usize, dir: Dir) -> Result<Outcome> {
         40 => s40(env, dir).await?,
         41 => s41(env, dir).await?,
         42 => s42(env, dir).await?,
+        71 => crate::map_entry::live(env, 71).await?,
         _ => return Err(format!("no cluster scenario {no}")),
     };
     let mode = if no == 42 { PublishMode::Auto } else { env.mode };

@@ -356,7 +356,7 @@ pub fn scenario(no: usize) -> Option<(Kind, &'static Scenario)> {
 }
 
 /// Every scenario number in run order: each kind's in [`Kind::ALL`] order, the `last` ones at
-/// the end (1–8, 10–19, 58, 20–57, 63–64, 59–62, 9).
+/// the end (1–8, 10–19, 58, 20–42, 71, 43–57, 63–64, 70, 59–62, 9).
 pub fn run_order() -> Vec<usize> {
     let all = || Kind::ALL.into_iter().flat_map(|k| k.scenarios().iter());
     all()

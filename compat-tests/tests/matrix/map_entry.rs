@@ -1,11 +1,13 @@
 //! Map-entry scenarios 63–64 (`RMap.getLock(key)` & co / `Client::map_entry`, feature
 //! `map-entry`): 63 compares every name the crate derives with the name Redisson derives, for
 //! every codec × Java key type × entry object, and the encoded key byte for byte; 64 locks one
-//! entry from both languages (a holder in one, a waiter in the other).
+//! entry from both languages (a holder in one, a waiter in the other); 70 (and 71 in a cluster,
+//! listed with the cluster scenarios) uses each of an entry's six objects from both languages,
+//! for every codec × key type the crate encodes.
 
 use std::time::{Duration, Instant};
 
-use redisson_lock::{entry_name, Codec, EntryKey, EntryObject};
+use redisson_lock::{entry_name, AnyLock, Codec, EntryKey, EntryObject};
 use redisson_lock_compat_tests::{version_at_least, Result};
 
 use crate::env::Env;
@@ -29,12 +31,24 @@ pub const SCENARIOS: &[Scenario] = &[
         last: false,
         needs: None,
     },
+    Scenario {
+        no: 70,
+        title: LIVE_TITLE,
+        dirs: TOGETHER,
+        limit_s: 120,
+        last: false,
+        needs: None,
+    },
 ];
+
+/// Scenario 70's title (71's is the same, in a cluster).
+pub const LIVE_TITLE: &str = "Map-entry objects across languages, for StringCodec (String keys), LongCodec (Long), JsonJacksonCodec (String, Long, Integer) and Kryo5Codec (String, Long, Integer, UUID from 3.18): getLock / getFairLock / the write and read sides of getReadWriteLock exclude the other language's hold and pass to it after unlock; getSemaphore's and getPermitExpirableSemaphore's one permit taken in one language is refused in the other until given back; getCountDownLatch's count set and counted down in both";
 
 pub async fn run(env: &Env, no: usize, dir: Dir) -> Result<Outcome> {
     match no {
         63 => s63(env).await,
         64 => s64(env, dir).await,
+        70 => live(env, 70).await,
         _ => Err(format!("no map-entry scenario {no}")),
     }
 }
@@ -307,7 +321,10 @@ async fn s64(env: &Env, dir: Dir) -> Result<Outcome> {
                 h.get(&field).map(String::as_str) == Some("1"),
                 "after Java's lock the hash {name} is {h:?}, expected {field} = 1"
             );
-            let got = lock.try_lock().await.map_err(|e| e.to_string())?;
+            let got = lock
+                .try_lock_for(Duration::ZERO)
+                .await
+                .map_err(|e| e.to_string())?;
             ensure!(got.is_none(), "Rust's try_lock got the entry Java holds");
             let l = lock.clone();
             let waiter = tokio::spawn(async move {
@@ -372,5 +389,288 @@ async fn s64(env: &Env, dir: Dir) -> Result<Outcome> {
     Ok(Outcome {
         latency_ms: Some(latency),
         note: format!("lock {name}; B woken {latency:.1} ms after A's unlock"),
+    })
+}
+
+/// The codecs × key types scenario 70 uses: (the crate's codec, the harness' codec, the Java
+/// key type, the key's text).
+fn live_keys(version: &str) -> Vec<(Codec, &'static str, &'static str, &'static str)> {
+    let mut out = vec![
+        (Codec::String, "string", "string", "order:42 é"),
+        (Codec::Long, "long", "long", "-7"),
+        (Codec::JsonJackson, "json", "string", "order:42 é"),
+        (Codec::JsonJackson, "json", "long", "4200000000"),
+        (Codec::JsonJackson, "json", "int", "42"),
+        (Codec::Kryo5, "kryo5", "string", "order:42 é"),
+        (Codec::Kryo5, "kryo5", "long", "-7"),
+        (Codec::Kryo5, "kryo5", "int", "42"),
+    ];
+    // Redisson before 3.18 cannot encode a UUID with Kryo5Codec on Java 17 (scenario 63)
+    if version_at_least(version, "3.18.0") {
+        out.push((
+            Codec::Kryo5,
+            "kryo5",
+            "uuid",
+            "123e4567-e89b-12d3-a456-426614174000",
+        ));
+    }
+    out
+}
+
+fn live_key(codec: Codec, java_type: &str, text: &str) -> Result<EntryKey> {
+    let made = match java_type {
+        "string" => EntryKey::string(codec, text),
+        "long" => EntryKey::long(codec, text.parse().map_err(|e| format!("{text}: {e}"))?),
+        "int" => EntryKey::int(codec, text.parse().map_err(|e| format!("{text}: {e}"))?),
+        _ => EntryKey::uuid(codec, uuid::Uuid::parse_str(text).map_err(|e| e.to_string())?),
+    };
+    made.map_err(|e| format!("{codec:?} {java_type} {text:?}: the crate refused: {e}"))
+}
+
+/// Scenarios 70 and 71: every object of an entry, used from both languages, for every codec ×
+/// key type of [`live_keys`]. Nothing waits: each step is one call whose answer says whether the
+/// other language's hold is seen.
+pub async fn live(env: &Env, no: usize) -> Result<Outcome> {
+    let worker = format!("s{no}j");
+    let map = format!("compat:{}:s{no}:map", env.version);
+    let mut checks = 0usize;
+    let mut latch_refused = false;
+    let combos = live_keys(&env.version);
+    for (codec, java_codec, java_type, text) in &combos {
+        let what = format!("{java_codec} {java_type} {text:?}");
+        let spec = spec(&map, java_codec, java_type, text);
+        let entry = env
+            .rust
+            .map_entry(&map, &live_key(*codec, java_type, text)?)
+            .map_err(|e| e.to_string())?;
+        let java = |object: &'static str, op: &'static str, arg: Option<String>| {
+            let (worker, spec) = (worker.clone(), spec.clone());
+            async move {
+                let mut args = vec![spec.as_str(), object, op];
+                if let Some(a) = arg.as_deref() {
+                    args.push(a);
+                }
+                env.java
+                    .call(&worker, "mapEntryOp", &args, Duration::from_secs(10))
+                    .await?
+                    .into_ok()
+            }
+        };
+        let err = |e: redisson_lock::Error| format!("{what}: {e}");
+
+        // the exclusive locks: Java's hold is seen, then passes to Rust, whose hold Java sees
+        let locks: [(&'static str, Box<dyn AnyLock>); 3] = [
+            ("lock", Box::new(entry.lock().map_err(err)?)),
+            ("fairlock", Box::new(entry.fair_lock().map_err(err)?)),
+            (
+                "write",
+                Box::new(entry.read_write_lock().map_err(err)?.write_lock()),
+            ),
+        ];
+        for (object, lock) in locks {
+            ensure!(
+                java(object, "tryLock", None).await? == true,
+                "{what}: Java's {object} tryLock on a free entry failed"
+            );
+            ensure!(
+                lock.try_lock_for(Duration::ZERO).await.map_err(err)?.is_none(),
+                "{what}: Rust took the {object} Java holds"
+            );
+            java(object, "unlock", None).await?;
+            let g = lock.try_lock_for(Duration::ZERO).await.map_err(err)?;
+            ensure!(
+                g.is_some(),
+                "{what}: Rust could not take the {object} Java released"
+            );
+            ensure!(
+                java(object, "tryLock", None).await? == false,
+                "{what}: Java took the {object} Rust holds"
+            );
+            ensure!(
+                java(object, "isLocked", None).await? == true,
+                "{what}: Java does not see Rust's {object}"
+            );
+            if let Some(g) = g {
+                g.unlock().await.map_err(err)?;
+            }
+            ensure!(
+                java(object, "isLocked", None).await? == false,
+                "{what}: Java still sees the {object} Rust released"
+            );
+            checks += 1;
+        }
+        // the read side: shared with Java's readers, excluded by Java's writer
+        let rw = entry.read_write_lock().map_err(err)?;
+        ensure!(
+            java("write", "tryLock", None).await? == true,
+            "{what}: Java's write tryLock failed"
+        );
+        ensure!(
+            rw.read_lock().try_lock().await.map_err(err)?.is_none(),
+            "{what}: Rust read the entry Java writes"
+        );
+        java("write", "unlock", None).await?;
+        ensure!(
+            java("read", "tryLock", None).await? == true,
+            "{what}: Java's read tryLock failed"
+        );
+        let r = rw.read_lock().try_lock().await.map_err(err)?;
+        ensure!(r.is_some(), "{what}: Rust could not read beside Java's reader");
+        ensure!(
+            java("write", "tryLock", None).await? == false,
+            "{what}: Java wrote while both read"
+        );
+        java("read", "unlock", None).await?;
+        if let Some(r) = r {
+            r.unlock().await.map_err(err)?;
+        }
+        checks += 1;
+
+        // the semaphore: one permit, taken in one language, refused in the other
+        let sem = entry.semaphore().map_err(err)?;
+        ensure!(
+            java("semaphore", "trySetPermits", Some("1".into())).await? == true,
+            "{what}: trySetPermits"
+        );
+        ensure!(
+            java("semaphore", "tryAcquire", None).await? == true,
+            "{what}: Java's tryAcquire"
+        );
+        ensure!(
+            sem.available_permits().await.map_err(err)? == 0,
+            "{what}: Rust sees a free permit Java holds"
+        );
+        ensure!(
+            sem.try_acquire(1).await.map_err(err)?.is_none(),
+            "{what}: Rust took the permit Java holds"
+        );
+        java("semaphore", "release", None).await?;
+        let p = sem.try_acquire(1).await.map_err(err)?;
+        ensure!(
+            p.is_some(),
+            "{what}: Rust could not take the permit Java gave back"
+        );
+        ensure!(
+            java("semaphore", "tryAcquire", None).await? == false,
+            "{what}: Java took the permit Rust holds"
+        );
+        if let Some(p) = p {
+            p.release().await.map_err(err)?;
+        }
+        ensure!(
+            java("semaphore", "availablePermits", None).await? == 1,
+            "{what}: the permit Rust gave back"
+        );
+        sem.delete().await.map_err(err)?;
+        checks += 1;
+
+        // the permit-expirable semaphore: the same with permit ids
+        let pes = entry.permit_expirable_semaphore().map_err(err)?;
+        ensure!(
+            java("pes", "trySetPermits", Some("1".into())).await? == true,
+            "{what}: pes trySetPermits"
+        );
+        let id = java("pes", "tryAcquire", None).await?;
+        let id = id
+            .as_str()
+            .ok_or_else(|| format!("{what}: Java's pes tryAcquire gave {id}"))?
+            .to_owned();
+        ensure!(
+            pes.try_acquire().await.map_err(err)?.is_none(),
+            "{what}: Rust took the expirable permit Java holds"
+        );
+        java("pes", "release", Some(id)).await?;
+        let p = pes.try_acquire().await.map_err(err)?;
+        ensure!(
+            p.is_some(),
+            "{what}: Rust could not take the expirable permit Java gave back"
+        );
+        ensure!(
+            java("pes", "tryAcquire", None).await?.is_null(),
+            "{what}: Java took the expirable permit Rust holds"
+        );
+        if let Some(p) = p {
+            p.release().await.map_err(err)?;
+        }
+        ensure!(
+            java("pes", "availablePermits", None).await? == 1,
+            "{what}: the expirable permit Rust gave back"
+        );
+        pes.delete().await.map_err(err)?;
+        checks += 1;
+
+        if env.nodes.is_empty() {
+            // the count-down latch: counted down in both languages
+            let latch = entry.count_down_latch().map_err(err)?;
+            ensure!(
+                java("latch", "trySetCount", Some("2".into())).await? == true,
+                "{what}: trySetCount"
+            );
+            ensure!(
+                latch.count().await.map_err(err)? == 2,
+                "{what}: Rust does not see Java's count"
+            );
+            latch.count_down().await.map_err(err)?;
+            ensure!(
+                java("latch", "getCount", None).await? == 1,
+                "{what}: Java does not see Rust's count-down"
+            );
+            java("latch", "countDown", None).await?;
+            ensure!(
+                latch.count().await.map_err(err)? == 0,
+                "{what}: Rust does not see Java's count-down"
+            );
+            checks += 1;
+        } else {
+            // in a cluster, a map entry's latch cannot work in either language: Redisson always
+            // wraps the latch's name in braces for its channel, and the entry's name has braces
+            // of its own, so the channel hashes to another slot than the count (CROSSSLOT in
+            // Redisson's scripts); the crate refuses the handle, naming why
+            let made = entry.count_down_latch();
+            ensure!(
+                matches!(&made, Err(redisson_lock::Error::InvalidArgument(m)) if m.contains("slot")),
+                "{what}: the crate made a map-entry latch in a cluster: {made:?}"
+            );
+            let r = env
+                .java
+                .call(
+                    &worker,
+                    "mapEntryOp",
+                    &[&spec, "latch", "trySetCount", "2"],
+                    Duration::from_secs(10),
+                )
+                .await?;
+            ensure!(
+                !r.ok,
+                "{what}: Redisson set a map-entry latch's count in a cluster: {}",
+                r.raw
+            );
+            let why = r.error.as_deref().unwrap_or("");
+            ensure!(
+                why.contains("CROSSSLOT"),
+                "{what}: Redisson's latch failed, not with CROSSSLOT: {why}"
+            );
+            latch_refused = true;
+        }
+
+        for o in EntryObject::ALL {
+            let name = entry.name(o);
+            ensure!(
+                env.raw.exists(&[name.as_str()]).await? == 0,
+                "{what}: {name} left behind"
+            );
+        }
+    }
+    Ok(Outcome {
+        latency_ms: None,
+        note: format!(
+            "{} codec × key types, {checks} objects used from both languages{}",
+            combos.len(),
+            if latch_refused {
+                "; the latch refused by both in a cluster (its channel, in braces, hashes to another slot: CROSSSLOT in Redisson, InvalidArgument in the crate)"
+            } else {
+                ""
+            }
+        ),
     })
 }

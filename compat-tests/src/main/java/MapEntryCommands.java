@@ -4,8 +4,11 @@ import java.util.Map;
 import java.util.UUID;
 
 import io.netty.buffer.ByteBuf;
+import org.redisson.api.RCountDownLatch;
 import org.redisson.api.RLock;
 import org.redisson.api.RMap;
+import org.redisson.api.RPermitExpirableSemaphore;
+import org.redisson.api.RSemaphore;
 import org.redisson.api.RSet;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.Codec;
@@ -28,7 +31,11 @@ final class MapEntryCommands {
     private MapEntryCommands() {
     }
 
-    /** {@code mapEntryName SPEC}, and {@code mapLock<Op> SPEC [ARGS]} (the lock commands on {@code getLock(key)}). */
+    /**
+     * {@code mapEntryName SPEC}, {@code mapLock<Op> SPEC [ARGS]} (the lock commands on {@code getLock(key)}), and
+     * {@code mapEntryOp SPEC OBJECT OP [ARG]}: one call on one of the entry's objects, without waiting (see
+     * {@link #entryOp}).
+     */
     static Object execute(String cmd, String[] a) throws InterruptedException {
         if (a.length < 1) {
             throw new IllegalArgumentException(cmd + ": missing MAP|CODEC|KEYTYPE|XHEX");
@@ -38,6 +45,10 @@ final class MapEntryCommands {
             Harness.argc(cmd, a, 1, 1);
             return names(e);
         }
+        if (cmd.equals("mapEntryOp")) {
+            Harness.argc(cmd, a, 3, 4);
+            return entryOp(cmd, e, a[1], a[2], a.length == 4 ? a[3] : null);
+        }
         String op = Harness.opOf(cmd, "mapLock");
         if (op == null) {
             throw new IllegalArgumentException("unknown command: " + cmd + " (map entries have mapEntryName and"
@@ -45,6 +56,103 @@ final class MapEntryCommands {
         }
         RLock lock = Harness.redisson().getMap(e.map, e.codec).getLock(e.key);
         return Harness.lockOp(cmd, op, lock, a);
+    }
+
+    /**
+     * One call on an object of the entry, none of which waits: OBJECT {@code lock} ({@code getLock}),
+     * {@code fairlock}, {@code read} / {@code write} (the sides of {@code getReadWriteLock}) with OP
+     * {@code tryLock}, {@code unlock} or {@code isLocked}; {@code semaphore} with {@code trySetPermits N},
+     * {@code tryAcquire} (one permit), {@code release} (one) or {@code availablePermits}; {@code pes}
+     * ({@code getPermitExpirableSemaphore}) with {@code trySetPermits N}, {@code tryAcquire} (the permit id or
+     * null), {@code release ID} or {@code availablePermits}; {@code latch} with {@code trySetCount N},
+     * {@code countDown} or {@code getCount}.
+     */
+    static Object entryOp(String cmd, Entry e, String object, String op, String arg) {
+        RMap<Object, Object> map = Harness.redisson().getMap(e.map, e.codec);
+        switch (object) {
+            case "lock":
+                return lockOp(cmd, op, map.getLock(e.key));
+            case "fairlock":
+                return lockOp(cmd, op, map.getFairLock(e.key));
+            case "read":
+                return lockOp(cmd, op, map.getReadWriteLock(e.key).readLock());
+            case "write":
+                return lockOp(cmd, op, map.getReadWriteLock(e.key).writeLock());
+            case "semaphore": {
+                RSemaphore s = map.getSemaphore(e.key);
+                switch (op) {
+                    case "trySetPermits":
+                        return s.trySetPermits(Integer.parseInt(need(cmd, arg)));
+                    case "tryAcquire":
+                        return s.tryAcquire();
+                    case "release":
+                        s.release();
+                        return null;
+                    case "availablePermits":
+                        return s.availablePermits();
+                    default:
+                        break;
+                }
+                break;
+            }
+            case "pes": {
+                RPermitExpirableSemaphore s = map.getPermitExpirableSemaphore(e.key);
+                switch (op) {
+                    case "trySetPermits":
+                        return s.trySetPermits(Integer.parseInt(need(cmd, arg)));
+                    case "tryAcquire":
+                        return s.tryAcquire();
+                    case "release":
+                        s.release(need(cmd, arg));
+                        return null;
+                    case "availablePermits":
+                        return s.availablePermits();
+                    default:
+                        break;
+                }
+                break;
+            }
+            case "latch": {
+                RCountDownLatch l = map.getCountDownLatch(e.key);
+                switch (op) {
+                    case "trySetCount":
+                        return l.trySetCount(Long.parseLong(need(cmd, arg)));
+                    case "countDown":
+                        l.countDown();
+                        return null;
+                    case "getCount":
+                        return l.getCount();
+                    default:
+                        break;
+                }
+                break;
+            }
+            default:
+                throw new IllegalArgumentException(cmd + ": unknown OBJECT " + object
+                        + " (lock, fairlock, read, write, semaphore, pes, latch)");
+        }
+        throw new IllegalArgumentException(cmd + ": " + object + " has no OP " + op);
+    }
+
+    private static Object lockOp(String cmd, String op, RLock lock) {
+        switch (op) {
+            case "tryLock":
+                return lock.tryLock();
+            case "unlock":
+                lock.unlock();
+                return null;
+            case "isLocked":
+                return lock.isLocked();
+            default:
+                throw new IllegalArgumentException(cmd + ": a lock has no OP " + op + " (tryLock, unlock, isLocked)");
+        }
+    }
+
+    private static String need(String cmd, String arg) {
+        if (arg == null) {
+            throw new IllegalArgumentException(cmd + ": this OP takes an argument");
+        }
+        return arg;
     }
 
     /** The bytes the codec encodes the key to, and every name Redisson derives from the entry. */
