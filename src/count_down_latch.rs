@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::inner::ClientInner;
+use crate::kinds::common;
+use crate::layout::{ChannelSpec, KeySpec, Layout};
 use crate::script::{self, lua};
 use crate::synchronizer::wait::Waiter;
 use crate::waiting::Step;
@@ -21,6 +23,29 @@ use crate::waiting::Step;
 lua!(LATCH_TRY_SET_COUNT, "latch/try_set_count", with "common/notify");
 lua!(LATCH_COUNT_DOWN, "latch/count_down", with "common/notify", "common/counter");
 lua!(LATCH_DELETE, "latch/delete", with "common/notify");
+
+fn channel_of(key: &str, _: &str) -> String {
+    channel(key)
+}
+
+/// What a count-down latch keeps in Redis and sends there (for inspection and ACL audits).
+pub(crate) static LAYOUT: Layout = Layout::new(
+    "latch",
+    "getCountDownLatch",
+    &[
+        KeySpec::new(
+            "count",
+            common::lock_key,
+            Some("string"),
+            false,
+            &["decr", "del", "exists", "get", "set"],
+        )
+        .with_client_commands(&["get"]),
+        KeySpec::new("count channel", channel_of, None, false, &[]),
+    ],
+    &[ChannelSpec::new("count channel", channel_of, true)],
+    &[&LATCH_TRY_SET_COUNT, &LATCH_COUNT_DOWN, &LATCH_DELETE],
+);
 
 /// The message that a count was set or the latch deleted.
 const NEW_COUNT: &str = "1";

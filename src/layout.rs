@@ -1,8 +1,9 @@
-//! What a lock kind keeps in Redis: its keys, their types, the commands its scripts run on each,
-//! and its channels. Each kind declares its [`Layout`] next to its requests; the registry of
-//! kinds (`kinds::LAYOUTS`) is what inspection, force-unlock checks and the CLI's ACL probes
-//! read, so no key pattern or command list is written twice. A unit test holds every layout
-//! to the scripts it names: the commands declared are exactly those the scripts send.
+//! What a lock kind or synchronizer keeps in Redis: its keys, their types, the commands its
+//! scripts run on each, and its channels. Each declares its [`Layout`] next to its requests; the
+//! registry of kinds (`kinds::LAYOUTS`) and the synchronizers' list
+//! (`inspect::synchronizer_layouts`) are what inspection, force-unlock checks and the CLI's ACL
+//! probes read, so no key pattern or command list is written twice. Unit tests hold every
+//! layout to the scripts it names: the commands declared are exactly those the scripts send.
 
 use std::collections::BTreeSet;
 
@@ -130,7 +131,7 @@ impl ChannelSpec {
     }
 }
 
-/// Everything one lock kind keeps in Redis and every command it sends there.
+/// Everything one lock kind (or synchronizer) keeps in Redis and every command it sends there.
 ///
 /// ```
 /// for layout in redisson_lock::inspect::layouts() {
@@ -150,7 +151,7 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// Declares a kind's layout; its first key is the lock's own hash.
+    /// Declares a kind's layout; its first key is the lock's own hash (a synchronizer's count).
     pub(crate) const fn new(
         kind: &'static str,
         redisson: &'static str,
@@ -167,12 +168,13 @@ impl Layout {
         }
     }
 
-    /// The kind's short name, as [`AnyLock::kind`](crate::AnyLock::kind) says it.
+    /// The kind's short name, as [`AnyLock::kind`](crate::AnyLock::kind) says it (`latch`,
+    /// `semaphore`, `permit-expirable semaphore` for the synchronizers).
     pub fn kind(&self) -> &'static str {
         self.kind
     }
 
-    /// The Redisson method that opens it (`getLock`, `getFairLock`, ...).
+    /// The Redisson method that opens it (`getLock`, `getFairLock`, ..., `getSemaphore`).
     pub fn redisson(&self) -> &'static str {
         self.redisson
     }

@@ -5,7 +5,7 @@
 use redisson_lock::inspect::{LatchInfo, Listeners, LockInfo, SemaphoreInfo, Synchronizer};
 
 use crate::cluster;
-use crate::render::{fmt_ms, fmt_ttl, holder_short, info_json, kind_str, latch_json, Out};
+use crate::render::{fmt_ms, fmt_ttl, holder_short, info_json, kind_str, latch_json, with_entry, Out};
 use crate::semaphore::{semaphore_json, Sem};
 use crate::target::{Session, Target};
 use crate::{Failure, Outcome};
@@ -134,7 +134,7 @@ impl Out {
             .filter_map(|s| match s {
                 Synchronizer::Count(i) => Some([
                     i.key.clone(),
-                    count_kind(i).to_owned(),
+                    with_entry(count_kind(i).to_owned(), &i.key),
                     format!("count {}", i.count),
                     fmt_ttl(i.ttl),
                     format!(
@@ -145,7 +145,7 @@ impl Out {
                 ]),
                 Synchronizer::ExpirableSemaphore(i) => Some([
                     i.key.clone(),
-                    "expirable-semaphore".to_owned(),
+                    with_entry("expirable-semaphore".to_owned(), &i.key),
                     expirable_state(i),
                     fmt_ttl(i.ttl),
                     listening("semaphore", &i.channel),

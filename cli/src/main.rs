@@ -337,6 +337,14 @@ enum Command {
         /// connected user's
         #[arg(long, value_name = "USER")]
         acl_user: Option<String>,
+        /// Also check what the synchronizers (count-down latch, semaphores) send on NAME's keys
+        #[arg(long)]
+        synchronizers: bool,
+        /// Check the objects of an entry of this map (or set) instead of NAME: Redisson's
+        /// RMap.getLock(key), getFairLock, getReadWriteLock, getSemaphore,
+        /// getPermitExpirableSemaphore and getCountDownLatch, named {MAP}:<key hash>:<object>
+        #[arg(long, value_name = "MAP", conflicts_with_all = ["name", "synchronizers"])]
+        map: Option<String>,
     },
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish) on stdout
     ///
@@ -684,8 +692,19 @@ async fn run(cli: Cli, target: target::Target) -> Result<Outcome, Failure> {
             let s = target.connect().await?;
             watch::watch(&s, &target, &out, &name, as_kind, interval).await
         }
-        Command::Doctor { name, acl_user } => {
-            doctor::doctor(&target, &out, doctor::DoctorArgs { name, acl_user }).await
+        Command::Doctor {
+            name,
+            acl_user,
+            synchronizers,
+            map,
+        } => {
+            let args = doctor::DoctorArgs {
+                name,
+                acl_user,
+                synchronizers,
+                map,
+            };
+            doctor::doctor(&target, &out, args).await
         }
         // handled before the runtime starts
         Command::Completions { .. } => Ok(Outcome::Done),

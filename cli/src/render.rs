@@ -2,7 +2,7 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use redisson_lock::inspect::{ChannelSubscribers, Holder, LatchInfo, Listeners, LockInfo, Role};
+use redisson_lock::inspect::{self, ChannelSubscribers, Holder, LatchInfo, Listeners, LockInfo, Role};
 use redisson_lock::Ttl;
 use serde_json::{json, Value};
 
@@ -74,10 +74,33 @@ pub(crate) fn fmt_ttl(ttl: Ttl) -> String {
 }
 
 pub(crate) fn kind_str(info: &LockInfo) -> String {
-    match (info.kind, &info.mode) {
+    let kind = match (info.kind, &info.mode) {
         (Some(k), Some(m)) => format!("{k} (mode {m})"),
         (Some(k), None) => k.to_string(),
         (None, _) => "-".to_owned(),
+    };
+    with_entry(kind, &info.key)
+}
+
+/// `what`, followed by the map entry `key` belongs to when its name says it is one.
+pub(crate) fn with_entry(what: String, key: &str) -> String {
+    match entry_text(key) {
+        Some(e) => format!("{what}, {e}"),
+        None => what,
+    }
+}
+
+/// The map entry a name is an object of, in words (`getLock(key) of map `orders``), when the
+/// name says it is one (Redisson's `{map}:<hash>:<suffix>`).
+pub(crate) fn entry_text(key: &str) -> Option<String> {
+    inspect::map_entry_of(key).map(|e| format!("{}(key) of map `{}`", e.getter, e.map))
+}
+
+/// Adds `map_entry` (the map, the key's hash, the getter) to an object's JSON when its name is
+/// a map entry's.
+pub(crate) fn add_entry_json(v: &mut Value, key: &str) {
+    if let Some(e) = inspect::map_entry_of(key) {
+        v["map_entry"] = json!({"map": e.map, "key_hash": e.hash, "getter": e.getter});
     }
 }
 
@@ -103,7 +126,7 @@ fn holder_json(h: &Holder) -> Value {
 }
 
 pub(crate) fn info_json(info: &LockInfo) -> Value {
-    json!({
+    let mut v = json!({
         "name": info.key,
         "kind": info.kind.map(|k| k.as_str()),
         "locked": info.is_locked(),
@@ -118,7 +141,9 @@ pub(crate) fn info_json(info: &LockInfo) -> Value {
             "deadline_from_redis_time_ms": w.deadline_from(info.redis_time_ms),
         })).collect::<Vec<_>>(),
         "token": info.token,
-    })
+    });
+    add_entry_json(&mut v, &info.key);
+    v
 }
 
 pub(crate) fn subscribers_json(c: &ChannelSubscribers) -> Value {
@@ -127,7 +152,7 @@ pub(crate) fn subscribers_json(c: &ChannelSubscribers) -> Value {
 
 /// A count (count-down latch or semaphore) as JSON: `kind` is `count`, never a lock kind.
 pub(crate) fn latch_json(info: &LatchInfo) -> Value {
-    json!({
+    let mut v = json!({
         "name": info.key,
         "kind": "count",
         "exists": info.exists,
@@ -138,7 +163,9 @@ pub(crate) fn latch_json(info: &LatchInfo) -> Value {
             "semaphore": subscribers_json(&info.semaphore_channel),
         },
         "listeners": info.listeners().as_str(),
-    })
+    });
+    add_entry_json(&mut v, &info.key);
+    v
 }
 
 /// One line: name and count.
@@ -249,6 +276,9 @@ impl Out {
             return;
         }
         println!("name     {}", info.key);
+        if let Some(e) = entry_text(&info.key) {
+            println!("entry    {e}");
+        }
         if info.kind.is_none() {
             println!("state    not locked");
             return;
@@ -309,6 +339,9 @@ impl Out {
             return;
         }
         println!("name     {}", info.key);
+        if let Some(e) = entry_text(&info.key) {
+            println!("entry    {e}");
+        }
         println!("kind     {COUNT_KIND} (both keep a plain integer at the name)");
         if info.exists {
             println!("state    set");

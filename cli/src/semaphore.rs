@@ -85,7 +85,7 @@ fn permit_json(p: &HeldPermit, now: i64) -> Value {
 /// `RSemaphore` (it records no holders); lease times are by Redis' clock (`redis_time_ms`).
 pub(crate) fn semaphore_json(s: &Sem) -> Value {
     let i = &s.info;
-    json!({
+    let mut v = json!({
         "name": i.key,
         "kind": s.kind(),
         "exists": i.exists,
@@ -100,7 +100,9 @@ pub(crate) fn semaphore_json(s: &Sem) -> Value {
         "permits_truncated": (i.permits.len() as u64) < i.held,
         "channel": subscribers_json(&i.channel),
         "redis_time_ms": i.redis_time_ms,
-    })
+    });
+    crate::render::add_entry_json(&mut v, &i.key);
+    v
 }
 
 /// One line: name, available, held, capacity.
@@ -157,6 +159,9 @@ impl Out {
         }
         let i = &s.info;
         row("name", &i.key);
+        if let Some(e) = crate::render::entry_text(&i.key) {
+            row("entry", e);
+        }
         row("kind", s.kind_text());
         row(
             "state",

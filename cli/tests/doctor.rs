@@ -721,3 +721,68 @@ async fn a_tracking_table_smaller_than_the_locks_warns() {
         g.unlock().await.unwrap();
     }
 }
+
+/// `--map MAP`: the acl check probes the six objects of an entry of MAP (Redisson's
+/// `{MAP}:<key hash>:<object>`), each with what its kind sends; `--synchronizers` adds the
+/// synchronizers' keys to NAME's.
+#[tokio::test]
+async fn acl_checks_a_map_entrys_objects_and_the_synchronizers() {
+    let s = RedisServer::start();
+    if !acl_checkable(&s).await {
+        common::skip_unsupported(
+            "acl_checks_a_map_entrys_objects_and_the_synchronizers",
+            "no ACL DRYRUN",
+        );
+        return;
+    }
+    // the entry's own names and every key Redisson derives from them
+    acl_setuser(&s, "entries", "~{orders}:* ~redisson_* &* +@all").await;
+    let r = doctor(&s.url(), &["--acl-user", "entries", "--map", "orders"]).await;
+    let acl = r.line("acl");
+    assert!(
+        acl.starts_with("ok") && acl.contains("an entry of map `orders`"),
+        "{acl}"
+    );
+    // the entry's names only: the fair queue, the latches and the channels used as keys are
+    // outside it; the semaphore's lease set and the read holds' timeouts are inside
+    acl_setuser(&s, "narrow", "~{orders}:* &* +@all").await;
+    let r = doctor(&s.url(), &["--acl-user", "narrow", "--map", "orders"]).await;
+    let acl = r.line("acl");
+    assert!(
+        acl.starts_with("FAIL") && acl.contains("an entry of map `orders`"),
+        "{acl}"
+    );
+    assert!(
+        acl.contains("key redisson_lock_queue:{orders}:AAAAAAAAAAAAAAAAAAAAAA:fairlock"),
+        "{acl}"
+    );
+    assert!(
+        acl.contains(
+            "key redisson_countdownlatch__channel__{{orders}:AAAAAAAAAAAAAAAAAAAAAA:countdownlatch}"
+        ),
+        "the latch's channel, which its scripts take as a key: {acl}"
+    );
+    assert!(!acl.contains(":permitexpirablesemaphore:timeout"), "{acl}");
+    assert!(!acl.contains("rwlock_timeout"), "{acl}");
+
+    // a user whose rules fit the locks only (the permit-expirable semaphore's ZCARD and ZCOUNT
+    // refused): only --synchronizers says so
+    acl_setuser(
+        &s,
+        "locks",
+        "~lock:* ~{lock:* ~redisson_* &* +@all -zcard -zcount",
+    )
+    .await;
+    let r = doctor(&s.url(), &["--acl-user", "locks", "--name", "lock:x"]).await;
+    assert!(r.line("acl").starts_with("ok"), "{}", r.line("acl"));
+    let r = doctor(
+        &s.url(),
+        &["--acl-user", "locks", "--name", "lock:x", "--synchronizers"],
+    )
+    .await;
+    let acl = r.line("acl");
+    assert!(
+        acl.starts_with("FAIL") && acl.contains("lacks +zcard +zcount"),
+        "{acl}"
+    );
+}

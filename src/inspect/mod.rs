@@ -104,6 +104,7 @@ use crate::error::{Error, Result};
 use crate::kinds::Family;
 use crate::Ttl;
 
+mod entry;
 mod field;
 mod latch;
 mod names;
@@ -111,6 +112,7 @@ mod scan;
 mod semaphore;
 mod subscribers;
 
+pub use entry::{map_entry_of, MapEntryOf};
 use field::{field_problem, hold_count, not_a_lock, owner_field, shown};
 pub use field::{parse_field, Field};
 pub use latch::*;

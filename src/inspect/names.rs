@@ -98,6 +98,27 @@ pub fn layouts() -> &'static [&'static Layout] {
     crate::kinds::LAYOUTS
 }
 
+/// What every synchronizer keeps in Redis and sends there, one [`Layout`] each (the count-down
+/// latch, `RSemaphore`, `RPermitExpirableSemaphore`), as [`layouts`] for the locks. A
+/// synchronizer's first key is its count (a string), not a lock hash.
+///
+/// ```
+/// let pes = redisson_lock::inspect::synchronizer_layouts()
+///     .iter()
+///     .find(|l| l.redisson() == "getPermitExpirableSemaphore")
+///     .unwrap();
+/// let leases = pes.keys().iter().find(|k| k.role() == "leases").unwrap();
+/// assert_eq!(leases.name("sem", ""), "{sem}:timeout");
+/// ```
+pub fn synchronizer_layouts() -> &'static [&'static Layout] {
+    static ALL: [&Layout; 3] = [
+        &crate::count_down_latch::LAYOUT,
+        &crate::semaphore::SEMAPHORE_LAYOUT,
+        &crate::semaphore::EXPIRABLE_LAYOUT,
+    ];
+    &ALL
+}
+
 /// The latch of one unlock or acquire request: `redisson_unlock_latch:{N}:<request id>`
 /// (Redisson 3.24+'s unlock latch; our acquire attempts leave their record there too).
 ///
@@ -107,4 +128,42 @@ pub fn layouts() -> &'static [&'static Layout] {
 /// ```
 pub fn latch_key(key: &str, request_id: &str) -> String {
     name::latch(key, request_id)
+}
+
+#[cfg(test)]
+mod synchronizer_layout_tests {
+    use std::collections::BTreeSet;
+
+    /// Every synchronizer layout declares exactly the commands its scripts send, and its names
+    /// are the ones the synchronizer's requests use.
+    #[test]
+    fn synchronizer_layouts_declare_what_their_scripts_send() {
+        for layout in super::synchronizer_layouts() {
+            let mut declared: BTreeSet<&str> = layout
+                .keys()
+                .iter()
+                .flat_map(|k| k.commands().iter().copied())
+                .collect();
+            if layout.channels().iter().any(|c| c.published()) {
+                declared.extend(["publish", "spublish"]);
+            }
+            assert_eq!(
+                declared,
+                layout.commands(),
+                "{}: declared vs. sent",
+                layout.kind()
+            );
+            assert_eq!(layout.keys()[0].name("n", ""), "n");
+            assert_eq!(layout.keys()[0].redis_type(), Some("string"));
+        }
+        let [latch, sem, pes] = super::synchronizer_layouts() else {
+            panic!("three synchronizers")
+        };
+        assert_eq!(
+            latch.channels()[0].name("n", ""),
+            crate::count_down_latch::channel("n")
+        );
+        assert_eq!(sem.channels()[0].name("n", ""), crate::semaphore::channel("n"));
+        assert_eq!(pes.keys()[1].name("n", ""), crate::semaphore::leases("n"));
+    }
 }

@@ -9,6 +9,8 @@ use redis::{ScriptInvocation, Value};
 use super::plain::{decode_grant, try_set_permits};
 use super::{PermitGuard, PermitId, Shared};
 use crate::error::{Error, Result};
+use crate::kinds::common;
+use crate::layout::{ChannelSpec, KeySpec, Layout};
 use crate::once::Once;
 use crate::script::{self, lua};
 use crate::synchronizer::pending::{GiveBack, Pending};
@@ -23,6 +25,63 @@ lua!(PES_LEASE_TIME, "expirable/lease_time", with "common/notify", "common/count
 lua!(PES_COUNTS, "expirable/counts", with "common/notify", "common/counter", "common/reclaim");
 lua!(PES_SET_PERMITS, "expirable/set_permits", with "common/notify", "common/counter", "common/once");
 lua!(PES_ADD_PERMITS, "expirable/add_permits", with "common/notify", "common/counter", "common/once");
+
+fn leases_of(key: &str, _: &str) -> String {
+    leases(key)
+}
+
+/// What an `RPermitExpirableSemaphore` keeps in Redis and sends there (for inspection and ACL
+/// audits).
+pub(crate) static LAYOUT: Layout = Layout::new(
+    "permit-expirable semaphore",
+    "getPermitExpirableSemaphore",
+    &[
+        KeySpec::new(
+            "permits",
+            common::lock_key,
+            Some("string"),
+            false,
+            &["decrby", "get", "incrby", "persist", "pttl", "set"],
+        )
+        .with_client_commands(&["del"]),
+        KeySpec::new(
+            "leases",
+            leases_of,
+            Some("zset"),
+            false,
+            &[
+                "pexpire",
+                "zadd",
+                "zcard",
+                "zcount",
+                "zrange",
+                "zrangebyscore",
+                "zrem",
+                "zscore",
+            ],
+        )
+        .with_client_commands(&["del"]),
+        KeySpec::new("permits channel", super::plain::channel_of, None, false, &[]),
+        common::LATCH,
+    ],
+    &[ChannelSpec::new(
+        "permits channel",
+        super::plain::channel_of,
+        true,
+    )],
+    &[
+        &PES_ACQUIRE,
+        &PES_RELEASE,
+        &PES_RELEASE_MANY,
+        &PES_UPDATE_LEASE,
+        &PES_LEASE_TIME,
+        &PES_COUNTS,
+        &PES_SET_PERMITS,
+        &PES_ADD_PERMITS,
+        &super::plain::SEM_TRY_SET_PERMITS,
+        &script::RESOLVE_ACQUIRE,
+    ],
+);
 
 /// The lease-end score of a permit without a lease (Redisson's, about `i64::MAX / 10_000` ms).
 pub(crate) const NO_LEASE: i64 = 922_337_203_685_477;

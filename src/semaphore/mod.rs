@@ -15,12 +15,13 @@ mod permit_guard;
 mod permit_id;
 mod plain;
 
-pub(crate) use expirable::leases;
+pub(crate) use expirable::{leases, LAYOUT as EXPIRABLE_LAYOUT};
 pub use expirable::{PermitExpirableSemaphore, PermitLease};
 pub use guard::SemaphoreGuard;
 pub use permit_guard::PermitGuard;
 pub use permit_id::PermitId;
 pub use plain::Semaphore;
+pub(crate) use plain::LAYOUT as SEMAPHORE_LAYOUT;
 
 use std::sync::Arc;
 

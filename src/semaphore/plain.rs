@@ -7,6 +7,8 @@ use redis::{ScriptInvocation, Value};
 
 use super::{SemaphoreGuard, Shared};
 use crate::error::{Error, Result};
+use crate::kinds::common;
+use crate::layout::{ChannelSpec, KeySpec, Layout};
 use crate::once::Once;
 use crate::script::{self, lua};
 use crate::synchronizer::pending::{GiveBack, Pending};
@@ -18,6 +20,37 @@ lua!(SEM_RELEASE, "semaphore/release", with "common/notify", "common/counter", "
 lua!(SEM_TRY_SET_PERMITS, "semaphore/try_set_permits", with "common/notify", "common/once");
 lua!(SEM_ADD_PERMITS, "semaphore/add_permits", with "common/notify", "common/counter", "common/once");
 lua!(SEM_DRAIN_PERMITS, "semaphore/drain_permits", with "common/counter", "common/once");
+
+pub(super) fn channel_of(key: &str, _: &str) -> String {
+    super::channel(key)
+}
+
+/// What an `RSemaphore` keeps in Redis and sends there (for inspection and ACL audits).
+pub(crate) static LAYOUT: Layout = Layout::new(
+    "semaphore",
+    "getSemaphore",
+    &[
+        KeySpec::new(
+            "permits",
+            common::lock_key,
+            Some("string"),
+            false,
+            &["decrby", "get", "incrby", "persist", "set"],
+        )
+        .with_client_commands(&["del", "get"]),
+        KeySpec::new("permits channel", channel_of, None, false, &[]),
+        common::LATCH,
+    ],
+    &[ChannelSpec::new("permits channel", channel_of, true)],
+    &[
+        &SEM_TRY_ACQUIRE,
+        &SEM_RELEASE,
+        &SEM_TRY_SET_PERMITS,
+        &SEM_ADD_PERMITS,
+        &SEM_DRAIN_PERMITS,
+        &script::RESOLVE_ACQUIRE,
+    ],
+);
 
 /// A handle to a semaphore (Redisson's `getSemaphore(name)`); cheap to clone.
 ///

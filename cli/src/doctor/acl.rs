@@ -3,6 +3,7 @@
 //! message.
 
 use redis::Value;
+use redisson_lock::inspect::{self, Layout};
 
 use super::Status;
 
@@ -107,18 +108,98 @@ fn denied_object(msg: &str) -> Option<String> {
     Some(format!("{kind} {name}"))
 }
 
-/// Every command the client and its scripts send, on `name`'s keys and channels: read from the
-/// lock kinds' layouts (`redisson_lock::inspect::layouts`), so a kind's new key or command is
-/// probed without a change here.
-pub(super) fn probes(name: &str, sharded: bool) -> Vec<Probe> {
-    use redisson_lock::inspect;
+/// What the `acl` check probes: names, each with the layouts of what is used under it.
+pub(super) struct Targets {
+    /// The subject of the check's message (`lock `x``, `the entry objects of map `m``).
+    pub(super) subject: String,
+    names: Vec<(String, Vec<&'static Layout>)>,
+}
+
+/// The six objects of a map entry: their name suffix, and the layouts of what each is.
+const ENTRY_OBJECTS: [(&str, &[&str]); 6] = [
+    ("lock", &["lock"]),
+    ("fairlock", &["fair"]),
+    ("rw_lock", &["read", "write"]),
+    ("semaphore", &["semaphore"]),
+    ("permitexpirablesemaphore", &["permit-expirable semaphore"]),
+    ("countdownlatch", &["latch"]),
+];
+
+impl Targets {
+    /// Every lock kind on `name`, and the synchronizers too when asked.
+    pub(super) fn name(name: &str, synchronizers: bool) -> Targets {
+        let mut layouts: Vec<&'static Layout> = inspect::layouts().to_vec();
+        if synchronizers {
+            layouts.extend(inspect::synchronizer_layouts());
+        }
+        Targets {
+            subject: format!("lock `{name}`"),
+            names: vec![(name.to_owned(), layouts)],
+        }
+    }
+
+    /// The six objects of an entry of `map` (Redisson's `{map}:<key hash>:<object>`; any key's
+    /// hash: ACL rules cannot tell keys apart by their hash).
+    pub(super) fn map_entry(map: &str) -> Targets {
+        let base = if map.contains('{') {
+            format!("{map}:AAAAAAAAAAAAAAAAAAAAAA")
+        } else {
+            format!("{{{map}}}:AAAAAAAAAAAAAAAAAAAAAA")
+        };
+        let all: Vec<&'static Layout> = inspect::layouts()
+            .iter()
+            .chain(inspect::synchronizer_layouts())
+            .copied()
+            .collect();
+        let names = ENTRY_OBJECTS
+            .iter()
+            .map(|(suffix, kinds)| {
+                let layouts = all
+                    .iter()
+                    .filter(|l| kinds.contains(&l.kind()))
+                    .copied()
+                    .collect();
+                (format!("{base}:{suffix}"), layouts)
+            })
+            .collect();
+        Targets {
+            subject: format!("the objects of an entry of map `{map}` ({base}:<object>)"),
+            names,
+        }
+    }
+}
+
+/// Every command the client and its scripts send on the targets' keys and channels: read from
+/// the layouts of the lock kinds and synchronizers (`redisson_lock::inspect::layouts`,
+/// `synchronizer_layouts`), so a new key or command is probed without a change here.
+pub(super) fn probes(targets: &Targets, sharded: bool) -> Vec<Probe> {
+    let mut out: Vec<Probe> = Vec::new();
+    for (name, layouts) in &targets.names {
+        for p in probes_of(name, layouts, sharded) {
+            if !out.iter().any(|o| o.args == p.args) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// The probes of one name used as each of `layouts`.
+fn probes_of(name: &str, layouts: &[&'static Layout], sharded: bool) -> Vec<Probe> {
     let field = "00000000-0000-4000-8000-000000000000:1";
-    let lock_ch = inspect::lock_channel(name);
+    // a derived channel's probe on the name's own: its first channel (the lock's unlock
+    // channel for the lock kinds)
+    let own_ch = layouts
+        .iter()
+        .flat_map(|l| l.channels())
+        .map(|c| c.name(name, field))
+        .next()
+        .unwrap_or_else(|| inspect::lock_channel(name));
     // each name once, in the layouts' order: (key, commands), channels, published channels
     let mut keys: Vec<(String, Vec<&'static str>)> = Vec::new();
     let mut channels: Vec<String> = Vec::new();
     let mut published: Vec<String> = Vec::new();
-    for layout in inspect::layouts() {
+    for layout in layouts {
         for spec in layout.keys() {
             let key = spec.name(name, field);
             let i = match keys.iter().position(|(k, _)| *k == key) {
@@ -156,7 +237,7 @@ pub(super) fn probes(name: &str, sharded: bool) -> Vec<Probe> {
         let alt = args
             .iter()
             .map(|a| match derived.iter().any(|d| d.as_str() == *a) {
-                true if pubsub => lock_ch.clone(),
+                true if pubsub => own_ch.clone(),
                 true => name.to_owned(),
                 false => a.to_string(),
             })
@@ -217,6 +298,8 @@ fn command_args(cmd: &str, key: &str, field: &str) -> Vec<String> {
         "lrem" => &["0", field],
         "lindex" | "hscan" => &["0"],
         "lrange" | "zrange" => &["0", "-1"],
+        "zcount" | "zrangebyscore" => &["-inf", "+inf"],
+        "incrby" | "decrby" => &["1"],
         "pexpire" => &["30000"],
         "set" => &["1", "px", "30000"],
         _ => &[],
@@ -311,10 +394,11 @@ pub(super) fn checker_verdicts(
     Ok(verdicts)
 }
 
-/// The `acl` check's verdict for `user` on lock `name`: one verdict per probe, found with `method`.
+/// The `acl` check's verdict for `user` on `subject` (what was probed): one verdict per probe,
+/// found with `method`.
 pub(super) fn judge_acl(
     user: &str,
-    name: &str,
+    subject: &str,
     method: &str,
     probes: &[Probe],
     verdicts: &[Verdict],
@@ -348,8 +432,8 @@ pub(super) fn judge_acl(
         return (
             Status::Ok,
             format!(
-                "user `{user}` may run every command the locks send, on the keys and channels of `{}` ({} checks with {method})",
-                name,
+                "user `{user}` may run every command the locks send, on the keys and channels of {} ({} checks with {method})",
+                subject,
                 probes.len()
             ),
         );
@@ -364,9 +448,9 @@ pub(super) fn judge_acl(
     (
         Status::Fail,
         format!(
-            "user `{user}` {} for lock `{}` — grant them (see docs/operations.md, \"ACL rules for the locks\"; checked with {method})",
+            "user `{user}` {} for {} — grant them (see docs/operations.md, \"ACL rules for the locks\"; checked with {method})",
             parts.join("; "),
-            name
+            subject
         ),
     )
 }
@@ -377,7 +461,7 @@ mod tests {
 
     #[test]
     fn probe_names_follow_the_prefix_rule() {
-        let p = probes("lock:doctor", false);
+        let p = probes(&Targets::name("lock:doctor", false), false);
         assert!(p
             .iter()
             .any(|p| p.args == ["publish", "redisson_lock__channel:{lock:doctor}", "0"]));
@@ -398,7 +482,7 @@ mod tests {
             denied_object("This user has no permissions to run the 'get' command"),
             None
         );
-        let p = probes("a{x}", true);
+        let p = probes(&Targets::name("a{x}", true), true);
         assert!(p.iter().any(|p| p.args == ["pubsub", "shardnumsub", "0"]));
         assert!(p
             .iter()

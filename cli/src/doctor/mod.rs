@@ -102,6 +102,10 @@ pub(crate) struct DoctorArgs {
     pub(crate) name: String,
     /// Check this ACL user instead of the connected one (needs `ACL DRYRUN`).
     pub(crate) acl_user: Option<String>,
+    /// Also probe what the synchronizers send on `name`'s keys.
+    pub(crate) synchronizers: bool,
+    /// Probe the objects of an entry of this map instead of `name`.
+    pub(crate) map: Option<String>,
 }
 
 pub(crate) async fn doctor(target: &Target, out: &Out, args: DoctorArgs) -> Result<Outcome, Failure> {

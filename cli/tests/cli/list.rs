@@ -506,3 +506,75 @@ async fn list_synchronizers_walks_every_master_of_a_cluster() {
         .unwrap()
         .unwrap();
 }
+
+/// The objects of a map entry (Redisson's `RMap.getLock(key)` & co, named
+/// `{map}:<hash>:<suffix>`) say which map and getter they are, in `list` (both tables), in
+/// `inspect` and in JSON; other names say nothing of the kind.
+#[tokio::test]
+async fn map_entry_objects_name_their_map() {
+    let s = RedisServer::start();
+    let c = s.client(Config::default()).await;
+    // the names `getMap("orders", StringCodec.INSTANCE)` gives the key "k"'s objects
+    let entry = "{orders}:zGp2RnUc2cZchMHly8iqUA";
+    let lock_name = format!("{entry}:lock");
+    let sem_name = format!("{entry}:permitexpirablesemaphore");
+    let guard = c.lock(&lock_name).unwrap().lock().await.unwrap();
+    let plain = c.lock("{orders}:plain").unwrap().lock().await.unwrap();
+    let pes = c.permit_expirable_semaphore(&sem_name).unwrap();
+    assert!(pes.try_set_permits(1).await.unwrap());
+
+    let r = run(&s, &["list", "{orders}:*", "--synchronizers"]).await;
+    ok(&r, "list");
+    let row = |name: &str| {
+        r.stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no row for {name}: {}", r.stdout))
+            .to_owned()
+    };
+    assert!(
+        row(&lock_name).contains("getLock(key) of map `orders`"),
+        "{}",
+        r.stdout
+    );
+    assert!(!row("{orders}:plain").contains("of map"), "{}", r.stdout);
+    assert!(
+        row(&sem_name).contains("getPermitExpirableSemaphore(key) of map `orders`"),
+        "{}",
+        r.stdout
+    );
+
+    let r = run(&s, &["inspect", &lock_name]).await;
+    ok(&r, "inspect");
+    assert!(
+        r.stdout
+            .lines()
+            .any(|l| l == "entry    getLock(key) of map `orders`"),
+        "{}",
+        r.stdout
+    );
+    let r = run(&s, &["--json", "inspect", &lock_name]).await;
+    let v = &json_lines(&r.stdout)[0];
+    assert_eq!(v["map_entry"]["map"], "orders", "{v}");
+    assert_eq!(v["map_entry"]["getter"], "getLock", "{v}");
+    assert_eq!(v["map_entry"]["key_hash"], "zGp2RnUc2cZchMHly8iqUA", "{v}");
+    let r = run(&s, &["--json", "inspect", "{orders}:plain"]).await;
+    assert!(
+        json_lines(&r.stdout)[0].get("map_entry").is_none(),
+        "{}",
+        r.stdout
+    );
+    let r = run(&s, &["inspect", &sem_name, "--semaphore"]).await;
+    ok(&r, "inspect --semaphore");
+    assert!(
+        r.stdout
+            .lines()
+            .any(|l| l == "entry      getPermitExpirableSemaphore(key) of map `orders`"),
+        "{}",
+        r.stdout
+    );
+
+    guard.unlock().await.unwrap();
+    plain.unlock().await.unwrap();
+    c.shutdown().await.unwrap();
+}

@@ -5,7 +5,7 @@ use redis::Value;
 
 use super::{is_noperm, parse_version, reason, Doctor};
 use crate::doctor::acl::{
-    checker_argv, checker_verdicts, judge_acl, probes, rule_for, Probe, SelfCheck, Verdict, CHECKER,
+    checker_argv, checker_verdicts, judge_acl, probes, rule_for, Probe, SelfCheck, Targets, Verdict, CHECKER,
 };
 use crate::doctor::{check, skipped, Check, DoctorArgs, Status};
 
@@ -19,7 +19,11 @@ impl Doctor {
                 .as_deref()
                 .and_then(parse_version)
                 .is_some_and(|v| v >= (7, 0, 0));
-        let probes = probes(&args.name, sharded);
+        let targets = match &args.map {
+            Some(map) => Targets::map_entry(map),
+            None => Targets::name(&args.name, args.synchronizers),
+        };
+        let probes = probes(&targets, sharded);
         // denied to most users; then the URL's user, else `default`
         let whoami = redis::cmd("ACL")
             .arg("WHOAMI")
@@ -87,7 +91,7 @@ impl Doctor {
             method = "ACL DRYRUN";
         }
 
-        let (status, message) = judge_acl(&user, &args.name, method, &probes, &verdicts);
+        let (status, message) = judge_acl(&user, &targets.subject, method, &probes, &verdicts);
         check(NAME, status, message)
     }
 
