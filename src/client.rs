@@ -272,7 +272,7 @@ impl Client {
             waiters: self.inner.hub.waiter_count(),
             holds: self.inner.holds.entries(),
             queued_releases: self.inner.background.pending(),
-            watched_keys: self.inner.vanish.len(),
+            watched_keys: self.inner.gone_keys.len(),
         }
     }
 

@@ -383,7 +383,7 @@ impl ClientBuilder {
             crate::ReplicaSync::Auto => crate::ReplicaSync::Off,
             other => other,
         };
-        let sync = Arc::new(crate::replica_wait::ReplicaSyncer::new(
+        let sync = Arc::new(crate::replica_sync::ReplicaSyncer::new(
             sync_mode,
             config.replica_sync_timeout,
             conn.is_cluster(),
@@ -391,8 +391,8 @@ impl ClientBuilder {
         let slots = Arc::new(crate::slots::Slots::detect(&conn, config.command_timeout).await);
         let holds = Arc::new(Holds::new(&config));
         crate::watchdog::start(&holds, conn.clone(), sync.clone(), slots.clone(), &config);
-        let vanish = Arc::new(crate::gone_keys::Vanish::default());
-        crate::gone_keys::start(&vanish, &holds, conn.clone(), slots.clone(), &config);
+        let gone_keys = Arc::new(crate::gone_keys::GoneKeys::default());
+        crate::gone_keys::start(&gone_keys, &holds, conn.clone(), slots.clone(), &config);
         crate::loss_watch::start(&holds, pubsub.as_ref(), &pushes.invalidated, &config);
         let latches = LatchJanitor::start(conn.clone(), slots.clone(), config.command_timeout);
         let background = Background::start();
@@ -408,9 +408,9 @@ impl ClientBuilder {
                 background,
                 publish_cmd: mode.script_arg(),
                 latches,
-                sync,
+                replica_sync: sync,
                 slots,
-                vanish,
+                gone_keys,
                 invalidated: pushes.invalidated.clone(),
             }),
         })

@@ -35,25 +35,25 @@ type Wakers = Vec<(Arc<Channel>, usize)>;
 
 /// The keys subscribed waiters wait on, each with the channels to wake when it is gone.
 #[derive(Default)]
-pub(crate) struct Vanish {
+pub(crate) struct GoneKeys {
     keys: Mutex<HashMap<String, Wakers>>,
 }
 
 /// One waiter's registration; dropping it ends it.
-pub(crate) struct Watch {
-    owner: Arc<Vanish>,
+pub(crate) struct GoneKeyWatch {
+    owner: Arc<GoneKeys>,
     key: String,
     ch: Arc<Channel>,
 }
 
-impl Watch {
+impl GoneKeyWatch {
     /// Whether this registration wakes `ch`.
     pub(crate) fn wakes(&self, ch: &Arc<Channel>) -> bool {
         Arc::ptr_eq(&self.ch, ch)
     }
 }
 
-impl Drop for Watch {
+impl Drop for GoneKeyWatch {
     fn drop(&mut self) {
         let mut keys = self.owner.keys.lock();
         if let Some(list) = keys.get_mut(&self.key) {
@@ -70,16 +70,16 @@ impl Drop for Watch {
     }
 }
 
-impl Vanish {
+impl GoneKeys {
     /// Registers a waiter on `key` that listens on `ch`.
-    pub(crate) fn watch(self: &Arc<Self>, key: &str, ch: Arc<Channel>) -> Watch {
+    pub(crate) fn watch(self: &Arc<Self>, key: &str, ch: Arc<Channel>) -> GoneKeyWatch {
         let mut keys = self.keys.lock();
         let list = keys.entry(key.to_owned()).or_default();
         match list.iter_mut().find(|(c, _)| Arc::ptr_eq(c, &ch)) {
             Some((_, n)) => *n += 1,
             None => list.push((ch.clone(), 1)),
         }
-        Watch {
+        GoneKeyWatch {
             owner: self.clone(),
             key: key.to_owned(),
             ch,
@@ -119,14 +119,14 @@ impl Vanish {
 /// Starts the checking task on the current runtime; it ends with the client (its hold table
 /// dropped or closed).
 pub(crate) fn start(
-    vanish: &Arc<Vanish>,
+    gone_keys: &Arc<GoneKeys>,
     holds: &Arc<Holds>,
     conn: Connection,
     slots: Arc<crate::slots::Slots>,
     config: &Config,
 ) {
     let task = GoneKeyChecker {
-        vanish: Arc::downgrade(vanish),
+        gone_keys: Arc::downgrade(gone_keys),
         holds: holds.downgrade(),
         conn,
         slots,
@@ -137,7 +137,7 @@ pub(crate) fn start(
 }
 
 struct GoneKeyChecker {
-    vanish: Weak<Vanish>,
+    gone_keys: Weak<GoneKeys>,
     holds: Weak<Holds>,
     conn: Connection,
     /// Whether a call may carry keys of several slots.
@@ -151,14 +151,14 @@ impl GoneKeyChecker {
         loop {
             // 90-100 % of the interval: clients started together do not check in lockstep
             tokio::time::sleep(self.every.mul_f64(0.9 + 0.1 * fastrand::f64())).await;
-            let (Some(vanish), Some(holds)) = (self.vanish.upgrade(), self.holds.upgrade()) else {
+            let (Some(gone_keys), Some(holds)) = (self.gone_keys.upgrade(), self.holds.upgrade()) else {
                 return;
             };
             if holds.is_closed() {
                 return;
             }
             drop(holds);
-            let keys = vanish.snapshot();
+            let keys = gone_keys.snapshot();
             if keys.is_empty() {
                 continue;
             }
@@ -166,7 +166,7 @@ impl GoneKeyChecker {
             let mut refused = Vec::new();
             for group in self.slots.groups(keys, |k| k) {
                 for chunk in group.chunks(BATCH) {
-                    if !self.check(&vanish, chunk).await {
+                    if !self.check(&gone_keys, chunk).await {
                         refused.extend_from_slice(chunk);
                     }
                 }
@@ -175,7 +175,7 @@ impl GoneKeyChecker {
             if together && self.slots.per_slot() {
                 for group in self.slots.groups(refused, |k| k) {
                     for chunk in group.chunks(BATCH) {
-                        self.check(&vanish, chunk).await;
+                        self.check(&gone_keys, chunk).await;
                     }
                 }
             }
@@ -184,7 +184,7 @@ impl GoneKeyChecker {
 
     /// Checks `keys` and wakes the waiters of those gone; false when the call was refused for
     /// carrying keys of several slots.
-    async fn check(&self, vanish: &Vanish, keys: &[String]) -> bool {
+    async fn check(&self, gone_keys: &GoneKeys, keys: &[String]) -> bool {
         // a message shortly before (or after) the check means a hand-over, not a lost message
         let since = crate::pubsub::clock_ms().saturating_sub(HANDOVER_MS);
         let mut inv = script::MISSING.prepare_invoke();
@@ -196,7 +196,7 @@ impl GoneKeyChecker {
                 for i in gone {
                     if let Some(key) = i.checked_sub(1).and_then(|i| keys.get(i)) {
                         tracing::debug!(key = %key, "lock gone without an unlock message: waking its waiters");
-                        vanish.wake(key, since);
+                        gone_keys.wake(key, since);
                     }
                 }
             }
@@ -214,7 +214,7 @@ mod tests {
 
     #[test]
     fn registrations_are_counted_per_key_and_channel() {
-        let v = Arc::new(Vanish::default());
+        let v = Arc::new(GoneKeys::default());
         let (a, b) = (
             Arc::new(Channel::new(crate::pubsub::Messages::Unlock)),
             Arc::new(Channel::new(crate::pubsub::Messages::Unlock)),
@@ -236,7 +236,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_gone_key_wakes_its_waiters() {
-        let v = Arc::new(Vanish::default());
+        let v = Arc::new(GoneKeys::default());
         let ch = Arc::new(Channel::new(crate::pubsub::Messages::Unlock));
         let _w = v.watch("k", ch.clone());
         let ch2 = ch.clone();
@@ -251,7 +251,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_channel_with_a_fresh_message_is_being_handed_over_and_not_woken() {
-        let v = Arc::new(Vanish::default());
+        let v = Arc::new(GoneKeys::default());
         let ch = Arc::new(Channel::new(crate::pubsub::Messages::Unlock));
         let _w = v.watch("k", ch.clone());
         let since = crate::pubsub::clock_ms().saturating_sub(HANDOVER_MS);

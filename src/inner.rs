@@ -22,11 +22,12 @@ pub(crate) struct ClientInner {
     pub background: Arc<Background>,
     pub publish_cmd: &'static str,
     pub latches: LatchJanitor,
-    pub sync: Arc<crate::replica_wait::ReplicaSyncer>,
+    /// Replica `WAIT` after writes (src/replica_sync.rs).
+    pub replica_sync: Arc<crate::replica_sync::ReplicaSyncer>,
     /// Whether one call may carry keys of several hash slots (src/slots.rs).
     pub slots: Arc<crate::slots::Slots>,
     /// Keys that subscribed waiters wait on, checked in batches (src/gone_keys.rs).
-    pub vanish: Arc<crate::gone_keys::Vanish>,
+    pub gone_keys: Arc<crate::gone_keys::GoneKeys>,
     /// Held keys the loss watch is to read (src/loss_watch.rs); collects nothing when it does
     /// not run.
     pub invalidated: Arc<crate::pubsub::Invalidated>,

@@ -175,7 +175,7 @@ mod primitives;
 mod pubsub;
 #[cfg(feature = "redisson-config")]
 mod redisson_config;
-mod replica_wait;
+mod replica_sync;
 mod script;
 mod semaphore;
 mod sentinel;

@@ -185,7 +185,7 @@ impl Once {
         };
         self.first_sent.get_or_insert_with(Instant::now);
         let cfg = &self.client.config;
-        let sync = &self.client.sync;
+        let sync = &self.client.replica_sync;
         match sync
             .run::<Value>(&self.client.conn, cfg.command_timeout, &self.key, inv)
             .await

@@ -103,7 +103,7 @@ impl Wait<'_> {
         let cfg = &client.config;
         let mut sub: Option<Subscription> = None;
         // while listening: this key in the batched check for keys gone without a message
-        let mut watch: Option<crate::gone_keys::Watch> = None;
+        let mut watch: Option<crate::gone_keys::GoneKeyWatch> = None;
         let mut woken = false;
         let mut failures: u32 = 0;
         let mut first = true;
@@ -212,7 +212,7 @@ impl Wait<'_> {
                         (Some(s), true) => {
                             let ch = s.channel();
                             if !watch.as_ref().is_some_and(|w| w.wakes(&ch)) {
-                                watch = Some(client.vanish.watch(self.key, ch));
+                                watch = Some(client.gone_keys.watch(self.key, ch));
                             }
                         }
                         _ => watch = None,

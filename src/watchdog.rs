@@ -25,14 +25,14 @@ use crate::holds::{Holds, RenewalItem};
 pub(crate) fn start(
     holds: &Arc<Holds>,
     conn: Connection,
-    sync: Arc<crate::replica_wait::ReplicaSyncer>,
+    replica_sync: Arc<crate::replica_sync::ReplicaSyncer>,
     slots: Arc<crate::slots::Slots>,
     config: &Config,
 ) {
     let task = Renewer {
         holds: holds.downgrade(),
         conn,
-        sync,
+        replica_sync,
         slots,
         period: config.renewal_period(),
         batch: config.watchdog_batch_size,
@@ -46,7 +46,7 @@ struct Renewer {
     holds: Weak<Holds>,
     conn: Connection,
     /// `WAIT` after renewals (logged when unconfirmed; the renewal is kept).
-    sync: Arc<crate::replica_wait::ReplicaSyncer>,
+    replica_sync: Arc<crate::replica_sync::ReplicaSyncer>,
     /// Whether a call may carry keys of several slots.
     slots: Arc<crate::slots::Slots>,
     period: Duration,
@@ -208,7 +208,7 @@ impl Renewer {
     ) -> (Vec<&'a RenewalItem>, Instant, crate::Result<Vec<i64>>) {
         let sent_at = Instant::now();
         let res = self
-            .sync
+            .replica_sync
             .run(&self.conn, self.command_timeout, &refs[0].key, inv)
             .await
             .map(|(v, _)| v);

@@ -44,7 +44,7 @@ pub(crate) async fn extend<K: AcquireKind>(
     };
     let inv = script::renewal_of(core.kind).renew(need_ms, &[(&*core.key, vec![&**field])]);
     let (flags, _): (Vec<i64>, _) = client
-        .sync
+        .replica_sync
         .run(&client.conn, cfg.command_timeout, &core.key, &inv)
         .await?;
     match flags.first() {

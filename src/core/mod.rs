@@ -20,7 +20,7 @@ use crate::holds::{Grant, LateWhy, Mode, Recorded, Turn};
 use crate::inner::ClientInner;
 use crate::lease::after;
 use crate::owner::{self, OwnerId, OwnerSel};
-use crate::replica_wait::Synced;
+use crate::replica_sync::Synced;
 use crate::settle::Unsettled;
 use crate::{name, script};
 
@@ -361,7 +361,7 @@ impl<K: AcquireKind> Lock<K> {
             },
         };
         // replicas known to lag: a required acquisition fails before anything is sent
-        self.client.sync.refuse_now(&self.key)?;
+        self.client.replica_sync.refuse_now(&self.key)?;
         // from here until its outcome is known, the request may be in Redis
         let flight = AttemptInFlight {
             core: self,
@@ -378,7 +378,7 @@ impl<K: AcquireKind> Lock<K> {
         let mut synced = Synced::NotAsked;
         let reply = match self
             .client
-            .sync
+            .replica_sync
             .run::<Value>(&self.client.conn, cfg.command_timeout, &self.key, &inv)
             .await
         {
@@ -432,10 +432,14 @@ impl<K: AcquireKind> Lock<K> {
                     // it is being released
                     Err(why) => return Ok(Attempt::TooLate(why)),
                 };
-                if let Some(wanted) = self.client.sync.unconfirmed(&synced) {
+                if let Some(wanted) = self.client.replica_sync.unconfirmed(&synced) {
                     // boxed: the release's state would otherwise be part of every attempt's
                     let undo = Box::pin(async move { held.unlock().await.map(drop) });
-                    return Err(self.client.sync.undo_unconfirmed(&self.key, wanted, undo).await);
+                    return Err(self
+                        .client
+                        .replica_sync
+                        .undo_unconfirmed(&self.key, wanted, undo)
+                        .await);
                 }
                 Ok(Attempt::Granted(held))
             }

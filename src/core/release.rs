@@ -206,7 +206,7 @@ impl Releaser {
         let timeout = self.client.config.command_timeout;
         let (r, _): (i64, _) = self
             .client
-            .sync
+            .replica_sync
             .run(&self.client.conn, timeout, &self.key, &inv)
             .await
             .map_err(|e| self.kind.map_error(&self.key, "", e))?;

@@ -698,11 +698,11 @@ impl PermitExpirableSemaphore {
             ids: ids.clone(),
         };
         // replicas known to lag: a required acquisition fails before anything is sent
-        s.client.sync.refuse_now(&s.key)?;
+        s.client.replica_sync.refuse_now(&s.key)?;
         let pending = Pending::new(&s.client, &s.key, latch, give_back);
         let sent = s
             .client
-            .sync
+            .replica_sync
             .run::<Value>(&s.client.conn, cfg.command_timeout, &s.key, &inv)
             .await;
         match sent {
@@ -713,9 +713,9 @@ impl PermitExpirableSemaphore {
                 let give_back = pending.land(granted)?;
                 if granted {
                     if let Some(g) = give_back {
-                        if let Some(wanted) = s.client.sync.unconfirmed(&synced) {
+                        if let Some(wanted) = s.client.replica_sync.unconfirmed(&synced) {
                             let undo = crate::synchronizer::pending::give_back(&s.client, &s.key, g);
-                            return Err(s.client.sync.undo_unconfirmed(&s.key, wanted, undo).await);
+                            return Err(s.client.replica_sync.undo_unconfirmed(&s.key, wanted, undo).await);
                         }
                     }
                     tracing::debug!(key = %s.key, permits = n, first = %ids[0], "expirable semaphore: acquired");

@@ -426,7 +426,7 @@ impl Semaphore {
         let mut inv = SEM_TRY_ACQUIRE.prepare_invoke();
         inv.key(&*s.key).key(&latch).arg(n).arg(cfg.settle_window_ms());
         // replicas known to lag: a required acquisition fails before anything is sent
-        s.client.sync.refuse_now(&s.key)?;
+        s.client.replica_sync.refuse_now(&s.key)?;
         let give_back = Release {
             s: s.clone(),
             permits: n,
@@ -434,7 +434,7 @@ impl Semaphore {
         let pending = Pending::new(&s.client, &s.key, latch, give_back);
         let sent = s
             .client
-            .sync
+            .replica_sync
             .run::<Value>(&s.client.conn, cfg.command_timeout, &s.key, &inv)
             .await;
         let granted = match sent {
@@ -444,9 +444,9 @@ impl Semaphore {
                 let granted = decode_grant(&s.key, &v)?;
                 let give_back = pending.land(granted)?;
                 if let (true, Some(g)) = (granted, give_back) {
-                    if let Some(wanted) = s.client.sync.unconfirmed(&synced) {
+                    if let Some(wanted) = s.client.replica_sync.unconfirmed(&synced) {
                         let undo = crate::synchronizer::pending::give_back(&s.client, &s.key, g);
-                        return Err(s.client.sync.undo_unconfirmed(&s.key, wanted, undo).await);
+                        return Err(s.client.replica_sync.undo_unconfirmed(&s.key, wanted, undo).await);
                     }
                 }
                 granted
