@@ -390,13 +390,20 @@ impl ClientBuilder {
         ));
         let slots = Arc::new(crate::slots::Slots::detect(&conn, config.command_timeout).await);
         let holds = Arc::new(Holds::new(&config));
-        crate::watchdog::start(&holds, conn.clone(), sync.clone(), slots.clone(), &config);
+        crate::watchdog::start(
+            &holds,
+            conn.clone(),
+            sync.clone(),
+            slots.clone(),
+            pushes.invalidated.clone(),
+            &config,
+        );
         let gone_keys = Arc::new(crate::gone_keys::GoneKeys::default());
         crate::gone_keys::start(&gone_keys, &holds, conn.clone(), slots.clone(), &config);
-        crate::loss_watch::start(&holds, pubsub.as_ref(), &pushes.invalidated, &config);
+        let id = uuid::Uuid::new_v4().to_string();
+        crate::loss_watch::start(&holds, pubsub.as_ref(), &conn, &id, &pushes.invalidated, &config).await;
         let latches = LatchJanitor::start(conn.clone(), slots.clone(), config.command_timeout);
         let background = Background::start();
-        let id = uuid::Uuid::new_v4().to_string();
         tracing::debug!(client_id = %id, ?mode, "lock client ready");
         Ok(Client {
             inner: Arc::new(ClientInner {

@@ -80,8 +80,10 @@ pub trait Renewal: Send + Sync + 'static {
     /// The call that renews, to `ttl_ms` and never shorter, the holds of `locks` (each lock's
     /// key with the fields this client holds on it; all in one cluster slot). It replies one flag
     /// per field, in order: 1 renewed, 0 the field is gone (nothing is re-created), 2 the key
-    /// holds another type.
-    fn renew(&self, ttl_ms: u64, locks: &[(&str, Vec<&str>)]) -> ScriptInvocation<'static>;
+    /// holds another type. `track`: the call ends with one read of every lock key it extended,
+    /// so that the server keeps tracking them for the connection it runs on (a write untracks
+    /// a key when tracking is `NOLOOP`: see the loss watch).
+    fn renew(&self, ttl_ms: u64, locks: &[(&str, Vec<&str>)], track: bool) -> ScriptInvocation<'static>;
 }
 
 /// A decoded acquire reply.

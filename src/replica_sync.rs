@@ -284,15 +284,29 @@ impl ReplicaSyncer {
         key: &str,
         inv: &ScriptInvocation<'_>,
     ) -> Result<(T, Synced)> {
+        self.run_tracked(conn, timeout, key, inv, false).await
+    }
+
+    /// [`run`](Self::run); `tracked`: the script's reads are tracked for the connection (its
+    /// tracking is `OPTIN`: `CLIENT CACHING YES` goes first, in the same pipeline).
+    pub(crate) async fn run_tracked<T: FromRedisValue>(
+        &self,
+        conn: &Connection,
+        timeout: Duration,
+        key: &str,
+        inv: &ScriptInvocation<'_>,
+        tracked: bool,
+    ) -> Result<(T, Synced)> {
         if self.mode == ReplicaSync::Off {
-            return Ok((
-                crate::script::run(conn, timeout, key, inv).await?,
-                Synced::NotAsked,
-            ));
+            let v = match tracked {
+                true => crate::script::run_tracked(conn, timeout, key, inv).await?,
+                false => crate::script::run(conn, timeout, key, inv).await?,
+            };
+            return Ok((v, Synced::NotAsked));
         }
         // boxed: its state would otherwise make every lock and unlock future (and the boxes that
         // make them cancel-safe) several KB larger, also when replica sync is off
-        Box::pin(self.run_synced(conn, timeout, key, inv)).await
+        Box::pin(self.run_synced(conn, timeout, key, inv, tracked)).await
     }
 
     async fn run_synced<T: FromRedisValue>(
@@ -301,21 +315,23 @@ impl ReplicaSyncer {
         timeout: Duration,
         key: &str,
         inv: &ScriptInvocation<'_>,
+        tracked: bool,
     ) -> Result<(T, Synced)> {
         let wanted = self.replicas(conn, timeout, key).await;
         if wanted == 0 || (self.mode == ReplicaSync::BestEffort && self.lagging(key)) {
-            return Ok((
-                crate::script::run(conn, timeout, key, inv).await?,
-                Synced::NotAsked,
-            ));
+            let v = match tracked {
+                true => crate::script::run_tracked(conn, timeout, key, inv).await?,
+                false => crate::script::run(conn, timeout, key, inv).await?,
+            };
+            return Ok((v, Synced::NotAsked));
         }
         let wait_ms = u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX);
         let mut pipe = redis::pipe();
-        pipe.ignore_errors()
-            .invoke_script(inv)
-            .cmd("WAIT")
-            .arg(wanted)
-            .arg(wait_ms);
+        pipe.ignore_errors();
+        if tracked {
+            pipe.cmd("CLIENT").arg("CACHING").arg("YES");
+        }
+        pipe.invoke_script(inv).cmd("WAIT").arg(wanted).arg(wait_ms);
         // the connection's own timeout plus the WAIT's
         let budget = timeout.saturating_add(self.timeout);
         let mut loaded = false;
@@ -325,7 +341,7 @@ impl ReplicaSyncer {
                 Ok(Err(e)) => return Err(Error::from_request(key, e, budget)),
                 Err(_) => return Err(Error::CommandTimeout(budget)),
             };
-            let mut it = replies.into_iter();
+            let mut it = replies.into_iter().skip(usize::from(tracked));
             let (Some(reply), Some(acked)) = (it.next(), it.next()) else {
                 return Err(Error::Protocol("script + WAIT pipeline: too few replies".into()));
             };

@@ -27,6 +27,7 @@ pub(crate) fn start(
     conn: Connection,
     replica_sync: Arc<crate::replica_sync::ReplicaSyncer>,
     slots: Arc<crate::slots::Slots>,
+    invalidated: Arc<crate::pubsub::Invalidated>,
     config: &Config,
 ) {
     let task = Renewer {
@@ -34,6 +35,7 @@ pub(crate) fn start(
         conn,
         replica_sync,
         slots,
+        invalidated,
         period: config.renewal_period(),
         batch: config.watchdog_batch_size,
         command_timeout: config.command_timeout,
@@ -49,6 +51,8 @@ struct Renewer {
     replica_sync: Arc<crate::replica_sync::ReplicaSyncer>,
     /// Whether a call may carry keys of several slots.
     slots: Arc<crate::slots::Slots>,
+    /// Whether the renewals must keep the keys they extend tracked (the loss watch's mode).
+    invalidated: Arc<crate::pubsub::Invalidated>,
     period: Duration,
     batch: usize,
     command_timeout: Duration,
@@ -146,9 +150,10 @@ impl Renewer {
                     .iter()
                     .map(|lock| (&*lock[0].key, lock.iter().map(|it| &*it.field).collect()))
                     .collect();
-                let inv = chunk[0][0].renewal.renew(self.timeout_ms, &pairs);
+                let track = self.invalidated.no_echo();
+                let inv = chunk[0][0].renewal.renew(self.timeout_ms, &pairs, track);
                 let refs: Vec<&RenewalItem> = chunk.iter().flat_map(|lock| lock.iter()).collect();
-                self.send(&inv, refs).await
+                self.send(&inv, refs, track).await
             });
         // Every call of a round is sent at once (Redis queues them): each hold's renewal then
         // leaves one period after its previous one, whatever its place in the round. Sent a few
@@ -205,11 +210,12 @@ impl Renewer {
         &self,
         inv: &redis::ScriptInvocation<'_>,
         refs: Vec<&'a RenewalItem>,
+        track: bool,
     ) -> (Vec<&'a RenewalItem>, Instant, crate::Result<Vec<i64>>) {
         let sent_at = Instant::now();
         let res = self
             .replica_sync
-            .run(&self.conn, self.command_timeout, &refs[0].key, inv)
+            .run_tracked(&self.conn, self.command_timeout, &refs[0].key, inv, track)
             .await
             .map(|(v, _)| v);
         (refs, sent_at, res)

@@ -25,6 +25,7 @@ use redisson_lock::{Client, Config, Error};
 /// pub/sub. A cluster with sharded pub/sub adds `+spublish +ssubscribe +sunsubscribe
 /// +pubsub|shardnumsub` (not tested here: the tests run one standalone server).
 const CRATE_COMMANDS: &str = "-@all +evalsha +script|load +publish +subscribe +unsubscribe +client|tracking \
+     +client|caching +client|id +client|trackinginfo \
      +hincrby +hexists +hget +hset +hdel +hlen +hgetall +hscan +type +pexpire +pttl +exists +del +get \
      +set +incr +rpush +lindex +lpop +lrange +lrem +zadd +zincrby +zrange +zrem +zscore";
 
@@ -40,7 +41,7 @@ const REDISSON_EXTRA: &str = "+ping +eval";
 /// permission, though nothing reads or writes them).
 const NARROW_PATTERNS: &str = "~acl:* ~redisson_lock__channel:{acl:* ~redisson_rwlock:{acl:* \
      ~redisson_unlock_latch:{acl:* ~redisson_lock_queue:{acl:* ~redisson_lock_timeout:{acl:* \
-     ~redisson_lock_token:{acl:* ~{acl:*} ~{acl:*}:*:rwlock_timeout* ~test1 ~test2 \
+     ~redisson_lock_token:{acl:* ~{acl:*} ~{acl:*}:*:rwlock_timeout* ~test1 ~test2 ~redisson_lock_probe:* \
      &redisson_lock__channel:{acl:* &redisson_rwlock:{acl:*";
 
 const USER: &str = "locker";

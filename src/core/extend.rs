@@ -42,10 +42,12 @@ pub(crate) async fn extend<K: AcquireKind>(
     let Some(need_ms) = client.holds.begin_extend(&turn, lease, until, new_until) else {
         return Err(not_held());
     };
-    let inv = script::renewal_of(core.kind).renew(need_ms, &[(&*core.key, vec![&**field])]);
+    // the extension writes the key: where tracking is NOLOOP it reads it again, to stay tracked
+    let track = client.invalidated.no_echo();
+    let inv = script::renewal_of(core.kind).renew(need_ms, &[(&*core.key, vec![&**field])], track);
     let (flags, _): (Vec<i64>, _) = client
         .replica_sync
-        .run(&client.conn, cfg.command_timeout, &core.key, &inv)
+        .run_tracked(&client.conn, cfg.command_timeout, &core.key, &inv, track)
         .await?;
     match flags.first() {
         Some(1) => {

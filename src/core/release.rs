@@ -176,6 +176,8 @@ impl Releaser {
         self.client
             .holds
             .released(&f.turn, f.lease.as_ref(), &f.plan, f.sent_at, outcome);
+        // the release wrote the key: where that untracked it, the holds left on it are read again
+        self.client.invalidated.wrote(&self.key);
         match &result {
             Ok(u) => {
                 tracing::debug!(key = %self.key, field = %field, kind = self.kind.label(), outcome = ?u, "released")

@@ -421,7 +421,7 @@ impl Renewal for ReadRenewal {
         "read holds"
     }
 
-    fn renew(&self, ttl_ms: u64, locks: &[(&str, Vec<&str>)]) -> ScriptInvocation<'static> {
+    fn renew(&self, ttl_ms: u64, locks: &[(&str, Vec<&str>)], track: bool) -> ScriptInvocation<'static> {
         let mut inv = RW_READ_RENEW_BATCH.prepare_invoke();
         inv.arg(ttl_ms);
         for (key, fields) in locks {
@@ -432,6 +432,7 @@ impl Renewal for ReadRenewal {
                 inv.arg(*field);
             }
         }
+        inv.arg(u8::from(track));
         inv
     }
 }

@@ -23,6 +23,10 @@
 //! cut), the watch turns tracking on again on the new connection and reads every hold in one
 //! batched call, so a hold the restart lost is reported within one reconnect.
 //!
+//! On a single server that tracks only the keys a script reads, the command connection tracks the
+//! held keys instead, without the echo of our own writes ([`no_echo`]): a renewal is then neither
+//! pushed back nor read again; what follows is otherwise the same.
+//!
 //! This is done on every topology with a RESP3 pub/sub connection: a single server (or a
 //! connection of the caller's own); a Sentinel master, where a move of the master turns
 //! tracking on on the new one and reads every hold there, so a hold the new master lacks
@@ -46,7 +50,9 @@ use crate::script;
 use redis::cluster_routing::{MultipleNodeRoutingInfo, ResponsePolicy, RoutingInfo};
 use redis::Value;
 
+mod no_echo;
 mod quiet;
+use no_echo::{NoEcho, NotNow};
 use quiet::Quiet;
 
 /// Holds read per pipeline (a `HEXISTS` each).
@@ -77,9 +83,11 @@ const TRACKING_CHECK: Duration = Duration::from_secs(1);
 
 /// Starts the loss watch for a client whose pub/sub connection is `pubsub`, when `config` asks
 /// for tracking and the deployment allows it. Returns whether it runs.
-pub(crate) fn start(
+pub(crate) async fn start(
     holds: &Arc<Holds>,
     pubsub: Option<&PubSubConn>,
+    conn: &Connection,
+    client_id: &str,
     invalidated: &Arc<Invalidated>,
     config: &Config,
 ) -> bool {
@@ -95,7 +103,20 @@ pub(crate) fn start(
     invalidated.set_active(true);
     // the first round turns tracking on
     invalidated.disconnected();
+    // a single server: its command connection may track without the echo (the first round
+    // finds out); Sentinel and cluster connections track on the pub/sub connection
+    let own = match (pubsub, conn) {
+        (PubSubConn::Manager(p), Connection::Manager(_)) => {
+            let own = NoEcho::new(conn.clone(), client_id);
+            let p = Connection::Manager(p.clone());
+            own.probe_at_connect(&p, invalidated, config.command_timeout)
+                .await;
+            Some(own)
+        }
+        _ => None,
+    };
     let task = LossWatcher {
+        own,
         holds: holds.downgrade(),
         short_ttl: config.lock_watchdog_timeout - config.renewal_period(),
         renewal_period: config.renewal_period(),
@@ -109,6 +130,9 @@ pub(crate) fn start(
 
 struct LossWatcher {
     holds: Weak<Holds>,
+    /// Tracking on the command connection, without the echo of our own writes ([`no_echo`]),
+    /// unless the server was found not to do it; `None`: on the pub/sub connection.
+    own: Option<NoEcho>,
     /// A hold read after a reported change whose key has a TTL below this (shorter than any our
     /// renewals leave: the watchdog timeout less one renewal period) is read again when that TTL
     /// runs out: someone cut it short, and Redis reports an expiry only when it gets round to
@@ -133,13 +157,21 @@ enum Round {
 }
 
 impl LossWatcher {
+    /// The command connection's tracking, unless the server was found not to do it.
+    fn active_own(&self) -> Option<&NoEcho> {
+        self.own.as_ref().filter(|o| !o.given_up())
+    }
+
     async fn run(self) {
         let mut backoff = BACKOFF_MIN;
         // keys to read again when their TTL runs out
         let mut expiries: BTreeMap<Instant, Vec<Arc<str>>> = BTreeMap::new();
         let mut last_read = Instant::now();
         // a cluster's client may replace a node's connection without a word
-        let mut check_tracking = self.pubsub.tracking_conn().is_some_and(|c| c.is_cluster());
+        // a cluster's client may replace a node's connection, and the command connection (when
+        // it tracks) reconnects, without a word: tracking is checked while holds are held
+        let mut check_tracking =
+            self.own.is_some() || self.pubsub.tracking_conn().is_some_and(|c| c.is_cluster());
         let mut next_check = Instant::now() + TRACKING_CHECK;
         let mut quiet = Quiet::new(self.renewal_period);
         let mut next_tidy = Instant::now() + self.renewal_period;
@@ -226,7 +258,22 @@ impl LossWatcher {
             return Round::Failed;
         };
         if pending.reconnect {
-            match self.tracking_on(&conn).await {
+            let on = match self.active_own() {
+                Some(own) => match own.on(&conn, &self.invalidated, self.command_timeout).await {
+                    Ok(()) => {
+                        self.invalidated.set_no_echo(true);
+                        Ok(())
+                    }
+                    Err(NotNow::Unsupported(why)) => {
+                        own.give_up(&why, self.command_timeout).await;
+                        self.invalidated.set_no_echo(false);
+                        self.tracking_on(&conn).await
+                    }
+                    Err(NotNow::Failed(e)) => Err(e),
+                },
+                None => self.tracking_on(&conn).await,
+            };
+            match on {
                 Ok(()) => {
                     pending.reconnect = false;
                     pending.all = true;
@@ -243,6 +290,11 @@ impl LossWatcher {
                 }
             }
         }
+        // held keys are read where they are tracked
+        let conn = match self.active_own() {
+            Some(own) if self.invalidated.no_echo() => own.conn().clone(),
+            _ => conn,
+        };
         let items = holds.live_items(if pending.all { None } else { Some(&pending.keys) });
         // one slot per pipeline in a cluster (the pipeline goes to the slot's master)
         let groups = slot_groups(items, conn.is_cluster(), |it| &it.key);
@@ -336,6 +388,23 @@ impl LossWatcher {
     /// false when the servers refuse the question (ACL, or a server before 6.2): replacements
     /// are then noticed by renewal only.
     async fn check_tracking(&self) -> bool {
+        if let Some(own) = self.active_own() {
+            return match own.tracks(self.command_timeout).await {
+                Ok(true) => true,
+                Ok(false) => {
+                    tracing::debug!("loss detection: the command connection no longer tracks into the pub/sub connection (one of them reconnected): tracking on again, reading every hold");
+                    self.invalidated.disconnected();
+                    true
+                }
+                Err(NotNow::Unsupported(why)) => {
+                    own.give_up(&why, self.command_timeout).await;
+                    self.invalidated.set_no_echo(false);
+                    self.invalidated.disconnected();
+                    self.pubsub.tracking_conn().is_some_and(|c| c.is_cluster())
+                }
+                Err(NotNow::Failed(_)) => true,
+            };
+        }
         let Some(Connection::Cluster(cc)) = self.pubsub.tracking_conn() else {
             return false;
         };
@@ -390,7 +459,12 @@ impl LossWatcher {
     async fn read(&self, conn: &Connection, holds: &Holds, chunk: &[RenewalItem], ttls: bool) -> Read {
         let mut pipe = redis::pipe();
         pipe.ignore_errors();
+        // tracking on the command connection is OPTIN: each read is to be tracked
+        let caching = self.invalidated.no_echo() && self.active_own().is_some();
         for it in chunk {
+            if caching {
+                pipe.cmd("CLIENT").arg("CACHING").arg("YES").ignore();
+            }
             pipe.cmd("HEXISTS").arg(&*it.key).arg(&*it.field);
         }
         // (a key with two holds of this client is asked once)
@@ -520,12 +594,21 @@ fn tracking_refused(e: &Error) -> bool {
     }
 }
 
+/// The fields of a map reply: a RESP3 map, or RESP2's flat array of names and values.
+pub(super) fn map_pairs(reply: &Value) -> Option<Vec<(&Value, &Value)>> {
+    match reply {
+        Value::Map(fields) => Some(fields.iter().map(|(k, v)| (k, v)).collect()),
+        Value::Array(items) if items.len() % 2 == 0 => {
+            Some(items.chunks(2).map(|kv| (&kv[0], &kv[1])).collect())
+        }
+        _ => None,
+    }
+}
+
 /// Whether a `CLIENT TRACKINGINFO` reply says tracking is on (its flags hold `on` or `off`).
-fn tracks(info: &Value) -> Option<bool> {
-    let Value::Map(fields) = info else {
-        return None;
-    };
-    let flags = fields.iter().find_map(|(k, v)| match k {
+pub(super) fn tracks(info: &Value) -> Option<bool> {
+    let fields = map_pairs(info)?;
+    let flags = fields.into_iter().find_map(|(k, v)| match k {
         Value::BulkString(k) if k.as_slice() == b"flags" => Some(v),
         Value::SimpleString(k) if k == "flags" => Some(v),
         _ => None,

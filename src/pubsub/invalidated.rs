@@ -37,6 +37,11 @@ impl Pending {
 pub(crate) struct Invalidated {
     /// A loss watch runs: collect.
     active: AtomicBool,
+    /// The server tracks held keys for the command connection, with `NOLOOP` (see
+    /// `loss_watch`): our own writes are not pushed back, but each untracks the key it
+    /// changes, so whoever writes a held key must have it read again (the renewals read the
+    /// keys they renew in their own script).
+    no_echo: AtomicBool,
     pending: Mutex<Pending>,
     wake: Notify,
 }
@@ -58,6 +63,34 @@ impl Invalidated {
 
     pub(crate) fn is_active(&self) -> bool {
         self.active.load(Ordering::SeqCst)
+    }
+
+    /// Whether held keys are tracked for the command connection with `NOLOOP` (our own writes
+    /// untrack them silently: see the field).
+    pub(crate) fn no_echo(&self) -> bool {
+        self.is_active() && self.no_echo.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn set_no_echo(&self, on: bool) {
+        self.no_echo.store(on, Ordering::SeqCst);
+    }
+
+    /// A write of our own changed `key` (a release that left holds, a lease extension, a
+    /// downgrade): where it untracked the key ([`no_echo`](Self::no_echo)), it is read again.
+    pub(crate) fn wrote(&self, key: &Arc<str>) {
+        if self.no_echo() {
+            self.key(key);
+        }
+    }
+
+    /// Whether `key` is reported changed and not taken yet (the tracking probe's key).
+    pub(crate) fn has(&self, key: &str) -> bool {
+        self.pending.lock().keys.contains(key)
+    }
+
+    /// Forgets that `key` was reported (the tracking probe's key, which holds nothing).
+    pub(crate) fn forget(&self, key: &str) {
+        self.pending.lock().keys.remove(key);
     }
 
     fn add(&self, urgent: bool, f: impl FnOnce(&mut Pending)) {

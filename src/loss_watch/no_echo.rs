@@ -1,0 +1,284 @@
+//! Tracking without the echo of our own writes, where the server does it.
+//!
+//! The server tracks held keys for the **command connection**, which renews, re-enters and
+//! releases them, with `CLIENT TRACKING ON REDIRECT <pub/sub connection> NOLOOP OPTIN`: its
+//! pushes go to the pub/sub connection (where the hub reads them), a change made by the command
+//! connection itself is not pushed at all, and only the reads of a call that `CLIENT CACHING YES`
+//! goes before are tracked: the watch's reads of held keys and the renewals, never a request
+//! latch an acquire script checks, a lock someone else holds, or an application's own reads on
+//! the client's connection. A renewal then costs no push and no read, where the
+//! tracking of the pub/sub connection pushes every renewed key back and the watch reads it again.
+//!
+//! A write untracks the key it changes even when it is not pushed, so whatever writes a held key
+//! reads it again: the renewal scripts (and a lease extension) end with one `EXISTS` of the keys
+//! they extended, and the watch reads a key again after the client's other writes (a grant, a
+//! release).
+//!
+//! Chosen by what the server does, once, at connect: a probe (`lua/common/tracking_probe.lua`, on the pub/sub
+//! connection before it tracks anything else) must show a key that a script of the tracking
+//! connection wrote and then read still pushed when another connection changes it, and a key the
+//! script declared without reading it not tracked: a server that tracks every key a script
+//! declares (Redis before 7.2) would track every channel name and request latch our scripts
+//! declare on the command connection, and push each one's changes. Then tracking with `REDIRECT`
+//! and `NOLOOP` must be accepted, and `CLIENT TRACKINGINFO` must say so. Otherwise (such a server,
+//! an ACL that refuses `CLIENT ID`, `CLIENT TRACKINGINFO` or the probe keys, a proxy), the pub/sub
+//! connection tracks as before. Tracking lives and dies with a connection, and the command
+//! connection reconnects on its own: while holds are held, `CLIENT TRACKINGINFO` is asked once a
+//! second whether it still tracks into the pub/sub connection it was turned on for; if not,
+//! tracking is turned on again and every hold read.
+
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::time::{Duration, Instant};
+
+use redis::Value;
+
+use crate::conn::Connection;
+use crate::error::Error;
+use crate::pubsub::Invalidated;
+use crate::script;
+
+/// How long the probe keys live, in ms (the probe deletes them).
+const PROBE_TTL_MS: u64 = 10_000;
+/// How long the probe waits for its push at most.
+const PROBE_WAIT: Duration = Duration::from_secs(1);
+
+/// The command connection's tracking.
+pub(super) struct NoEcho {
+    conn: Connection,
+    /// The probe's keys: the one its script reads, the one it only declares.
+    probe_keys: [String; 2],
+    /// The id of the pub/sub connection the tracking redirects to (-1: none yet).
+    redirect: AtomicI64,
+    /// The server showed that it does it (the probe passed once).
+    probed: AtomicBool,
+    /// The server does not do it, or refuses what it takes: the pub/sub connection tracks.
+    given_up: AtomicBool,
+}
+
+/// Why tracking on the command connection cannot be turned on.
+pub(super) enum NotNow {
+    /// For good: the pub/sub connection tracks from now on.
+    Unsupported(String),
+    /// A call failed (a dropped connection, a timeout): tried again.
+    Failed(Error),
+}
+
+impl NoEcho {
+    pub(super) fn new(conn: Connection, client_id: &str) -> NoEcho {
+        NoEcho {
+            conn,
+            probe_keys: [1, 2].map(|n| format!("redisson_lock_probe:{{{client_id}}}:{n}")),
+            redirect: AtomicI64::new(-1),
+            probed: AtomicBool::new(false),
+            given_up: AtomicBool::new(false),
+        }
+    }
+
+    /// The connection held keys are read on, so that they are tracked for it.
+    pub(super) fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// Whether the server was found not to do it.
+    pub(super) fn given_up(&self) -> bool {
+        self.given_up.load(Ordering::SeqCst)
+    }
+
+    /// Gives up for good (the pub/sub connection tracks from now on); the command connection's
+    /// tracking is turned off, so that it pushes nothing more.
+    pub(super) async fn give_up(&self, why: &str, timeout: Duration) {
+        self.given_up.store(true, Ordering::SeqCst);
+        tracing::info!(why, "loss detection: tracking on the pub/sub connection (the renewals are pushed back and read again)");
+        if self.redirect.load(Ordering::SeqCst) >= 0 {
+            let mut off = redis::cmd("CLIENT");
+            off.arg("TRACKING").arg("OFF");
+            let _ = script::cmd::<Value>(&self.conn, timeout, "", &off).await;
+        }
+    }
+
+    /// The probe, at connect: what the server does decides before the client is handed out. A
+    /// probe that could not run (a call failed) runs again when tracking is first turned on.
+    pub(super) async fn probe_at_connect(
+        &self,
+        pubsub: &Connection,
+        invalidated: &Invalidated,
+        timeout: Duration,
+    ) {
+        match self.probe(pubsub, invalidated, timeout).await {
+            Ok(()) => self.probed.store(true, Ordering::SeqCst),
+            Err(NotNow::Unsupported(why)) => self.give_up(&why, timeout).await,
+            Err(NotNow::Failed(e)) => {
+                tracing::debug!(error = %e, "loss detection: the tracking probe failed; trying again with tracking")
+            }
+        }
+    }
+
+    /// Turns tracking on for the command connection, redirected to `pubsub` (the pub/sub
+    /// connection); the first time, the probe shows that the server does it.
+    pub(super) async fn on(
+        &self,
+        pubsub: &Connection,
+        invalidated: &Invalidated,
+        timeout: Duration,
+    ) -> std::result::Result<(), NotNow> {
+        if !self.probed.load(Ordering::SeqCst) {
+            self.probe(pubsub, invalidated, timeout).await?;
+            self.probed.store(true, Ordering::SeqCst);
+        }
+        let id = pubsub_id(pubsub, timeout).await?;
+        let mut on = redis::cmd("CLIENT");
+        on.arg("TRACKING")
+            .arg("ON")
+            .arg("REDIRECT")
+            .arg(id)
+            .arg("NOLOOP")
+            .arg("OPTIN");
+        match script::cmd::<Value>(&self.conn, timeout, "", &on).await {
+            Ok(Value::Okay) => {}
+            Ok(other) => {
+                return Err(NotNow::Unsupported(format!(
+                    "CLIENT TRACKING ON REDIRECT answered {other:?}"
+                )))
+            }
+            Err(e) => return Err(classify("CLIENT TRACKING ON REDIRECT ... NOLOOP OPTIN", e)),
+        }
+        self.redirect.store(id, Ordering::SeqCst);
+        if !self.tracks(timeout).await? {
+            return Err(NotNow::Unsupported(
+                "CLIENT TRACKINGINFO does not show the redirect just turned on".into(),
+            ));
+        }
+        tracing::debug!(
+            "loss detection: tracking on the command connection, without the echo of our own writes"
+        );
+        Ok(())
+    }
+
+    /// Whether the command connection still tracks into the pub/sub connection it was turned
+    /// on for (it does not after either reconnected).
+    pub(super) async fn tracks(&self, timeout: Duration) -> std::result::Result<bool, NotNow> {
+        let mut info = redis::cmd("CLIENT");
+        info.arg("TRACKINGINFO");
+        let reply = script::cmd::<Value>(&self.conn, timeout, "", &info)
+            .await
+            .map_err(|e| classify("CLIENT TRACKINGINFO", e))?;
+        let redirect = self.redirect.load(Ordering::SeqCst);
+        Ok(super::tracks(&reply) == Some(true) && field_int(&reply, "redirect") == Some(redirect))
+    }
+
+    /// Shows on the pub/sub connection (which reads nothing else yet, so the tracking entries
+    /// are the probe's alone) what the server does: with `NOLOOP` tracking on, it runs the probe
+    /// script; the command connection then writes both probe keys, and the push of the read key
+    /// must come, the other's not before it. Tracking is turned off again.
+    async fn probe(
+        &self,
+        pubsub: &Connection,
+        invalidated: &Invalidated,
+        timeout: Duration,
+    ) -> std::result::Result<(), NotNow> {
+        let mut on = redis::cmd("CLIENT");
+        on.arg("TRACKING").arg("ON").arg("NOLOOP").arg("OPTIN");
+        script::cmd::<Value>(pubsub, timeout, "", &on)
+            .await
+            .map_err(|e| classify("CLIENT TRACKING ON NOLOOP OPTIN", e))?;
+        let outcome = self.probe_keys(pubsub, invalidated, timeout).await;
+        let mut off = redis::cmd("CLIENT");
+        off.arg("TRACKING").arg("OFF");
+        if let Err(e) = script::cmd::<Value>(pubsub, timeout, "", &off).await {
+            return Err(classify("CLIENT TRACKING OFF", e));
+        }
+        outcome
+    }
+
+    async fn probe_keys(
+        &self,
+        pubsub: &Connection,
+        invalidated: &Invalidated,
+        timeout: Duration,
+    ) -> std::result::Result<(), NotNow> {
+        let [read, unread] = &self.probe_keys;
+        let mut inv = script::TRACKING_PROBE.prepare_invoke();
+        inv.key(read).key(unread).arg(PROBE_TTL_MS);
+        script::run_tracked::<Value>(pubsub, timeout, read, &inv)
+            .await
+            .map_err(|e| classify("the tracking probe's script", e))?;
+        // the unread key first: its push, if the server sends one, comes before the other's
+        let mut set = redis::cmd("SET");
+        set.arg(unread).arg(1).arg("PX").arg(PROBE_TTL_MS);
+        let mut del = redis::cmd("DEL");
+        del.arg(unread).arg(read);
+        for (what, cmd) in [("SET", &set), ("DEL", &del)] {
+            script::cmd::<Value>(&self.conn, timeout, read, cmd)
+                .await
+                .map_err(|e| classify(&format!("{what} of the tracking probe's keys"), e))?;
+        }
+        // the push comes within a round trip; a server that does not send it is not waited for
+        // long (the client's connect waits for the probe)
+        let deadline = Instant::now() + timeout.min(PROBE_WAIT);
+        while !invalidated.has(read) {
+            if Instant::now() >= deadline {
+                return Err(NotNow::Unsupported(
+                    "a key a script wrote and then read was not pushed when another connection changed it"
+                        .into(),
+                ));
+            }
+            // once per client at most, and only until the push arrives
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        let tracks_unread = invalidated.has(unread);
+        invalidated.forget(read);
+        invalidated.forget(unread);
+        if tracks_unread {
+            return Err(NotNow::Unsupported(
+                "the server tracks every key a script declares, not only those it reads (before Redis 7.2)"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The pub/sub connection's id: `CLIENT ID`, else the `id` of a `HELLO 3` reply (Redis 7
+/// answers `HELLO` to every user).
+async fn pubsub_id(pubsub: &Connection, timeout: Duration) -> std::result::Result<i64, NotNow> {
+    let mut id = redis::cmd("CLIENT");
+    id.arg("ID");
+    match script::cmd::<i64>(pubsub, timeout, "", &id).await {
+        Ok(id) => return Ok(id),
+        Err(Error::Redis(e)) if crate::error::is_refusal(&e) => {}
+        Err(e) => return Err(classify("CLIENT ID", e)),
+    }
+    let mut hello = redis::cmd("HELLO");
+    hello.arg(3);
+    let reply = script::cmd::<Value>(pubsub, timeout, "", &hello)
+        .await
+        .map_err(|e| classify("CLIENT ID and HELLO 3", e))?;
+    field_int(&reply, "id")
+        .ok_or_else(|| NotNow::Unsupported("HELLO 3 answered without the connection's id".into()))
+}
+
+/// A failed call: refused for good, or to be tried again.
+fn classify(what: &str, e: Error) -> NotNow {
+    match &e {
+        Error::Redis(r) if crate::error::is_refusal(r) || (r.code().is_some() && !e.is_transient()) => {
+            NotNow::Unsupported(format!("{what} refused: {e}"))
+        }
+        Error::Protocol(_) => NotNow::Unsupported(format!("{what}: {e}")),
+        _ => NotNow::Failed(e),
+    }
+}
+
+/// The integer field `name` of a map reply (`CLIENT TRACKINGINFO`'s `redirect`, `HELLO`'s `id`).
+fn field_int(reply: &Value, name: &str) -> Option<i64> {
+    super::map_pairs(reply)?.into_iter().find_map(|(k, v)| {
+        let is = match k {
+            Value::BulkString(k) => k.as_slice() == name.as_bytes(),
+            Value::SimpleString(k) => k == name,
+            _ => false,
+        };
+        match (is, v) {
+            (true, Value::Int(n)) => Some(*n),
+            _ => None,
+        }
+    })
+}

@@ -1,0 +1,166 @@
+//! The loss signal without the echo of our own writes: where the server tracks only the keys a
+//! script reads (Redis 7.2+, Valkey), the command connection tracks the held keys with `NOLOOP`,
+//! so renewals are neither pushed back nor read again; elsewhere the pub/sub connection tracks
+//! them as before, and every renewal is read again. Either way a deletion is reported at once,
+//! also after the command connection was cut (it reconnects without a word; the watch finds its
+//! tracking gone and turns it on again).
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{eventually, info_sections, init_tracing, RedisServer};
+use redisson_lock::Config;
+
+/// Whether this server tracks only the keys a script reads (what the client's probe finds).
+fn per_key_script_tracking() -> bool {
+    let v = common::server_version();
+    v.valkey || (v.major, v.minor) >= (7, 2)
+}
+
+/// `HEXISTS` and `PEXPIRE` calls so far (top-level and inside scripts).
+async fn calls(raw: &mut redis::aio::MultiplexedConnection) -> (u64, u64) {
+    let info = info_sections(raw, &["commandstats"]).await;
+    let calls = |cmd: &str| {
+        common::faults::info_field(&info, &format!("cmdstat_{cmd}"))
+            .and_then(|v| v.split(',').find_map(|p| p.strip_prefix("calls=")))
+            .map_or(0, |n| n.parse().unwrap())
+    };
+    (calls("hexists"), calls("pexpire"))
+}
+
+/// Several renewal rounds of 20 holds: each round's script checks (`HEXISTS`) and extends
+/// (`PEXPIRE`) every hold once. Without the echo nothing else reads the holds; with it, the
+/// watch reads each renewed hold again (one more `HEXISTS` per renewal).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn renewals_are_read_again_only_where_they_are_echoed() {
+    init_tracing();
+    const N: u64 = 20;
+    let s = RedisServer::start();
+    // a renewal round every second
+    let c = s
+        .client(Config::default().with_lock_watchdog_timeout(Duration::from_secs(3)))
+        .await;
+    let mut raw = s.conn().await;
+    let mut guards = Vec::new();
+    for i in 0..N {
+        guards.push(c.lock(&format!("echo:{i}")).unwrap().lock().await.unwrap());
+    }
+    // the watch's first reads of the new holds are done
+    eventually(Duration::from_secs(10), "the holds read once", || {
+        let mut raw = raw.clone();
+        async move { calls(&mut raw).await.0 >= N }
+    })
+    .await;
+    let (h0, p0) = calls(&mut raw).await;
+    // three renewal rounds
+    eventually(Duration::from_secs(20), "three renewal rounds", || {
+        let mut raw = raw.clone();
+        async move { calls(&mut raw).await.1 >= p0 + 3 * N }
+    })
+    .await;
+    // the echoed reads of the last round come right after it
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (h1, p1) = calls(&mut raw).await;
+    let (reads, extensions) = (h1 - h0, p1 - p0);
+    if per_key_script_tracking() {
+        // the renewal scripts' own checks only (a round may have started since)
+        assert!(
+            reads <= extensions + N,
+            "{reads} HEXISTS for {extensions} extensions: renewals were read again"
+        );
+    } else {
+        assert!(
+            reads >= 2 * extensions - N,
+            "{reads} HEXISTS for {extensions} extensions: the echo read nothing again"
+        );
+    }
+    // and the holds are watched: a deletion is reported long before the next renewal
+    let victim = guards.remove(0);
+    let _: () = redis::cmd("DEL")
+        .arg(victim.key())
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    let t0 = Instant::now();
+    tokio::time::timeout(Duration::from_millis(800), victim.lost())
+        .await
+        .expect("the deletion is reported before the next renewal");
+    eprintln!("deletion reported in {:?}", t0.elapsed());
+    for g in guards {
+        assert!(g.is_held());
+        g.unlock().await.unwrap();
+    }
+    c.shutdown().await.unwrap();
+}
+
+/// The command connection cut (`CLIENT KILL`): it reconnects on its own at its next request,
+/// without tracking. Within about a second the watch finds that out, turns tracking on again and
+/// reads every hold, so a deletion after that is reported at once again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_connection_that_reconnected_tracks_again() {
+    init_tracing();
+    if !per_key_script_tracking() {
+        common::skip_unsupported(
+            "a_command_connection_that_reconnected_tracks_again",
+            "the command connection tracks only on servers that track the keys a script reads (7.2+)",
+        );
+        return;
+    }
+    let s = RedisServer::start();
+    // 30 s watchdog: a renewal (every 10 s) cannot be what notices the deletion
+    let c = s.client(Config::default()).await;
+    let mut raw = s.conn().await;
+    let held = c.lock("reconnect:held").unwrap().lock().await.unwrap();
+    let redirected = |raw: &redis::aio::MultiplexedConnection| {
+        let mut raw = raw.clone();
+        async move {
+            let list: String = redis::cmd("CLIENT")
+                .arg("LIST")
+                .query_async(&mut raw)
+                .await
+                .unwrap();
+            list.lines()
+                .find(|l| l.split(' ').any(|f| f.starts_with("redir=") && f != "redir=-1"))
+                .and_then(|l| {
+                    l.split(' ')
+                        .find_map(|f| f.strip_prefix("id="))
+                        .map(str::to_owned)
+                })
+        }
+    };
+    eventually(Duration::from_secs(10), "the command connection tracks", || {
+        let raw = raw.clone();
+        async move { redirected(&raw).await.is_some() }
+    })
+    .await;
+    let id = redirected(&raw).await.unwrap();
+    let () = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("ID")
+        .arg(&id)
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    // a new command connection, tracking again
+    eventually(
+        Duration::from_secs(10),
+        "the new command connection tracks",
+        || {
+            let raw = raw.clone();
+            let id = id.clone();
+            async move { redirected(&raw).await.is_some_and(|now| now != id) }
+        },
+    )
+    .await;
+    assert!(held.is_held(), "the hold is in place");
+    let _: () = redis::cmd("DEL")
+        .arg("reconnect:held")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(2), held.lost())
+        .await
+        .expect("the deletion is reported long before the next renewal (10 s)");
+    c.shutdown().await.unwrap();
+}
