@@ -644,7 +644,7 @@ async fn run(cli: Cli, target: target::Target) -> Result<Outcome, Failure> {
     let out = render::Out::new(cli.json);
     match cli.command {
         Command::Inspect { name, as_kind } => {
-            let s = target.connect().await?;
+            let s = target.connect(false).await?;
             match count::view(&mut s.client.connection(), &name, as_kind).await? {
                 count::View::Lock(info) => out.inspect(&info),
                 count::View::Count(mut info) => {
@@ -663,11 +663,11 @@ async fn run(cli: Cli, target: target::Target) -> Result<Outcome, Failure> {
             pattern,
             synchronizers,
         } => {
-            let s = target.connect().await?;
+            let s = target.connect(false).await?;
             list::list(&s, &target, &out, &pattern, synchronizers).await
         }
         Command::Hold(args) => {
-            let s = target.connect().await?;
+            let s = target.connect(true).await?;
             let outcome = hold::hold(&s.client, &out, args).await;
             // before exiting: send what is still queued (a dropped guard's release, a cancelled
             // fair waiter leaving the queue)
@@ -677,11 +677,11 @@ async fn run(cli: Cli, target: target::Target) -> Result<Outcome, Failure> {
             outcome
         }
         Command::ForceUnlock { name, yes } => {
-            let s = target.connect().await?;
+            let s = target.connect(false).await?;
             force_unlock(&s.client, &out, &name, yes).await
         }
         Command::RaiseToken { name, floor } => {
-            let s = target.connect().await?;
+            let s = target.connect(false).await?;
             token::raise_token(&s.client, &out, &name, floor).await
         }
         Command::Watch {
@@ -689,7 +689,7 @@ async fn run(cli: Cli, target: target::Target) -> Result<Outcome, Failure> {
             as_kind,
             interval,
         } => {
-            let s = target.connect().await?;
+            let s = target.connect(false).await?;
             watch::watch(&s, &target, &out, &name, as_kind, interval).await
         }
         Command::Doctor {

@@ -23,7 +23,9 @@ use std::time::Duration;
 
 use redis::aio::MultiplexedConnection;
 use redis::{ClientTlsConfig, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, TlsCertificates};
-use redisson_lock::{Client, Config, Connection, Error, RedissonConfig, RedissonServers, Tls, TlsVerify};
+use redisson_lock::{
+    Client, Config, Connection, Error, LossDetection, RedissonConfig, RedissonServers, Tls, TlsVerify,
+};
 
 use crate::{describe, one_line, redact, Failure};
 
@@ -453,15 +455,23 @@ impl Target {
             Endpoint::Config(file, _) => match file.servers() {
                 RedissonServers::Single { url } => Ok(Topology::Single(info_of(url)?)),
                 RedissonServers::Cluster { nodes } => self.cluster_of(nodes).await,
-                _ => Ok(self.connect().await?.topology),
+                _ => Ok(self.connect(false).await?.topology),
             },
-            Endpoint::Sentinel { .. } => Ok(self.connect().await?.topology),
+            Endpoint::Sentinel { .. } => Ok(self.connect(false).await?.topology),
         }
     }
 
-    /// Connects a lock client, and says what it is connected to.
-    pub(crate) async fn connect(&self) -> Result<Session, Failure> {
-        let config = Config::default().with_connect_timeout(TIMEOUT);
+    /// Connects a lock client, and says what it is connected to. `holds`: the command holds
+    /// locks, so it wants to know at once when one is lost (the loss watch, whose set-up may
+    /// write a probe key); the read-only commands connect with renewal only and write nothing.
+    pub(crate) async fn connect(&self, holds: bool) -> Result<Session, Failure> {
+        let loss = match holds {
+            true => LossDetection::Tracking,
+            false => LossDetection::Renewal,
+        };
+        let config = Config::default()
+            .with_connect_timeout(TIMEOUT)
+            .with_loss_detection(loss);
         match &self.endpoint {
             Endpoint::Url { url, info } => {
                 let topology = self.probe(info, url).await?;
@@ -507,7 +517,10 @@ impl Target {
                 Ok(Session { client, topology })
             }
             Endpoint::Config(file, path) => {
-                let client = file.connect().await.map_err(|e| match e {
+                let builder = file
+                    .client_builder()
+                    .config(file.config().with_loss_detection(loss));
+                let client = builder.build().await.map_err(|e| match e {
                     Error::Redis(r) => Failure(format!(
                         "cannot connect to the servers of {}: {r}",
                         path.display()
