@@ -25,9 +25,22 @@ use redisson_lock::{Client, Config, Error};
 /// pub/sub. A cluster with sharded pub/sub adds `+spublish +ssubscribe +sunsubscribe
 /// +pubsub|shardnumsub` (not tested here: the tests run one standalone server).
 const CRATE_COMMANDS: &str = "-@all +evalsha +script|load +publish +subscribe +unsubscribe +client|tracking \
-     +client|caching +client|id +client|trackinginfo \
+     +client|caching \
      +hincrby +hexists +hget +hset +hdel +hlen +hgetall +hscan +type +pexpire +pttl +exists +del +get \
      +set +incr +rpush +lindex +lpop +lrange +lrem +zadd +zincrby +zrange +zrem +zscore";
+
+/// `CRATE_COMMANDS`, and where the server tracks only the keys a script reads (Redis 7.2+,
+/// Valkey: the client's probe at connect finds that out, and then tracks held keys on its command
+/// connection) what that takes: `CLIENT ID` of the pub/sub connection, `CLIENT TRACKINGINFO`
+/// (checked once a second). Elsewhere the probe stops before either.
+fn crate_commands() -> String {
+    let v = common::server_version();
+    if v.valkey || (v.major, v.minor) >= (7, 2) {
+        format!("{CRATE_COMMANDS} +client|id +client|trackinginfo")
+    } else {
+        CRATE_COMMANDS.to_owned()
+    }
+}
 
 /// What Redisson (4.7.0, single server) needs on top of `CRATE_COMMANDS` and the lock keys:
 /// `PING` (every new connection is pinged; denied, Redisson cannot start), `EVAL` (at start-up it
@@ -387,14 +400,15 @@ async fn start() -> (RedisServer, redis::aio::MultiplexedConnection) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crate_works_as_a_minimal_acl_user() {
     let (s, mut admin) = start().await;
-    set_user(&mut admin, &format!("~* &* {CRATE_COMMANDS}")).await;
+    set_user(&mut admin, &format!("~* &* {}", crate_commands())).await;
     acl_log(&mut admin).await;
     let started = Instant::now();
     exercise_ok(&s, &mut admin, "acl:").await;
     let log = acl_log(&mut admin).await;
     assert!(log.is_empty(), "denied while running every lock kind: {log:#?}");
     eprintln!(
-        "every lock kind as `{USER}` ({CRATE_COMMANDS}): ok in {:?}",
+        "every lock kind as `{USER}` ({}): ok in {:?}",
+        crate_commands(),
         started.elapsed()
     );
 }
@@ -404,7 +418,7 @@ async fn crate_works_with_key_patterns_narrowed_to_a_prefix() {
     let (s, mut admin) = start().await;
     set_user(
         &mut admin,
-        &format!("resetchannels {NARROW_PATTERNS} {CRATE_COMMANDS}"),
+        &format!("resetchannels {NARROW_PATTERNS} {}", crate_commands()),
     )
     .await;
     acl_log(&mut admin).await;
@@ -460,10 +474,8 @@ async fn without_rule(rules: &[&str], i: usize) -> (String, Vec<String>) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "slow (one full exercise per ACL rule, 4 at a time, ~1 min): scripts/test runs it after the suite"]
 async fn every_rule_is_needed() {
-    let rules: Vec<&str> = CRATE_COMMANDS
-        .split_whitespace()
-        .filter(|r| *r != "-@all")
-        .collect();
+    let all = crate_commands();
+    let rules: Vec<&str> = all.split_whitespace().filter(|r| *r != "-@all").collect();
     let mut unneeded = Vec::new();
     let indices: Vec<usize> = (0..rules.len()).collect();
     for batch in indices.chunks(RULES_AT_ONCE) {
@@ -495,7 +507,10 @@ async fn redisson_works_as_the_same_user() {
     // the narrowed keys and channels: Redisson's keys for `acl:*` locks are the same ones
     set_user(
         &mut admin,
-        &format!("resetchannels {NARROW_PATTERNS} {CRATE_COMMANDS} {REDISSON_EXTRA}"),
+        &format!(
+            "resetchannels {NARROW_PATTERNS} {} {REDISSON_EXTRA}",
+            crate_commands()
+        ),
     )
     .await;
     acl_log(&mut admin).await;
@@ -674,7 +689,7 @@ async fn synchronizers_work_with_their_extra_rules_and_need_them() {
     let (s, mut admin) = start().await;
     set_user(
         &mut admin,
-        &format!("~* &* {CRATE_COMMANDS} {SYNCHRONIZER_COMMANDS}"),
+        &format!("~* &* {} {SYNCHRONIZER_COMMANDS}", crate_commands()),
     )
     .await;
     acl_log(&mut admin).await;
@@ -690,7 +705,7 @@ async fn synchronizers_work_with_their_extra_rules_and_need_them() {
             .filter(|r| *r != rule)
             .collect();
         let rules = rules.join(" ");
-        set_user(&mut admin, &format!("~* &* {CRATE_COMMANDS} {rules}")).await;
+        set_user(&mut admin, &format!("~* &* {} {rules}", crate_commands())).await;
         acl_log(&mut admin).await;
         let r = tokio::time::timeout(Duration::from_secs(60), exercise_synchronizers(&s, false)).await;
         let log = acl_log(&mut admin).await;
