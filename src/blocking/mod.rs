@@ -32,6 +32,8 @@
 
 mod any;
 mod count_down_latch;
+#[cfg(feature = "group-lock")]
+mod group_lock;
 mod lock;
 #[cfg(feature = "map-entry")]
 mod map_entry;
@@ -90,6 +92,8 @@ pub use lock::{
     RFencedLock, RLock, RNonReentrantFairLock, RNonReentrantLock, RReadLock, RReadWriteLock, RSpinLock,
     RWriteLock, ReadGuard, SpinGuard, WriteGuard,
 };
+#[cfg(feature = "group-lock")]
+pub use group_lock::{GroupGuard, RGroupLock};
 #[cfg(feature = "map-entry")]
 pub use map_entry::MapEntry;
 pub use multi::{Member, MultiGuard, RMultiLock};
