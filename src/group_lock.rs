@@ -113,8 +113,9 @@ impl Client {
     /// ```
     pub fn group_lock(&self, group: &str, values: &[EntryKey]) -> Result<RGroupLock> {
         let key = crate::name::lock_key(&self.inner.config.name_mapper, group)?;
-        let tail = group::tail_of(values.iter().map(|v| v.hash()))
-            .ok_or_else(|| Error::InvalidArgument(format!("a grouped lock of `{group}` needs at least one value")))?;
+        let tail = group::tail_of(values.iter().map(|v| v.hash())).ok_or_else(|| {
+            Error::InvalidArgument(format!("a grouped lock of `{group}` needs at least one value"))
+        })?;
         let (_, ids) = group::split(&tail);
         let ids: Arc<[String]> = ids.map(str::to_owned).collect();
         let mut core = Lock::new(self.inner.clone(), key, Group::INSTANCE);
@@ -258,7 +259,9 @@ impl RGroupLock {
     /// Frees every value of this handle whoever holds it (Redisson `forceUnlock()` of the
     /// group lock; other values of the group are kept) and wakes the group's waiters. Returns
     /// whether one of the values was held. This client's holds that include one of the values
-    /// report [`LostReason::ForceUnlocked`]; other clients learn it at their next renewal.
+    /// report [`LostReason::ForceUnlocked`]; other clients learn it as any loss (with client
+    /// tracking about one round trip later, else at their next renewal). Such a hold's other
+    /// values stay in Redis, no longer renewed, until their deadline passes.
     ///
     /// **Use with care:** the holders may still be working.
     ///
@@ -284,9 +287,13 @@ impl RGroupLock {
         let (freed, _): (i64, _) = c.client.sync.run(&c.client.conn, timeout, &c.key, &inv).await?;
         if freed > 0 {
             let ids = &self.ids;
-            c.client.holds.lose_fields(&c.key, LostReason::ForceUnlocked, |field| {
-                group::split(field).1.any(|id| ids.binary_search_by(|x| x.as_str().cmp(id)).is_ok())
-            });
+            c.client
+                .holds
+                .lose_fields(&c.key, LostReason::ForceUnlocked, |field| {
+                    group::split(field)
+                        .1
+                        .any(|id| ids.binary_search_by(|x| x.as_str().cmp(id)).is_ok())
+                });
         }
         tracing::info!(key = %c.key, values = self.ids.len(), freed, "force unlock of a group's values");
         Ok(freed > 0)
@@ -296,7 +303,8 @@ impl RGroupLock {
     pub async fn is_locked(&self) -> Result<bool> {
         let c = &self.core;
         let inv = group::is_locked(&c.key, self.ids.iter().map(String::as_str));
-        let n: i64 = crate::script::run_read(&c.client.conn, c.client.config.command_timeout, &c.key, &inv).await?;
+        let n: i64 =
+            crate::script::run_read(&c.client.conn, c.client.config.command_timeout, &c.key, &inv).await?;
         Ok(n == 1)
     }
 
@@ -327,7 +335,8 @@ impl RGroupLock {
     async fn count_of(&self, owner: OwnerId) -> Result<u64> {
         let c = &self.core;
         let inv = group::hold_count(&c.key, &c.field_of(owner));
-        let n: u64 = crate::script::run_read(&c.client.conn, c.client.config.command_timeout, &c.key, &inv).await?;
+        let n: u64 =
+            crate::script::run_read(&c.client.conn, c.client.config.command_timeout, &c.key, &inv).await?;
         Ok(n)
     }
 }

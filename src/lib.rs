@@ -220,11 +220,11 @@ pub(crate) use kind_aliases;
 
 crate::kinds::lock_kinds!(kind_aliases);
 
+#[cfg(feature = "group-lock")]
+pub use crate::group_lock::{GroupGuard, RGroupLock};
 pub use crate::lost::{LeaseState, LostReason};
 #[cfg(feature = "map-entry")]
 pub use crate::map_entry::{entry_name, Codec, EntryKey, EntryObject, MapEntry};
-#[cfg(feature = "group-lock")]
-pub use crate::group_lock::{GroupGuard, RGroupLock};
 pub use crate::multi::{Member, MultiGuard, RMultiLock};
 pub use crate::name::NameMapper;
 pub use crate::owner::OwnerId;

@@ -25,7 +25,10 @@ fn group(client: &redisson_lock::Client, key: &str, names: &[&str]) -> RGroupLoc
 }
 
 fn id(name: &str) -> String {
-    EntryKey::string(Codec::Kryo5, name).expect("a value").hash().to_owned()
+    EntryKey::string(Codec::Kryo5, name)
+        .expect("a value")
+        .hash()
+        .to_owned()
 }
 
 fn epoch_ms() -> i64 {
@@ -63,7 +66,10 @@ async fn a_hold_writes_redissons_fields_and_its_release_wakes_the_group() {
         assert_eq!(h[&v], owner);
         assert_eq!(h[&format!("{v}:{owner}:lock_count")], "1");
         let deadline: i64 = h[&format!("{v}:{owner}:expire_time")].parse().unwrap();
-        assert!((before + 30_000..=epoch_ms() + 30_000).contains(&deadline), "{deadline}");
+        assert!(
+            (before + 30_000..=epoch_ms() + 30_000).contains(&deadline),
+            "{deadline}"
+        );
     }
     let ttl = pttl(&mut raw, "class_100").await;
     assert!((29_000..=30_000).contains(&ttl), "{ttl}");
@@ -90,7 +96,10 @@ async fn re_entry_counts_every_value_and_releases_one_hold_at_a_time() {
     assert!(mine.is_held().await.unwrap());
     assert!(!mine.is_held_by(8).await.unwrap());
     let owner = format!("{}:7", client.id());
-    assert_eq!(hash(&mut raw, "g:reenter").await[&format!("{}:{owner}:lock_count", id("a"))], "3");
+    assert_eq!(
+        hash(&mut raw, "g:reenter").await[&format!("{}:{owner}:lock_count", id("a"))],
+        "3"
+    );
     assert_eq!(third.unlock().await.unwrap(), Unlocked::Partial);
     assert_eq!(second.unlock().await.unwrap(), Unlocked::Partial);
     assert_eq!(mine.hold_count().await.unwrap(), 1);
@@ -114,8 +123,15 @@ async fn overlapping_sets_exclude_each_other_and_a_waiter_wakes_on_release() {
     let a = s.client(Config::default()).await;
     let b = s.client(Config::default()).await;
     let held = group(&a, "g:overlap", &["1", "2"]).lock().await.unwrap();
-    assert!(group(&b, "g:overlap", &["2", "3"]).try_lock().await.unwrap().is_none());
-    assert!(group(&a, "g:overlap", &["1"]).try_lock().await.unwrap().is_none(), "another owner of the same client");
+    assert!(group(&b, "g:overlap", &["2", "3"])
+        .try_lock()
+        .await
+        .unwrap()
+        .is_none());
+    assert!(
+        group(&a, "g:overlap", &["1"]).try_lock().await.unwrap().is_none(),
+        "another owner of the same client"
+    );
     let disjoint = group(&b, "g:overlap", &["3", "4"]).try_lock().await.unwrap();
     assert!(disjoint.is_some(), "no shared value: both held");
 
@@ -128,8 +144,14 @@ async fn overlapping_sets_exclude_each_other_and_a_waiter_wakes_on_release() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!t.is_finished(), "the waiter got a value another owner holds");
     held.unlock().await.unwrap();
-    let (waited, g) = tokio::time::timeout(Duration::from_secs(5), t).await.unwrap().unwrap();
-    assert!(waited < Duration::from_secs(5), "{waited:?}: woken by the message, not the 30 s deadline");
+    let (waited, g) = tokio::time::timeout(Duration::from_secs(5), t)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        waited < Duration::from_secs(5),
+        "{waited:?}: woken by the message, not the 30 s deadline"
+    );
     g.unlock().await.unwrap();
     disjoint.unwrap().unlock().await.unwrap();
     a.shutdown().await.unwrap();
@@ -149,7 +171,11 @@ async fn a_lease_ends_at_its_values_deadline_while_the_key_lives_on() {
         .await
         .unwrap();
     assert_eq!(leased.lease(), Some(Duration::from_millis(400)));
-    assert!(group(&client, "g:lease", &["a"]).try_lock().await.unwrap().is_none());
+    assert!(group(&client, "g:lease", &["a"])
+        .try_lock()
+        .await
+        .unwrap()
+        .is_none());
     let taken = group(&client, "g:lease", &["a"])
         .try_lock_for(Duration::from_secs(3))
         .await
@@ -171,7 +197,9 @@ async fn a_lease_ends_at_its_values_deadline_while_the_key_lives_on() {
 #[tokio::test]
 async fn the_watchdog_renews_every_value() {
     let s = RedisServer::start();
-    let client = s.client(Config::default().with_lock_watchdog_timeout(Duration::from_secs(1))).await;
+    let client = s
+        .client(Config::default().with_lock_watchdog_timeout(Duration::from_secs(1)))
+        .await;
     let mut raw = s.conn().await;
     let lock = group(&client, "g:watchdog", &["a", "b"]).with_owner(1);
     let g = lock.lock().await.unwrap();
@@ -182,9 +210,16 @@ async fn the_watchdog_renews_every_value() {
     let first = deadline(&hash(&mut raw, "g:watchdog").await, "b");
     tokio::time::sleep(Duration::from_millis(2500)).await;
     let h = hash(&mut raw, "g:watchdog").await;
-    assert!(deadline(&h, "a") > first + 1000 && deadline(&h, "b") > first + 1000, "{h:?}");
+    assert!(
+        deadline(&h, "a") > first + 1000 && deadline(&h, "b") > first + 1000,
+        "{h:?}"
+    );
     assert!(g.is_held());
-    assert!(group(&client, "g:watchdog", &["b"]).try_lock().await.unwrap().is_none());
+    assert!(group(&client, "g:watchdog", &["b"])
+        .try_lock()
+        .await
+        .unwrap()
+        .is_none());
     assert!(pttl(&mut raw, "g:watchdog").await > 0);
     g.unlock().await.unwrap();
     client.shutdown().await.unwrap();
@@ -199,12 +234,18 @@ async fn force_unlock_frees_the_values_of_the_handle_only() {
     let mut raw = s.conn().await;
     let ab = group(&client, "g:force", &["a", "b"]).lock().await.unwrap();
     let c = group(&client, "g:force", &["c"]).lock().await.unwrap();
-    assert!(group(&client, "g:force", &["b", "x"]).force_unlock().await.unwrap());
+    assert!(group(&client, "g:force", &["b", "x"])
+        .force_unlock()
+        .await
+        .unwrap());
     assert_eq!(ab.state(), LeaseState::Lost(LostReason::ForceUnlocked));
     assert!(c.is_held());
     let h = hash(&mut raw, "g:force").await;
     assert!(!h.contains_key(&id("b")) && h.contains_key(&id("a")) && h.contains_key(&id("c")));
-    assert!(!group(&client, "g:force", &["x"]).force_unlock().await.unwrap(), "nobody held x");
+    assert!(
+        !group(&client, "g:force", &["x"]).force_unlock().await.unwrap(),
+        "nobody held x"
+    );
     c.unlock().await.unwrap();
     drop(ab);
     client.shutdown().await.unwrap();
@@ -219,21 +260,37 @@ async fn a_dropped_acquisition_leaves_no_hold() {
     let client = s.client(Config::default()).await;
     let mut raw = s.conn().await;
     // the scripts are loaded before Redis stops answering
-    group(&client, "g:cancel", &["a"]).lock().await.unwrap().unlock().await.unwrap();
+    group(&client, "g:cancel", &["a"])
+        .lock()
+        .await
+        .unwrap()
+        .unlock()
+        .await
+        .unwrap();
     pause_all(&s, Duration::from_secs(1)).await;
     let lock = group(&client, "g:cancel", &["a", "b"]);
     let r = tokio::time::timeout(Duration::from_millis(100), lock.lock()).await;
     assert!(r.is_err(), "granted while Redis is paused?");
-    eventually(Duration::from_secs(10), "the abandoned attempt was settled", || {
-        let client = client.clone();
-        async move { client.stats().holds == 0 && client.stats().queued_releases == 0 }
-    })
+    eventually(
+        Duration::from_secs(10),
+        "the abandoned attempt was settled",
+        || {
+            let client = client.clone();
+            async move { client.stats().holds == 0 && client.stats().queued_releases == 0 }
+        },
+    )
     .await;
-    assert!(!key_exists(&mut raw, "g:cancel").await, "{:?}", hash(&mut raw, "g:cancel").await);
+    assert!(
+        !key_exists(&mut raw, "g:cancel").await,
+        "{:?}",
+        hash(&mut raw, "g:cancel").await
+    );
     // and a waiter dropped while it waits for a held value leaves nothing either
     let held = group(&client, "g:cancel", &["a"]).lock().await.unwrap();
     let waiting = group(&client, "g:cancel", &["a", "c"]);
-    assert!(tokio::time::timeout(Duration::from_millis(200), waiting.lock()).await.is_err());
+    assert!(tokio::time::timeout(Duration::from_millis(200), waiting.lock())
+        .await
+        .is_err());
     held.unlock().await.unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(!key_exists(&mut raw, "g:cancel").await);
@@ -247,8 +304,14 @@ async fn bad_input_is_refused_with_a_typed_error() {
     let s = RedisServer::start();
     let client = s.client(Config::default()).await;
     let mut raw = s.conn().await;
-    assert!(matches!(client.group_lock("g", &[]), Err(Error::InvalidArgument(_))));
-    assert!(matches!(client.group_lock("", &values(&["a"])), Err(Error::InvalidArgument(_))));
+    assert!(matches!(
+        client.group_lock("g", &[]),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        client.group_lock("", &values(&["a"])),
+        Err(Error::InvalidArgument(_))
+    ));
     let lock = group(&client, "g:bad", &["a"]);
     for lease in [Duration::ZERO, Duration::from_secs(u64::MAX / 2)] {
         let r = lock.lock_with_lease(lease).await;
@@ -273,9 +336,40 @@ fn the_blocking_twin_holds_for_the_calling_thread() {
     let nested = lock.lock().unwrap();
     assert_eq!(lock.hold_count().unwrap(), 2);
     let other = lock.clone();
-    let busy = std::thread::spawn(move || other.try_lock().unwrap().is_none()).join().unwrap();
+    let busy = std::thread::spawn(move || other.try_lock().unwrap().is_none())
+        .join()
+        .unwrap();
     assert!(busy, "another thread is another owner");
     assert_eq!(nested.unlock().unwrap(), Unlocked::Partial);
     assert_eq!(g.unlock().unwrap(), Unlocked::Released);
     assert!(!lock.is_locked().unwrap());
+}
+
+/// Another client's force unlock of one value is noticed by this client's loss watch (Redis
+/// tracks the group's key; a hold is read by its values' counts), well before any renewal; a
+/// hold of other values of the same key stays held.
+#[tokio::test]
+async fn the_loss_watch_reads_a_group_hold_by_its_values() {
+    let s = RedisServer::start();
+    let holder = s.client(Config::default()).await;
+    let other = s.client(Config::default()).await;
+    let ab = group(&holder, "g:watch", &["a", "b"]).lock().await.unwrap();
+    let c = group(&holder, "g:watch", &["c"]).lock().await.unwrap();
+    assert!(group(&other, "g:watch", &["b"]).force_unlock().await.unwrap());
+    let gone = LeaseState::Lost(LostReason::OwnerGone);
+    eventually(
+        Duration::from_secs(3),
+        "the holder learns b was force-unlocked",
+        || {
+            let state = ab.state();
+            async move { state == gone }
+        },
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(c.is_held(), "a hold of other values is kept");
+    c.unlock().await.unwrap();
+    drop(ab);
+    holder.shutdown().await.unwrap();
+    other.shutdown().await.unwrap();
 }

@@ -87,13 +87,13 @@ pub(crate) use acquisitions;
 
 pub use any::{AnyGuard, AnyLock};
 pub use count_down_latch::CountDownLatch;
+#[cfg(feature = "group-lock")]
+pub use group_lock::{GroupGuard, RGroupLock};
 pub use lock::{
     FairGuard, FencedGuard, Guard, Lock, LockGuard, NonReentrantFairGuard, NonReentrantGuard, RFairLock,
     RFencedLock, RLock, RNonReentrantFairLock, RNonReentrantLock, RReadLock, RReadWriteLock, RSpinLock,
     RWriteLock, ReadGuard, SpinGuard, WriteGuard,
 };
-#[cfg(feature = "group-lock")]
-pub use group_lock::{GroupGuard, RGroupLock};
 #[cfg(feature = "map-entry")]
 pub use map_entry::MapEntry;
 pub use multi::{Member, MultiGuard, RMultiLock};

@@ -12,7 +12,9 @@
 use redis::{ScriptInvocation, Value};
 
 use crate::error::Result;
-use crate::kind::{decode_plain, epoch_ms, AcquireArgs, AcquireKind, Ctx, Kind, Reenterable, ReleaseArgs, Renewal, Reply};
+use crate::kind::{
+    decode_plain, epoch_ms, AcquireArgs, AcquireKind, Ctx, Kind, Reenterable, ReleaseArgs, Renewal, Reply,
+};
 use crate::layout::{KeySpec, Layout};
 use crate::script::{self, lua};
 
@@ -215,7 +217,9 @@ pub(crate) fn hold_count(key: &str, identity: &str) -> ScriptInvocation<'static>
 
 /// The commands the grouped lock's scripts run on its hash.
 #[cfg_attr(not(test), allow(dead_code, reason = "read by LAYOUT only"))]
-const HASH_COMMANDS: &[&str] = &["exists", "hdel", "hget", "hincrby", "hset", "pexpire", "pttl", "type"];
+const HASH_COMMANDS: &[&str] = &[
+    "exists", "hdel", "hget", "hincrby", "hset", "pexpire", "pttl", "type",
+];
 
 /// What the grouped lock keeps in Redis and sends. Not in the registry of kinds
 /// (`lock_kinds!`): a grouped lock is not opened by a name alone, and inspection does not tell
@@ -278,8 +282,14 @@ mod tests {
     fn presence_reads_every_count() {
         let r = GroupRenewal;
         let bulk = |s: &str| Value::BulkString(s.as_bytes().to_vec());
-        assert_eq!(r.read_presence(&Value::Array(vec![bulk("1"), bulk("2")])), Some(true));
-        assert_eq!(r.read_presence(&Value::Array(vec![bulk("1"), Value::Nil])), Some(false));
+        assert_eq!(
+            r.read_presence(&Value::Array(vec![bulk("1"), bulk("2")])),
+            Some(true)
+        );
+        assert_eq!(
+            r.read_presence(&Value::Array(vec![bulk("1"), Value::Nil])),
+            Some(false)
+        );
         assert_eq!(r.read_presence(&Value::Int(1)), None);
     }
 }
