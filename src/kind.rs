@@ -36,7 +36,7 @@ impl Ctx<'_> {
 }
 
 /// This client's wall clock in epoch ms (Redisson's `System.currentTimeMillis()`).
-fn epoch_ms() -> u64 {
+pub(crate) fn epoch_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
@@ -84,6 +84,21 @@ pub trait Renewal: Send + Sync + 'static {
     /// so that the server keeps tracking them for the connection it runs on (a write untracks
     /// a key when tracking is `NOLOOP`: see the loss watch).
     fn renew(&self, ttl_ms: u64, locks: &[(&str, Vec<&str>)], track: bool) -> ScriptInvocation<'static>;
+    /// Appends to `pipe` the plain read (never a script: it must work where writes are refused)
+    /// that tells the loss watch whether the hold `field` on `key` is still in Redis:
+    /// `HEXISTS key field` unless the kind keeps its holds otherwise.
+    fn presence(&self, pipe: &mut redis::Pipeline, key: &str, field: &str) {
+        pipe.cmd("HEXISTS").arg(key).arg(field);
+    }
+    /// Reads the reply of [`presence`](Self::presence): whether the hold is there, `None` for a
+    /// reply it does not expect.
+    fn read_presence(&self, v: &Value) -> Option<bool> {
+        match v {
+            Value::Int(1) => Some(true),
+            Value::Int(0) => Some(false),
+            _ => None,
+        }
+    }
 }
 
 /// A decoded acquire reply.

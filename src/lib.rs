@@ -16,6 +16,7 @@
 //! | `metrics` | counters, gauges and histograms through the `metrics` facade ([`guide::operations`]) |
 //! | `redisson-config` | Redisson's YAML/JSON configuration files: `RedissonConfig`, `Client::from_redisson_config` |
 //! | `map-entry` | the locks and synchronizers of one map entry or set value (Redisson's `RMap.getLock(key)` & co): `Client::map_entry`, `EntryKey`, `Codec` |
+//! | `group-lock` | Redisson's grouped multi-lock, one hash per group and a sub-lock per value (`getMultiLock(group, values)`, 3.38+): `Client::group_lock`, `RGroupLock` (implies `map-entry`) |
 //!
 //! # Connecting
 //!
@@ -153,6 +154,8 @@ mod core;
 mod count_down_latch;
 mod error;
 mod gone_keys;
+#[cfg(feature = "group-lock")]
+mod group_lock;
 pub mod guide;
 mod holds;
 mod inner;
@@ -218,6 +221,8 @@ pub(crate) use kind_aliases;
 
 crate::kinds::lock_kinds!(kind_aliases);
 
+#[cfg(feature = "group-lock")]
+pub use crate::group_lock::{GroupGuard, RGroupLock};
 pub use crate::lost::{LeaseState, LostReason};
 #[cfg(feature = "map-entry")]
 pub use crate::map_entry::{entry_name, Codec, EntryKey, EntryObject, MapEntry};

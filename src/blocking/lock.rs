@@ -199,6 +199,15 @@ pub struct Guard<K: AcquireKind> {
 }
 
 impl<K: AcquireKind> Guard<K> {
+    /// The blocking guard of an async hold, on `rt` (the other blocking handles' guards).
+    #[cfg_attr(
+        not(feature = "group-lock"),
+        allow(dead_code, reason = "only the grouped lock's handle")
+    )]
+    pub(super) fn of(rt: Arc<Rt>, held: crate::Guard<K>) -> Guard<K> {
+        Guard { rt, held: Some(held) }
+    }
+
     fn h(&self) -> &crate::Guard<K> {
         self.held.as_ref().expect("present until consumed")
     }

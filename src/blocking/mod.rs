@@ -32,6 +32,8 @@
 
 mod any;
 mod count_down_latch;
+#[cfg(feature = "group-lock")]
+mod group_lock;
 mod lock;
 #[cfg(feature = "map-entry")]
 mod map_entry;
@@ -120,6 +122,8 @@ pub(crate) use twins;
 
 pub use any::{AnyGuard, AnyLock};
 pub use count_down_latch::CountDownLatch;
+#[cfg(feature = "group-lock")]
+pub use group_lock::{GroupGuard, RGroupLock};
 pub use lock::{
     FairGuard, FencedGuard, Guard, Lock, LockGuard, NonReentrantFairGuard, NonReentrantGuard, RFairLock,
     RFencedLock, RLock, RNonReentrantFairLock, RNonReentrantLock, RReadLock, RReadWriteLock, RSpinLock,

@@ -70,6 +70,10 @@ pub struct Lock<K: AcquireKind> {
     pub(crate) kind: &'static K,
     pub(crate) owner: OwnerSel,
     pub(crate) wake: Wake,
+    /// What follows the owner's field in this handle's hold identity (see
+    /// [`field_of`](Self::field_of)): `None` for every kind whose holds are one hash field, the
+    /// value set for the grouped lock (`kinds::Group`), whose one key holds many sub-locks.
+    pub(crate) tail: Option<Arc<str>>,
 }
 
 impl<K: AcquireKind> Clone for Lock<K> {
@@ -80,6 +84,7 @@ impl<K: AcquireKind> Clone for Lock<K> {
             kind: self.kind,
             owner: self.owner,
             wake: self.wake,
+            tail: self.tail.clone(),
         }
     }
 }
@@ -109,6 +114,7 @@ impl<K: AcquireKind> Lock<K> {
             kind,
             owner: OwnerSel::Auto,
             wake: kind.wake(),
+            tail: None,
         }
     }
 
@@ -123,8 +129,21 @@ impl<K: AcquireKind> Lock<K> {
         .await
     }
 
+    /// The identity of `owner`'s holds on this handle's lock: the owner's hash field
+    /// `<client id>:<owner id><kind suffix>`, plus the handle's tail when it has one. The hold
+    /// table, the watchdog, releases and settling know a hold by (key, this string), and the
+    /// kind reads from it what its scripts need, so a kind with per-handle state in Redis (the
+    /// grouped lock's value set) needs no state of its own.
     pub(crate) fn field_of(&self, owner: OwnerId) -> Arc<str> {
-        owner::field(&self.client.id, owner, self.kind.field_suffix())
+        match &self.tail {
+            None => owner::field(&self.client.id, owner, self.kind.field_suffix()),
+            Some(tail) => {
+                let mut suffix = String::with_capacity(self.kind.field_suffix().len() + tail.len());
+                suffix.push_str(self.kind.field_suffix());
+                suffix.push_str(tail);
+                owner::field(&self.client.id, owner, &suffix)
+            }
+        }
     }
 
     /// The unlock channel `owner` listens on (a field is built only for kinds with one

@@ -580,12 +580,20 @@ impl Holds {
 
     /// Ends every epoch on `key` (this client force-unlocked it).
     pub(crate) fn lose_key(&self, key: &str, reason: LostReason) {
+        self.lose_fields(key, reason, |_| true)
+    }
+
+    /// Ends the epochs on `key` whose field `which` picks (this client force-unlocked part of
+    /// a key that holds several locks: a grouped lock's values).
+    pub(crate) fn lose_fields(&self, key: &str, reason: LostReason, which: impl Fn(&str) -> bool) {
         let mut t = self.table.lock();
         let mut fields = Vec::new();
         if let Some(owners) = t.locks.get(key) {
             owners.for_each(|r| {
-                r.lock().end(LeaseState::Lost(reason));
-                fields.push(r.field().clone());
+                if which(r.field()) {
+                    r.lock().end(LeaseState::Lost(reason));
+                    fields.push(r.field().clone());
+                }
             });
         }
         for f in fields {

@@ -44,6 +44,10 @@
 //! id) whose value is a positive integer hold count. The client id may be any text without `:`
 //! (Redisson's and this crate's are UUIDs); the count must be an integer as `HINCRBY` writes it.
 //! Any other hash is reported as [`Error::NotALock`] naming the first field that does not fit.
+//! A grouped multi-lock's hash (Redisson's `getMultiLock(group, values)`, feature `group-lock`) is
+//! such another hash: its fields are value ids naming their holder, with per-value deadlines and
+//! counts beside them, which [`LockInfo`]'s holders (one count per owner) cannot show; it is
+//! reported as [`Error::NotALock`].
 //!
 //! The reads of one [`inspect`] are sent as one `MULTI`/`EXEC` block (all keys share the lock's
 //! hash slot), so holders, TTL, queue and token are a consistent snapshot; the read-lock timeout

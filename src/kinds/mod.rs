@@ -6,6 +6,8 @@
 
 pub(crate) mod fair;
 pub(crate) mod fenced;
+#[cfg(feature = "group-lock")]
+pub(crate) mod group;
 pub(crate) mod non_reentrant;
 pub(crate) mod reentrant;
 pub(crate) mod rw;
@@ -15,6 +17,8 @@ use crate::layout::Layout;
 
 pub use fair::{Fair, FairKind, NonReentrantFair};
 pub use fenced::Fenced;
+#[cfg(feature = "group-lock")]
+pub use group::Group;
 pub use non_reentrant::NonReentrant;
 pub use reentrant::Reentrant;
 pub use rw::{Read, Write};

@@ -452,7 +452,8 @@ impl LossWatcher {
         true
     }
 
-    /// Reads one batch of holds (one `HEXISTS key field` each, pipelined: plain reads, which
+    /// Reads one batch of holds (one `HEXISTS key field` each, or the read their renewal names
+    /// (`Renewal::presence`), pipelined: plain reads, which
     /// Redis serves during `CLIENT PAUSE WRITE`, out of memory and on replicas, where a script
     /// might be refused) and ends the epochs whose field is gone. False when the batch is to be
     /// read again (the call failed, or a reply was neither an answer nor "another type").
@@ -465,7 +466,7 @@ impl LossWatcher {
             if caching {
                 pipe.cmd("CLIENT").arg("CACHING").arg("YES").ignore();
             }
-            pipe.cmd("HEXISTS").arg(&*it.key).arg(&*it.field);
+            it.renewal.presence(&mut pipe, &it.key, &it.field);
         }
         // (a key with two holds of this client is asked once)
         let mut keys: Vec<&Arc<str>> = Vec::new();
@@ -512,11 +513,10 @@ impl LossWatcher {
         let mut present: std::collections::HashSet<&Arc<str>> = std::collections::HashSet::new();
         let mut gone_keys: Vec<Arc<str>> = Vec::new();
         for (it, reply) in chunk.iter().zip(replies) {
-            let gone = match reply {
-                Value::Int(1) => false,
-                Value::Int(0) => true,
-                Value::ServerError(e) if e.code() == "WRONGTYPE" => true,
-                other => {
+            let gone = match (it.renewal.read_presence(&reply), reply) {
+                (_, Value::ServerError(e)) if e.code() == "WRONGTYPE" => true,
+                (Some(present), _) => !present,
+                (None, other) => {
                     tracing::debug!(key = %it.key, reply = ?other, "loss detection: an unexpected reply; reading again");
                     complete = false;
                     continue;

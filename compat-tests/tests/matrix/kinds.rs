@@ -4,7 +4,8 @@
 //! 58, run by `fenced_write.rs`,
 //! `spin.rs`: 20–23, `non_reentrant.rs`: 24–26, `fair.rs`: 27–30, `non_reentrant_fair.rs`: 31–34,
 //! `multi.rs`: 35–37, `cluster.rs`: 38–42, `latch.rs`: 43–47, `semaphore.rs`: 48–52,
-//! `expirable.rs` and `expirable_lease.rs`: 53–57, `one_address.rs`: 59–62, `map_entry.rs`: 63–64)
+//! `expirable.rs` and `expirable_lease.rs`: 53–57, `one_address.rs`: 59–62, `map_entry.rs`: 63–64,
+//! `group.rs`: 65–66)
 //! with a `SCENARIOS`
 //! table and a `run` function; [`Kind::ALL`] fixes the order of the run and of the report.
 //! [`Kind::Cluster`] is a topology rather than a lock kind: its scenarios (RLock and fair lock
@@ -54,7 +55,7 @@ use redisson_lock_compat_tests::{JavaKind, Result};
 
 use crate::env::Env;
 use crate::{
-    cluster, expirable, fair, fenced, latch, map_entry, multi, non_reentrant, non_reentrant_fair,
+    cluster, expirable, fair, fenced, group, latch, map_entry, multi, non_reentrant, non_reentrant_fair,
     one_address, rlock, rwlock, semaphore, spin,
 };
 
@@ -181,6 +182,10 @@ pub enum Kind {
     /// for every codec and key type, and one entry's lock across languages; core harness
     /// commands (`mapEntryName`, `mapLock<Op>`, every version).
     MapEntry,
+    /// Redisson's grouped multi-lock (`getMultiLock(group, values)`, 3.38+ / `Client::group_lock`):
+    /// core harness commands (`group<Op>`, by reflection; [`Scenario::needs`] makes its rows n/a
+    /// on older versions).
+    Group,
     /// A cluster behind one address (RLock, fair lock, semaphore): a topology, run by
     /// `runner::run_one_address`; core harness commands only.
     OneAddress,
@@ -188,7 +193,7 @@ pub enum Kind {
 
 impl Kind {
     /// The order of the run and of the report.
-    pub const ALL: [Kind; 14] = [
+    pub const ALL: [Kind; 15] = [
         Kind::RLock,
         Kind::RwLock,
         Kind::Fenced,
@@ -202,6 +207,7 @@ impl Kind {
         Kind::Semaphore,
         Kind::PermitExpirable,
         Kind::MapEntry,
+        Kind::Group,
         Kind::OneAddress,
     ];
 
@@ -244,6 +250,7 @@ impl Kind {
             Kind::MapEntry => {
                 "Map entries (`getMap(m, codec).getLock(key)` & co / `Client::map_entry`, feature `map-entry`)"
             }
+            Kind::Group => "Grouped multi-lock (`getMultiLock(group, values)` / `Client::group_lock`, feature `group-lock`)",
             Kind::OneAddress => {
                 "A cluster behind one address (one cluster-enabled redis-server owning every slot; `useSingleServer()` / `Client::connect(url)`)"
             }
@@ -281,6 +288,7 @@ impl Kind {
             Kind::PermitExpirable => Some(
                 "Permit-expirable semaphore wake-up per version (ms; 55: B's acquire() after the end of A's 1.5 s lease (its zset score), 56: B's acquire() after A's release(id) reply, 57: B's acquire() after the end of the first 2 s lease of a SIGKILLed holder process; bound 5000 ms)",
             ),
+            Kind::Group => Some("Grouped-lock wake-up per version (ms; scenario 65: B's lock() of an overlapping value set after A's unlock; bound 1000 ms)"),
             Kind::MapEntry => Some("Map-entry wake-up per version (ms; scenario 64: B's lock() of the entry after A's unlock; bound 1000 ms)"),
             Kind::OneAddress => Some(
                 "One-address wake-up per version (ms; 59: B's lock(), 60: B's fair lock() (the head), 61: B's lock() blocked through A's whole 6.5 s hold, 62: B's semaphore acquire(), each after A's unlock / release reply; watchdog 3 s on both sides, Rust poll_interval 10 s; bound 500 ms)",
@@ -301,9 +309,12 @@ impl Kind {
             Kind::Multi => JavaKind::Lock,
             Kind::Cluster => JavaKind::Lock,
             // core commands: present in every jar, like the plain lock
-            Kind::Latch | Kind::Semaphore | Kind::PermitExpirable | Kind::MapEntry | Kind::OneAddress => {
-                JavaKind::Lock
-            }
+            Kind::Latch
+            | Kind::Semaphore
+            | Kind::PermitExpirable
+            | Kind::MapEntry
+            | Kind::Group
+            | Kind::OneAddress => JavaKind::Lock,
         }
     }
 
@@ -322,6 +333,7 @@ impl Kind {
             Kind::Semaphore => semaphore::SCENARIOS,
             Kind::PermitExpirable => expirable::SCENARIOS,
             Kind::MapEntry => map_entry::SCENARIOS,
+            Kind::Group => group::SCENARIOS,
             Kind::OneAddress => one_address::SCENARIOS,
         }
     }
@@ -341,6 +353,7 @@ impl Kind {
             Kind::Semaphore => semaphore::run(env, no, dir).await,
             Kind::PermitExpirable => expirable::run(env, no, dir).await,
             Kind::MapEntry => map_entry::run(env, no, dir).await,
+            Kind::Group => group::run(env, no, dir).await,
             Kind::OneAddress => return one_address::run(env, no, dir).await,
         };
         outcome.map(Verdict::Pass)
@@ -356,7 +369,7 @@ pub fn scenario(no: usize) -> Option<(Kind, &'static Scenario)> {
 }
 
 /// Every scenario number in run order: each kind's in [`Kind::ALL`] order, the `last` ones at
-/// the end (1–8, 10–19, 58, 20–42, 71, 43–57, 63–64, 70, 59–62, 9).
+/// the end (1–8, 10–19, 58, 20–42, 71, 43–57, 63–64, 70, 65–66, 59–62, 9).
 pub fn run_order() -> Vec<usize> {
     let all = || Kind::ALL.into_iter().flat_map(|k| k.scenarios().iter());
     all()

@@ -478,6 +478,13 @@ public final class Harness {
         if (cmd.equals("mapEntryName") || cmd.equals("mapEntryOp") || opOf(cmd, "mapLock") != null) {
             return MapEntryCommands.execute(cmd, a);
         }
+        // ---- grouped multi-lock (3.38.0+, by reflection): group<Op> on getMultiLock(GROUP, values)
+        // (GroupCommands); not an optional kind: every jar has the commands, older versions answer
+        // "unsupported"
+        String groupOp = opOf(cmd, "group");
+        if (groupOp != null) {
+            return GroupCommands.execute(cmd, groupOp, a);
+        }
         // ---- count-down latch (every version): latch<Op> on getCountDownLatch(NAME); not a lock kind,
         // so it is not listed in "kinds"
         String latchOp = opOf(cmd, "latch");

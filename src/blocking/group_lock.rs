@@ -1,0 +1,149 @@
+//! The blocking twin of [`crate::RGroupLock`]: a grouped multi-lock whose methods block the
+//! calling thread, the owner being the calling thread unless pinned.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{Client, Guard, Rt};
+use crate::error::Result;
+use crate::kinds::Group;
+use crate::{EntryKey, OwnerId, Unlocked};
+
+/// One hold of a blocking [`RGroupLock`]: the blocking [`Guard`].
+pub type GroupGuard = Guard<Group>;
+
+/// The blocking twin of [`crate::RGroupLock`] (Redisson's `getMultiLock(group, values)`): the
+/// default owner is the calling thread, as in Java, unless pinned with
+/// [`with_owner`](Self::with_owner).
+///
+/// ```no_run
+/// use redisson_lock::{Codec, EntryKey};
+///
+/// let client = redisson_lock::blocking::Client::connect("redis://127.0.0.1/")?;
+/// let values = [EntryKey::string(Codec::Kryo5, "Jack_001")?, EntryKey::string(Codec::Kryo5, "Mary_002")?];
+/// let guard = client.group_lock("class_100", &values)?.lock()?;
+/// guard.unlock()?;
+/// # Ok::<_, redisson_lock::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct RGroupLock {
+    rt: Arc<Rt>,
+    core: crate::RGroupLock,
+    pinned: bool,
+}
+
+impl std::fmt::Debug for RGroupLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("blocking::RGroupLock")
+            .field("core", &self.core)
+            .field("pinned", &self.pinned)
+            .finish()
+    }
+}
+
+impl Client {
+    /// A handle to the values `values` of the group `group`: [`crate::Client::group_lock`].
+    ///
+    /// # Errors
+    ///
+    /// As [`crate::Client::group_lock`].
+    pub fn group_lock(&self, group: &str, values: &[EntryKey]) -> Result<RGroupLock> {
+        Ok(RGroupLock {
+            rt: self.rt.clone(),
+            core: self.rt.client.group_lock(group, values)?,
+            pinned: false,
+        })
+    }
+}
+
+impl RGroupLock {
+    /// The async handle acting for this handle's owner: the pinned one, else the calling thread.
+    fn owned(&self) -> crate::RGroupLock {
+        if self.pinned {
+            self.core.clone()
+        } else {
+            self.core.with_owner(OwnerId::current_thread())
+        }
+    }
+
+    fn guard(&self, held: crate::GroupGuard) -> GroupGuard {
+        Guard::of(self.rt.clone(), held)
+    }
+
+    /// [`crate::RGroupLock::key`].
+    pub fn key(&self) -> &str {
+        self.core.key()
+    }
+
+    /// [`crate::RGroupLock::value_ids`].
+    pub fn value_ids(&self) -> &[String] {
+        self.core.value_ids()
+    }
+
+    /// The same values acting for a fixed owner id instead of the calling thread.
+    pub fn with_owner(&self, owner: impl Into<OwnerId>) -> RGroupLock {
+        RGroupLock {
+            rt: self.rt.clone(),
+            core: self.core.with_owner(owner),
+            pinned: true,
+        }
+    }
+
+    /// The owner this handle acts for: the pinned one, else the calling thread (never `None`).
+    pub fn owner(&self) -> Option<OwnerId> {
+        self.owned().owner()
+    }
+
+    /// [`crate::RGroupLock::field`] of this handle's owner (never `None` here).
+    pub fn field(&self) -> Option<String> {
+        self.owned().field()
+    }
+
+    super::acquisitions!("crate::RGroupLock", GroupGuard);
+
+    /// Runs `body` while holding every value (watchdog mode) and releases them afterwards, also
+    /// when `body` panics (the panic resumes after the release).
+    pub fn run<T>(&self, body: impl FnOnce() -> T) -> Result<T> {
+        let guard = self.lock()?;
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+            Ok(v) => {
+                guard.unlock()?;
+                Ok(v)
+            }
+            Err(p) => {
+                let _ = guard.unlock();
+                std::panic::resume_unwind(p)
+            }
+        }
+    }
+
+    /// Blocking [`crate::RGroupLock::unlock`] for this handle's owner.
+    pub fn unlock(&self) -> Result<Unlocked> {
+        self.rt.block_on(self.owned().unlock())
+    }
+
+    /// Blocking [`crate::RGroupLock::force_unlock`].
+    pub fn force_unlock(&self) -> Result<bool> {
+        self.rt.block_on(self.core.force_unlock())
+    }
+
+    /// Blocking [`crate::RGroupLock::is_locked`].
+    pub fn is_locked(&self) -> Result<bool> {
+        self.rt.block_on(self.core.is_locked())
+    }
+
+    /// Blocking [`crate::RGroupLock::is_held`] for this handle's owner.
+    pub fn is_held(&self) -> Result<bool> {
+        self.rt.block_on(self.owned().is_held())
+    }
+
+    /// Blocking [`crate::RGroupLock::is_held_by`].
+    pub fn is_held_by(&self, owner: impl Into<OwnerId>) -> Result<bool> {
+        self.rt.block_on(self.core.is_held_by(owner))
+    }
+
+    /// Blocking [`crate::RGroupLock::hold_count`] for this handle's owner.
+    pub fn hold_count(&self) -> Result<u64> {
+        self.rt.block_on(self.owned().hold_count())
+    }
+}
