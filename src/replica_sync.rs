@@ -298,10 +298,7 @@ impl ReplicaSyncer {
         tracked: bool,
     ) -> Result<(T, Synced)> {
         if self.mode == ReplicaSync::Off {
-            let v = match tracked {
-                true => crate::script::run_tracked(conn, timeout, key, inv).await?,
-                false => crate::script::run(conn, timeout, key, inv).await?,
-            };
+            let v = crate::script::run_tracked(conn, timeout, key, inv, tracked).await?;
             return Ok((v, Synced::NotAsked));
         }
         // boxed: its state would otherwise make every lock and unlock future (and the boxes that
@@ -319,10 +316,7 @@ impl ReplicaSyncer {
     ) -> Result<(T, Synced)> {
         let wanted = self.replicas(conn, timeout, key).await;
         if wanted == 0 || (self.mode == ReplicaSync::BestEffort && self.lagging(key)) {
-            let v = match tracked {
-                true => crate::script::run_tracked(conn, timeout, key, inv).await?,
-                false => crate::script::run(conn, timeout, key, inv).await?,
-            };
+            let v = crate::script::run_tracked(conn, timeout, key, inv, tracked).await?;
             return Ok((v, Synced::NotAsked));
         }
         let wait_ms = u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX);

@@ -119,14 +119,19 @@ pub(crate) async fn run<T: FromRedisValue>(
     }
 }
 
-/// [`run`] for a connection whose tracking is `OPTIN`: `CLIENT CACHING YES` goes first, in one
-/// pipeline, so that the server tracks the keys the script reads for this connection.
+/// [`run`]; `track`: for a connection whose tracking is `OPTIN`, `CLIENT CACHING YES` goes
+/// first, in one pipeline (one round trip), so that the server tracks the keys the script reads
+/// for this connection.
 pub(crate) async fn run_tracked<T: FromRedisValue>(
     conn: &Connection,
     timeout: Duration,
     key: &str,
     inv: &ScriptInvocation<'_>,
+    track: bool,
 ) -> Result<T> {
+    if !track {
+        return run(conn, timeout, key, inv).await;
+    }
     let mut pipe = redis::pipe();
     pipe.ignore_errors()
         .cmd("CLIENT")

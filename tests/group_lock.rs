@@ -234,6 +234,22 @@ async fn force_unlock_frees_the_values_of_the_handle_only() {
     let mut raw = s.conn().await;
     let ab = group(&client, "g:force", &["a", "b"]).lock().await.unwrap();
     let c = group(&client, "g:force", &["c"]).lock().await.unwrap();
+    // the loss watch has read the new holds (the group is tracked): its read cannot race the
+    // force unlock below and report the hold it ends as gone rather than force-unlocked
+    eventually(Duration::from_secs(5), "the group tracked", || {
+        let mut raw = raw.clone();
+        async move {
+            let info: String = redis::cmd("INFO")
+                .arg("stats")
+                .query_async(&mut raw)
+                .await
+                .unwrap();
+            info.lines()
+                .find_map(|l| l.strip_prefix("tracking_total_keys:"))
+                .is_some_and(|n| n.trim() != "0")
+        }
+    })
+    .await;
     assert!(group(&client, "g:force", &["b", "x"])
         .force_unlock()
         .await

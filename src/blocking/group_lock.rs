@@ -122,24 +122,15 @@ impl RGroupLock {
         self.rt.block_on(self.owned().unlock())
     }
 
-    /// Blocking [`crate::RGroupLock::force_unlock`].
-    pub fn force_unlock(&self) -> Result<bool> {
-        self.rt.block_on(self.core.force_unlock())
-    }
-
-    /// Blocking [`crate::RGroupLock::is_locked`].
-    pub fn is_locked(&self) -> Result<bool> {
-        self.rt.block_on(self.core.is_locked())
+    super::twins! {"crate::RGroupLock", core;
+        fn force_unlock() -> bool;
+        fn is_locked() -> bool;
+        fn is_held_by(owner: impl Into<OwnerId>) -> bool;
     }
 
     /// Blocking [`crate::RGroupLock::is_held`] for this handle's owner.
     pub fn is_held(&self) -> Result<bool> {
         self.rt.block_on(self.owned().is_held())
-    }
-
-    /// Blocking [`crate::RGroupLock::is_held_by`].
-    pub fn is_held_by(&self, owner: impl Into<OwnerId>) -> Result<bool> {
-        self.rt.block_on(self.core.is_held_by(owner))
     }
 
     /// Blocking [`crate::RGroupLock::hold_count`] for this handle's owner.

@@ -199,7 +199,7 @@ impl NoEcho {
         let [read, unread] = &self.probe_keys;
         let mut inv = script::TRACKING_PROBE.prepare_invoke();
         inv.key(read).key(unread).arg(PROBE_TTL_MS);
-        script::run_tracked::<Value>(pubsub, timeout, read, &inv)
+        script::run_tracked::<Value>(pubsub, timeout, read, &inv, true)
             .await
             .map_err(|e| classify("the tracking probe's script", e))?;
         // the unread key first: its push, if the server sends one, comes before the other's
