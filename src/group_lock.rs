@@ -113,7 +113,44 @@ impl Client {
     /// ```
     pub fn group_lock(&self, group: &str, values: &[EntryKey]) -> Result<RGroupLock> {
         let key = crate::name::lock_key(&self.inner.config.name_mapper, group)?;
-        let tail = group::tail_of(values.iter().map(|v| v.hash())).ok_or_else(|| {
+        self.group_lock_of(key, group, values.iter().map(|v| v.hash()))
+    }
+
+    /// A handle to the values of `group` named by their ids, the hash fields Redisson names the
+    /// values by ([`RGroupLock::value_ids`], or [`inspect`](crate::inspect::inspect)'s
+    /// `values`): for tools that act on the values a group holds, e.g. an operator's force
+    /// unlock, without knowing the values themselves. Repeated ids count once.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when `ids` is empty, an id is empty or not base64 text (the
+    /// alphabet of Redisson's value ids: letters, digits, `+`, `/`, `-`, `_`, `=`), or `group`
+    /// is empty (before or after the name mapper).
+    ///
+    /// ```no_run
+    /// # fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let seat = client.group_lock_by_ids("flight:LH400", &["zGp2RnUc2cZchMHly8iqUA"])?;
+    /// assert!(client.group_lock_by_ids("flight:LH400", &["a,b"]).is_err());
+    /// # let _ = seat; Ok(()) }
+    /// ```
+    pub fn group_lock_by_ids(&self, group: &str, ids: &[&str]) -> Result<RGroupLock> {
+        let is_base64 = |c: char| c.is_ascii_alphanumeric() || "+/-_=".contains(c);
+        if let Some(bad) = ids.iter().find(|id| id.is_empty() || !id.chars().all(is_base64)) {
+            return Err(Error::InvalidArgument(format!(
+                "`{bad}` is not a value id of a grouped lock (base64 text)"
+            )));
+        }
+        let key = crate::name::lock_key(&self.inner.config.name_mapper, group)?;
+        self.group_lock_of(key, group, ids.iter().copied())
+    }
+
+    fn group_lock_of<'a>(
+        &self,
+        key: String,
+        group: &str,
+        ids: impl IntoIterator<Item = &'a str>,
+    ) -> Result<RGroupLock> {
+        let tail = group::tail_of(ids).ok_or_else(|| {
             Error::InvalidArgument(format!("a grouped lock of `{group}` needs at least one value"))
         })?;
         let (_, ids) = group::split(&tail);

@@ -342,6 +342,81 @@ async fn bad_input_is_refused_with_a_typed_error() {
     client.shutdown().await.unwrap();
 }
 
+/// Inspection reads a group's hash as a grouped lock: each value with its holder, count and
+/// deadline, the holders among them, found by `scan_locks` too; a handle made from the ids
+/// inspection shows frees them, and a hash that is half a group is still no lock.
+#[tokio::test]
+async fn inspection_shows_a_groups_values_and_their_ids_free_them() {
+    use redisson_lock::inspect::{self, LockKind};
+    let s = RedisServer::start();
+    let client = s.client(Config::default()).await;
+    let mut raw = s.conn().await;
+    let a = group(&client, "g:seen", &["x", "y"]).with_owner(7u64);
+    let b = group(&client, "g:seen", &["z"]).with_owner(8u64);
+    let _ga = a.lock().await.unwrap();
+    let _ga2 = a.lock().await.unwrap();
+    let gb = b.lock_with_lease(Duration::from_secs(60)).await.unwrap();
+    let before = epoch_ms();
+
+    let info = inspect::inspect(&mut client.connection(), "g:seen")
+        .await
+        .unwrap();
+    assert_eq!(info.kind, Some(LockKind::Group));
+    assert!(info.is_locked());
+    let mut ids = vec![id("x"), id("y"), id("z")];
+    ids.sort();
+    let shown: Vec<&str> = info.values.iter().map(|v| v.value_id.as_str()).collect();
+    assert_eq!(shown, ids);
+    let owner_a = a.field().unwrap().split('#').next().unwrap().to_owned();
+    let owner_b = b.field().unwrap().split('#').next().unwrap().to_owned();
+    for v in &info.values {
+        let (owner, count) = if v.value_id == id("z") {
+            (&owner_b, 1)
+        } else {
+            (&owner_a, 2)
+        };
+        assert_eq!((&v.holder, v.hold_count), (owner, count), "{v:?}");
+        assert!(v.is_held_at(info.redis_time_ms), "{v:?}");
+        let deadline = v.deadline_ms.unwrap();
+        assert!(deadline > before && deadline <= epoch_ms() + 60_000, "{v:?}");
+    }
+    let mut holders: Vec<(&str, u64, u64)> = info
+        .holders
+        .iter()
+        .map(|h| (h.field.as_str(), h.owner_id, h.hold_count))
+        .collect();
+    holders.sort();
+    let mut want = vec![(owner_a.as_str(), 7, 2), (owner_b.as_str(), 8, 1)];
+    want.sort();
+    assert_eq!(holders, want);
+    let found = inspect::scan_locks(&mut client.connection(), "g:*")
+        .await
+        .unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].kind, Some(LockKind::Group));
+
+    // a handle by the ids inspection shows: an operator's force unlock of b's value only
+    let by_ids = client.group_lock_by_ids("g:seen", &[&id("z")]).unwrap();
+    assert!(by_ids.force_unlock().await.unwrap());
+    let lost = tokio::time::timeout(Duration::from_secs(5), gb.lost()).await;
+    assert_eq!(lost, Ok(LostReason::ForceUnlocked));
+    let info = inspect::inspect(&mut client.connection(), "g:seen")
+        .await
+        .unwrap();
+    assert_eq!(info.values.len(), 2);
+    assert_eq!(info.holders.len(), 1);
+    for bad in [&[][..], &[""][..], &["a,b"][..], &["a#b"][..], &["a:b"][..]] {
+        let r = client.group_lock_by_ids("g:seen", bad);
+        assert!(matches!(r, Err(Error::InvalidArgument(_))), "{bad:?}");
+    }
+
+    // a group's fields beside a field of neither layout: not a lock, whichever way it is read
+    let _: () = raw.hset("g:seen", "user", "x").await.unwrap();
+    let r = inspect::inspect(&mut client.connection(), "g:seen").await;
+    assert!(matches!(r, Err(Error::NotALock { .. })), "{r:?}");
+    client.shutdown().await.unwrap();
+}
+
 /// The blocking twin: the calling thread is the owner, as in Java.
 #[test]
 fn the_blocking_twin_holds_for_the_calling_thread() {

@@ -340,10 +340,14 @@ enum Command {
         /// Also check what the synchronizers (count-down latch, semaphores) send on NAME's keys
         #[arg(long)]
         synchronizers: bool,
+        /// Also check what a grouped multi-lock (Redisson's getMultiLock(group, values)) sends
+        /// on NAME's keys, NAME its group
+        #[arg(long)]
+        group: bool,
         /// Check the objects of an entry of this map (or set) instead of NAME: Redisson's
         /// RMap.getLock(key), getFairLock, getReadWriteLock, getSemaphore,
         /// getPermitExpirableSemaphore and getCountDownLatch, named {MAP}:<key hash>:<object>
-        #[arg(long, value_name = "MAP", conflicts_with_all = ["name", "synchronizers"])]
+        #[arg(long, value_name = "MAP", conflicts_with_all = ["name", "synchronizers", "group"])]
         map: Option<String>,
     },
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish) on stdout
@@ -696,12 +700,14 @@ async fn run(cli: Cli, target: target::Target) -> Result<Outcome, Failure> {
             name,
             acl_user,
             synchronizers,
+            group,
             map,
         } => {
             let args = doctor::DoctorArgs {
                 name,
                 acl_user,
                 synchronizers,
+                group,
                 map,
             };
             doctor::doctor(&target, &out, args).await
@@ -763,6 +769,18 @@ async fn force_unlock(client: &Client, out: &render::Out, name: &str, yes: bool)
                     Some(format!("{} (message 0)", inspect::rwlock_channel(name))),
                 )
             }
+        }
+        Some(LockKind::Group) => {
+            // every value that names a holder, whoever it is (one script: all or none)
+            let ids: Vec<&str> = info.values.iter().map(|v| v.value_id.as_str()).collect();
+            (
+                client
+                    .group_lock_by_ids(name, &ids)?
+                    .force_unlock()
+                    .await
+                    .map_err(refused)?,
+                Some(format!("{} (message 0)", inspect::lock_channel(name))),
+            )
         }
         Some(LockKind::Fair) => {
             // the script drops the stale waiters at the head (deadline past by this machine's

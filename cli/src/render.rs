@@ -142,6 +142,23 @@ pub(crate) fn info_json(info: &LockInfo) -> Value {
         })).collect::<Vec<_>>(),
         "token": info.token,
     });
+    if !info.values.is_empty() {
+        v["values"] = info
+            .values
+            .iter()
+            .map(|g| {
+                json!({
+                    "value_id": g.value_id,
+                    "holder": g.holder,
+                    "client_id": g.client_id,
+                    "owner_id": g.owner_id,
+                    "count": g.hold_count,
+                    "deadline_ms": g.deadline_ms,
+                    "held": g.is_held_at(info.redis_time_ms),
+                })
+            })
+            .collect();
+    }
     add_entry_json(&mut v, &info.key);
     v
 }
@@ -213,7 +230,6 @@ pub(crate) fn summary_line(info: &LockInfo) -> String {
 /// A waiter's deadline, relative to Redis' clock (fair-lock deadlines are written with each
 /// waiter's own clock; they are compared with the clocks of the clients that purge the queue).
 fn deadline_str(deadline_ms: i64, redis_now_ms: i64) -> String {
-    let at = UNIX_EPOCH + Duration::from_millis(deadline_ms.max(0) as u64);
     let rel = deadline_ms - redis_now_ms;
     let rel = if rel >= 0 {
         format!("in {} by Redis' clock", fmt_ms(rel as u64))
@@ -223,7 +239,13 @@ fn deadline_str(deadline_ms: i64, redis_now_ms: i64) -> String {
             fmt_ms((-rel) as u64)
         )
     };
-    format!("{} ({rel})", humantime::format_rfc3339_millis(at))
+    format!("{} ({rel})", rfc3339(deadline_ms))
+}
+
+/// An epoch-ms instant as RFC 3339 text (UTC, milliseconds).
+fn rfc3339(epoch_ms: i64) -> String {
+    let at = UNIX_EPOCH + Duration::from_millis(epoch_ms.max(0) as u64);
+    humantime::format_rfc3339_millis(at).to_string()
 }
 
 impl Out {
@@ -330,6 +352,23 @@ impl Out {
         }
         if let Some(t) = info.token {
             println!("token    {t}");
+        }
+        if !info.values.is_empty() {
+            println!("values   {}", info.values.len());
+            for v in &info.values {
+                let deadline = match v.deadline_ms {
+                    Some(d) if v.is_held_at(info.redis_time_ms) => {
+                        let left = fmt_ms((d - info.redis_time_ms).max(0) as u64);
+                        format!("{} (in {left} by Redis' clock)", rfc3339(d))
+                    }
+                    Some(d) => format!("{} (passed by Redis' clock: holds nothing)", rfc3339(d)),
+                    None => "no deadline (holds nothing)".to_owned(),
+                };
+                println!(
+                    "  {}  client {}  owner {}  count {}  until {deadline}",
+                    v.value_id, v.client_id, v.owner_id, v.hold_count
+                );
+            }
         }
     }
 

@@ -785,4 +785,32 @@ async fn acl_checks_a_map_entrys_objects_and_the_synchronizers() {
         acl.starts_with("FAIL") && acl.contains("lacks +zcard +zcount"),
         "{acl}"
     );
+
+    // every probe of every layout has a shape the server takes (a wrong arity is "could not
+    // check", not "ok")
+    acl_setuser(&s, "all", "~* &* +@all").await;
+    let r = doctor(
+        &s.url(),
+        &[
+            "--acl-user",
+            "all",
+            "--name",
+            "lock:x",
+            "--synchronizers",
+            "--group",
+        ],
+    )
+    .await;
+    assert!(r.line("acl").starts_with("ok"), "{}", r.line("acl"));
+    // the grouped lock reads its values with HMGET: only --group says a user lacks it
+    acl_setuser(&s, "nohmget", "~lock:* ~{lock:* ~redisson_* &* +@all -hmget").await;
+    let r = doctor(&s.url(), &["--acl-user", "nohmget", "--name", "lock:x"]).await;
+    assert!(r.line("acl").starts_with("ok"), "{}", r.line("acl"));
+    let r = doctor(
+        &s.url(),
+        &["--acl-user", "nohmget", "--name", "lock:x", "--group"],
+    )
+    .await;
+    let acl = r.line("acl");
+    assert!(acl.starts_with("FAIL") && acl.contains("lacks +hmget"), "{acl}");
 }

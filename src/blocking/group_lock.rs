@@ -54,6 +54,19 @@ impl Client {
             pinned: false,
         })
     }
+
+    /// A handle to the values of `group` named by their ids: [`crate::Client::group_lock_by_ids`].
+    ///
+    /// # Errors
+    ///
+    /// As [`crate::Client::group_lock_by_ids`].
+    pub fn group_lock_by_ids(&self, group: &str, ids: &[&str]) -> Result<RGroupLock> {
+        Ok(RGroupLock {
+            rt: self.rt.clone(),
+            core: self.rt.client.group_lock_by_ids(group, ids)?,
+            pinned: false,
+        })
+    }
 }
 
 impl RGroupLock {

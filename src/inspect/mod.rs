@@ -33,6 +33,7 @@
 //! | [`LockKind::ReadWrite`] | hash `N` with `mode` = `read`/`write`, reader fields `<client id>:<owner id>`, the writer field `<client id>:<owner id>:write`, and one string `{N}:<field>:rwlock_timeout:<k>` per read hold |
 //! | [`LockKind::Fair`] | the RLock hash plus the list `redisson_lock_queue:{N}` and the sorted set `redisson_lock_timeout:{N}` (waiter deadlines, epoch ms) |
 //! | [`LockKind::Fenced`] | the RLock hash plus the string `redisson_lock_token:{N}` (the last fencing token) |
+//! | [`LockKind::Group`] | hash `N` with, per value id `v` held by owner `o`: `v` = `o`, `v:o:expire_time` = the hold's deadline (epoch ms), `v:o:lock_count` = `o`'s holds of `v` |
 //!
 //! A fenced lock and a plain lock look the same while the token key is absent; a fair lock looks
 //! like a plain lock while nobody waits (Redisson leaves no queue behind). The kind is "as far as
@@ -44,10 +45,8 @@
 //! id) whose value is a positive integer hold count. The client id may be any text without `:`
 //! (Redisson's and this crate's are UUIDs); the count must be an integer as `HINCRBY` writes it.
 //! Any other hash is reported as [`Error::NotALock`] naming the first field that does not fit.
-//! A grouped multi-lock's hash (Redisson's `getMultiLock(group, values)`, feature `group-lock`) is
-//! such another hash: its fields are value ids naming their holder, with per-value deadlines and
-//! counts beside them, which [`LockInfo`]'s holders (one count per owner) cannot show; it is
-//! reported as [`Error::NotALock`].
+//! A grouped multi-lock's hash (Redisson's `getMultiLock(group, values)`) is read when every
+//! field fits that layout instead: [`LockKind::Group`], its values in [`LockInfo::values`].
 //!
 //! The reads of one [`inspect`] are sent as one `MULTI`/`EXEC` block (all keys share the lock's
 //! hash slot), so holders, TTL, queue and token are a consistent snapshot; the read-lock timeout
@@ -110,6 +109,7 @@ use crate::Ttl;
 
 mod entry;
 mod field;
+mod group;
 mod latch;
 mod names;
 mod scan;
@@ -119,6 +119,7 @@ mod subscribers;
 pub use entry::{map_entry_of, MapEntryOf};
 use field::{field_problem, hold_count, not_a_lock, owner_field, shown};
 pub use field::{parse_field, Field};
+pub use group::GroupValue;
 pub use latch::*;
 pub use names::*;
 pub use scan::*;
@@ -151,10 +152,13 @@ pub enum LockKind {
     Fair,
     /// A fenced lock (`RFencedLock`): a fencing-token counter exists.
     Fenced,
+    /// A grouped multi-lock (`getMultiLock(group, values)`, Redisson 3.38+): a hash of value
+    /// ids, each naming its holder ([`LockInfo::values`]).
+    Group,
 }
 
 impl LockKind {
-    /// The kind's short name: `lock`, `read-write`, `fair` or `fenced`.
+    /// The kind's short name: `lock`, `read-write`, `fair`, `fenced` or `group`.
     ///
     /// ```
     /// assert_eq!(redisson_lock::inspect::LockKind::Fair.as_str(), "fair");
@@ -165,11 +169,14 @@ impl LockKind {
             LockKind::ReadWrite => "read-write",
             LockKind::Fair => "fair",
             LockKind::Fenced => "fenced",
+            LockKind::Group => "group",
         }
     }
 
     /// The lock kinds that keep this layout in Redis (which of them took a lock cannot be told
-    /// from Redis): every [`AnyKind`](crate::AnyKind) is in exactly one.
+    /// from Redis): every [`AnyKind`](crate::AnyKind) is in exactly one. None for
+    /// [`LockKind::Group`]: a grouped lock is opened by its values, not by a name
+    /// (`Client::group_lock`, feature `group-lock`).
     ///
     /// ```
     /// use redisson_lock::{inspect::LockKind, AnyKind};
@@ -181,6 +188,7 @@ impl LockKind {
             LockKind::ReadWrite => Family::ReadWrite,
             LockKind::Fair => Family::Fair,
             LockKind::Fenced => Family::Fenced,
+            LockKind::Group => return Vec::new(),
         };
         crate::AnyKind::ALL
             .iter()
@@ -204,6 +212,7 @@ mod kinds_tests {
             LockKind::ReadWrite,
             LockKind::Fair,
             LockKind::Fenced,
+            LockKind::Group,
         ];
         for kind in AnyKind::ALL {
             let n = families.iter().filter(|f| f.kinds().contains(kind)).count();
@@ -339,8 +348,13 @@ pub struct LockInfo {
     pub ttl: Ttl,
     /// A read-write lock's `mode` field (`read` or `write`).
     pub mode: Option<String>,
-    /// Every holder, in field order (writer first for a read-write lock).
+    /// Every holder, in field order (writer first for a read-write lock). For a grouped lock,
+    /// each owner holding a value at [`redis_time_ms`](LockInfo::redis_time_ms), once, its count
+    /// the most holds it has of one value.
     pub holders: Vec<Holder>,
+    /// A grouped lock's values, by id, each with its holder, count and deadline (including those
+    /// whose deadline has passed: they hold nothing).
+    pub values: Vec<GroupValue>,
     /// A fair lock's queue, head first.
     pub queue: Vec<Waiter>,
     /// A fenced lock's last token (`redisson_lock_token:{N}`).
@@ -478,10 +492,12 @@ where
     let fair = !queue.is_empty() || !deadlines.is_empty();
     let mut mode = None;
     let mut holders = Vec::new();
-    for (field, value) in fields {
-        if let Some(problem) = field_problem(&field, &value) {
-            return Err(not_a_lock(key, &problem));
-        }
+    let mut values = Vec::new();
+    if let Some(problem) = fields.iter().find_map(|(f, v)| field_problem(f, v)) {
+        (values, holders) =
+            group::read_group(&fields, redis_time_ms).ok_or_else(|| not_a_lock(key, &problem))?;
+    }
+    for (field, value) in fields.into_iter().filter(|_| values.is_empty()) {
         if field == "mode" {
             mode = Some(value);
             continue;
@@ -561,7 +577,9 @@ where
         None => None,
     };
 
-    let kind = if mode.is_some() {
+    let kind = if !values.is_empty() {
+        Some(LockKind::Group)
+    } else if mode.is_some() {
         Some(LockKind::ReadWrite)
     } else if fair {
         Some(LockKind::Fair)
@@ -579,6 +597,7 @@ where
         ttl: if has_hash { ttl_of(pttl) } else { Ttl::NotLocked },
         mode,
         holders,
+        values,
         queue,
         token,
         redis_time_ms,
@@ -611,9 +630,12 @@ where
             .query_async(conn)
             .await
             .map_err(|e| map_err(key, e))?;
+        // a lock's fields or a grouped lock's: the whole read decides which
         for (field, value) in &page {
             if let Some(problem) = field_problem(field, value) {
-                return Err(not_a_lock(key, &problem));
+                if group::group_field_problem(field, value).is_some() {
+                    return Err(not_a_lock(key, &problem));
+                }
             }
         }
         sampled += page.len();

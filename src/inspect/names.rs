@@ -119,6 +119,19 @@ pub fn synchronizer_layouts() -> &'static [&'static Layout] {
     &ALL
 }
 
+/// What Redisson's grouped multi-lock (`getMultiLock(group, values)`) keeps in Redis and sends
+/// there, as [`layouts`] for the locks opened by a name: its first key is the group's hash.
+///
+/// ```
+/// let group = redisson_lock::inspect::group_layout();
+/// assert_eq!(group.redisson(), "getMultiLock(group, values)");
+/// assert!(group.commands().contains("hincrby"));
+/// ```
+#[cfg(feature = "group-lock")]
+pub fn group_layout() -> &'static Layout {
+    &crate::kinds::group::LAYOUT
+}
+
 /// The latch of one unlock or acquire request: `redisson_unlock_latch:{N}:<request id>`
 /// (Redisson 3.24+'s unlock latch; our acquire attempts leave their record there too).
 ///

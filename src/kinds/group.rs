@@ -217,16 +217,13 @@ pub(crate) fn hold_count(key: &str, identity: &str) -> ScriptInvocation<'static>
 }
 
 /// The commands the grouped lock's scripts run on its hash.
-#[cfg_attr(not(test), allow(dead_code, reason = "read by LAYOUT only"))]
 const HASH_COMMANDS: &[&str] = &[
     "exists", "hdel", "hget", "hincrby", "hset", "pexpire", "pttl", "type",
 ];
 
-/// What the grouped lock keeps in Redis and sends. Not in the registry of kinds
-/// (`lock_kinds!`): a grouped lock is not opened by a name alone, and inspection does not tell
-/// its hash apart (see `inspect`); kept beside the scripts so that a test holds the declared
-/// commands to what they send, for when the ACL probes and inspection read it.
-#[cfg_attr(not(test), allow(dead_code, reason = "not in the registry of kinds yet"))]
+/// What the grouped lock keeps in Redis and sends (`inspect::group_layout`). Not in the
+/// registry of kinds (`lock_kinds!`): a grouped lock is opened by its values, not by a name
+/// alone.
 pub(crate) static LAYOUT: Layout = Layout::new(
     "group",
     "getMultiLock(group, values)",

@@ -126,11 +126,14 @@ const ENTRY_OBJECTS: [(&str, &[&str]); 6] = [
 ];
 
 impl Targets {
-    /// Every lock kind on `name`, and the synchronizers too when asked.
-    pub(super) fn name(name: &str, synchronizers: bool) -> Targets {
+    /// Every lock kind on `name`, and the synchronizers and the grouped lock too when asked.
+    pub(super) fn name(name: &str, synchronizers: bool, group: bool) -> Targets {
         let mut layouts: Vec<&'static Layout> = inspect::layouts().to_vec();
         if synchronizers {
             layouts.extend(inspect::synchronizer_layouts());
+        }
+        if group {
+            layouts.push(inspect::group_layout());
         }
         Targets {
             subject: format!("lock `{name}`"),
@@ -292,7 +295,7 @@ fn probes_of(name: &str, layouts: &[&'static Layout], sharded: bool) -> Vec<Prob
 /// command; the arity must still be right).
 fn command_args(cmd: &str, key: &str, field: &str) -> Vec<String> {
     let rest: &[&str] = match cmd {
-        "hexists" | "hget" | "hdel" | "zrem" | "zscore" | "rpush" => &[field],
+        "hexists" | "hget" | "hmget" | "hdel" | "zrem" | "zscore" | "rpush" => &[field],
         "hincrby" | "hset" => &[field, "1"],
         "zadd" | "zincrby" => &["1", field],
         "lrem" => &["0", field],
@@ -461,7 +464,7 @@ mod tests {
 
     #[test]
     fn probe_names_follow_the_prefix_rule() {
-        let p = probes(&Targets::name("lock:doctor", false), false);
+        let p = probes(&Targets::name("lock:doctor", false, false), false);
         assert!(p
             .iter()
             .any(|p| p.args == ["publish", "redisson_lock__channel:{lock:doctor}", "0"]));
@@ -482,7 +485,11 @@ mod tests {
             denied_object("This user has no permissions to run the 'get' command"),
             None
         );
-        let p = probes(&Targets::name("a{x}", true), true);
+        // the grouped lock's own reads are probed only when asked
+        let hmget = |p: &[Probe]| p.iter().any(|p| p.args[0] == "hmget" && p.args[1] == "g");
+        assert!(!hmget(&probes(&Targets::name("g", true, false), false)));
+        assert!(hmget(&probes(&Targets::name("g", false, true), false)));
+        let p = probes(&Targets::name("a{x}", true, false), true);
         assert!(p.iter().any(|p| p.args == ["pubsub", "shardnumsub", "0"]));
         assert!(p
             .iter()

@@ -104,6 +104,8 @@ pub(crate) struct DoctorArgs {
     pub(crate) acl_user: Option<String>,
     /// Also probe what the synchronizers send on `name`'s keys.
     pub(crate) synchronizers: bool,
+    /// Also probe what a grouped multi-lock sends on `name`'s keys (`name` its group).
+    pub(crate) group: bool,
     /// Probe the objects of an entry of this map instead of `name`.
     pub(crate) map: Option<String>,
 }

@@ -227,3 +227,62 @@ async fn force_unlock_of_a_fair_lock_wakes_the_head_of_its_queue() {
     );
     drop(holder);
 }
+
+/// A grouped multi-lock's hash (Redisson's `getMultiLock(group, values)`): inspect and list show
+/// it as a `group` with its values and holders; force-unlock frees every value whoever holds it
+/// and wakes the group's waiters on its channel.
+#[tokio::test]
+async fn a_grouped_lock_is_shown_and_force_unlocked_value_by_value() {
+    use redisson_lock::{Codec, EntryKey, LostReason};
+    let s = RedisServer::start();
+    let c = s.client(Config::default()).await;
+    let key = |v: &str| EntryKey::string(Codec::Kryo5, v).unwrap();
+    let a = c.group_lock("seats", &[key("12A"), key("12B")]).unwrap();
+    let b = c.group_lock("seats", &[key("14C")]).unwrap();
+    let ga = a.lock().await.unwrap();
+    let gb = b.lock().await.unwrap();
+    let mut raw = s.conn().await;
+
+    let r = run(&s, &["--json", "inspect", "seats"]).await;
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let v = &json_lines(&r.stdout)[0];
+    assert_eq!(v["kind"], "group");
+    assert_eq!(v["locked"], true);
+    assert_eq!(v["holders"].as_array().map(Vec::len), Some(2), "{v}");
+    let mut ids: Vec<String> = a.value_ids().iter().chain(b.value_ids()).cloned().collect();
+    ids.sort();
+    let shown: Vec<&str> = v["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["value_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(shown, ids);
+    assert!(v["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|x| x["held"] == true && x["count"] == 1));
+    let r = run(&s, &["inspect", "seats"]).await;
+    assert!(r.stdout.contains("kind     group"), "{}", r.stdout);
+    assert!(r.stdout.contains("values   3"), "{}", r.stdout);
+    let r = run(&s, &["list", "sea*"]).await;
+    assert!(
+        r.stdout.contains("seats") && r.stdout.contains("group"),
+        "{}",
+        r.stdout
+    );
+
+    let mut sub = RawSubscriber::new(&s.url(), "redisson_lock__channel:{seats}").await;
+    let r = run(&s, &["--json", "force-unlock", "seats", "--yes"]).await;
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(json_lines(&r.stdout)[0]["removed"], true);
+    assert!(hgetall(&mut raw, "seats").await.is_empty(), "every value freed");
+    assert_eq!(sub.drain(&s).await, ["0"]);
+    // another process freed them: this client learns it from the loss watch
+    for g in [&ga, &gb] {
+        let lost = tokio::time::timeout(Duration::from_secs(10), g.lost()).await;
+        assert_eq!(lost, Ok(LostReason::OwnerGone));
+    }
+    c.shutdown().await.unwrap();
+}

@@ -21,7 +21,7 @@ impl Doctor {
                 .is_some_and(|v| v >= (7, 0, 0));
         let targets = match &args.map {
             Some(map) => Targets::map_entry(map),
-            None => Targets::name(&args.name, args.synchronizers),
+            None => Targets::name(&args.name, args.synchronizers, args.group),
         };
         let probes = probes(&targets, sharded);
         // denied to most users; then the URL's user, else `default`
