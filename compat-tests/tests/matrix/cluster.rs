@@ -15,7 +15,9 @@
 //!   3.17.7 (classic only): R→J, Java's `tryLock(3 s)` answers **false** although the lock was
 //!   free from the start of its wait (the `SPUBLISH` never reaches its `SUBSCRIBE`); J→R, the
 //!   Rust waiter gets in only at its own 10 s poll. Passing = the outcome matches the version.
-//! * 71 a map entry's six objects used from both languages (scenario 70, in a cluster).
+//! * 71 a map entry's six objects used from both languages (scenario 70, in a cluster);
+//! * 72 the grouped multi-lock across languages (scenario 65, in a cluster: the group's hash and
+//!   its channel share the group's slot), n/a before Redisson 3.38.
 
 use std::time::Duration;
 
@@ -81,6 +83,14 @@ pub const SCENARIOS: &[Scenario] = &[
         last: false,
         needs: None,
     },
+    Scenario {
+        no: 72,
+        title: "Cluster: grouped lock across languages (as 65): the value ids are the hash's fields, overlapping sets exclude each other, B's lock() of the overlapping set woken ≤ 1000 ms after A's unlock",
+        dirs: BOTH_WAYS,
+        limit_s: 60,
+        last: false,
+        needs: crate::group::NEEDS,
+    },
 ];
 
 pub async fn run(env: &Env, no: usize, dir: Dir) -> Result<Outcome> {
@@ -91,6 +101,7 @@ pub async fn run(env: &Env, no: usize, dir: Dir) -> Result<Outcome> {
         41 => s41(env, dir).await?,
         42 => s42(env, dir).await?,
         71 => crate::map_entry::live(env, 71).await?,
+        72 => crate::group::s65(env, dir).await?,
         _ => return Err(format!("no cluster scenario {no}")),
     };
     let mode = if no == 42 { PublishMode::Auto } else { env.mode };

@@ -13,7 +13,7 @@ use crate::env::Env;
 use crate::kinds::{Dir, Needs, Outcome, Scenario, BOTH_WAYS};
 use crate::support::until;
 
-const NEEDS: Option<Needs> = Some(Needs {
+pub const NEEDS: Option<Needs> = Some(Needs {
     since: "3.38.0",
     what: "RedissonClient.getMultiLock(String, Collection)",
 });
@@ -96,7 +96,7 @@ async fn check_held(env: &Env, group: &str, values: &[&str], field: &str) -> Res
     Ok(())
 }
 
-async fn s65(env: &Env, dir: Dir) -> Result<Outcome> {
+pub async fn s65(env: &Env, dir: Dir) -> Result<Outcome> {
     let group = format!("compat:{}:s65:{}:group", env.version, dir.tag());
     let held = ["Jack_001", "Mary_002"];
     let overlapping = ["Mary_002", "Tom_003"];

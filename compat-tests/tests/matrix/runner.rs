@@ -251,9 +251,18 @@ async fn run_cluster(versions: &[String], only: &[usize]) -> Vec<Row> {
                 continue;
             }
         };
+        let kinds = env.java.kinds().to_vec();
         for &s in &wanted {
             let Some((kind, spec)) = scenario(s) else { continue };
             for &dir in spec.dirs {
+                if spec.unavailable(v).is_some() {
+                    let row = not_run(s, v, dir, &kinds, "");
+                    if let Some(r) = &row {
+                        eprintln!("compat: [{v} cluster] s{s} {}: n/a ({})", dir.long(), r.note);
+                    }
+                    rows.extend(row);
+                    continue;
+                }
                 rows.push(run_one(&env, kind, spec, s, dir).await);
             }
         }
