@@ -1,7 +1,8 @@
 //! The locks and synchronizers of one map entry or set value (feature `map-entry`): Redisson's
 //! `RMap.getLock(key)`, `getFairLock`, `getReadWriteLock`, `getSemaphore`,
-//! `getPermitExpirableSemaphore` and `getCountDownLatch` (the same on `RMultimap`, and on `RSet`
-//! / `RSetCache` for a value).
+//! `getPermitExpirableSemaphore` and `getCountDownLatch` (the same on `RMapCache`,
+//! `RLocalCachedMap`, `RListMultimap` and `RSetMultimap`, and on `RSet` / `RSetCache` for a
+//! value: the interop tests compare all of their names with Redisson's).
 //!
 //! Such an object is an ordinary lock or synchronizer whose name Redisson derives from the map's
 //! name and the entry's key: `{map}:<hash>:<suffix>` (`map:<hash>:<suffix>` when the map's name
@@ -227,7 +228,7 @@ impl MapEntry {
 impl Client {
     /// The locks and synchronizers of the entry `key` of the Java map `map_name` (Redisson's
     /// `redisson.getMap(map_name, codec).getLock(key)` and the other per-entry getters; the same
-    /// for `RMultimap`). The key's [`Codec`] must be the map's. Nothing is sent yet.
+    /// for `RMapCache`, `RLocalCachedMap` and the multimaps). The key's [`Codec`] must be the map's. Nothing is sent yet.
     ///
     /// # Errors
     ///

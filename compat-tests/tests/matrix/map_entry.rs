@@ -64,6 +64,16 @@ fn java_codec(codec: Codec) -> &'static str {
     }
 }
 
+/// The containers besides `RMap` and `RSet` whose entries have the six getters (the harness'
+/// prefixes): `RMapCache`, `RSetCache`, `RListMultimap`, `RSetMultimap`, `RLocalCachedMap`.
+const CONTAINERS: [&str; 5] = [
+    "mapcache",
+    "setcache",
+    "listmultimap",
+    "setmultimap",
+    "localcachedmap",
+];
+
 /// A key as both sides take it: the harness' type and text, the crate's [`EntryKey`].
 struct Key {
     java_type: &'static str,
@@ -158,6 +168,7 @@ async fn s63(env: &Env) -> Result<Outcome> {
     let (mut compared, mut names) = (0usize, 0usize);
     let mut skipped = Vec::new();
     let mut default_codec = String::new();
+    let mut containers = std::collections::BTreeSet::new();
     for map in ["m", "{tag}map"] {
         for java in ["string", "long", "json", "kryo5", "default"] {
             for key in &keys {
@@ -278,6 +289,14 @@ async fn s63(env: &Env) -> Result<Outcome> {
                     if o == EntryObject::ReadWriteLock {
                         fields.push("rw_lock.write".to_owned());
                     }
+                    // the containers that inherit the getters, as far as this version has them
+                    for c in CONTAINERS {
+                        let f = format!("{c}.{}", o.suffix());
+                        if v.get(f.as_str()).is_some() {
+                            containers.insert(format!("{c}.{}", o.suffix()));
+                            fields.push(f);
+                        }
+                    }
                     for f in fields {
                         let theirs = v[f.as_str()].as_str().unwrap_or("");
                         ensure!(theirs == ours, "{what}: {f}: Redisson {theirs}, the crate {ours}");
@@ -290,10 +309,29 @@ async fn s63(env: &Env) -> Result<Outcome> {
     }
     skipped.sort();
     skipped.dedup();
+    // every version has the cache and multimap containers' six getters
+    for c in ["mapcache", "setcache", "listmultimap", "setmultimap"] {
+        for o in EntryObject::ALL {
+            let f = format!("{c}.{}", o.suffix());
+            ensure!(containers.contains(&f), "Redisson {} has no {f}", env.version);
+        }
+    }
+    let mut by_container: Vec<String> = CONTAINERS
+        .iter()
+        .map(|c| {
+            let n = containers
+                .iter()
+                .filter(|f| f.starts_with(&format!("{c}.")))
+                .count();
+            format!("{c} {n}")
+        })
+        .collect();
+    by_container.sort();
     Ok(Outcome {
         latency_ms: None,
         note: format!(
-            "{compared} keys × codecs equal byte for byte, {names} names equal; default codec {default_codec}; not compared: {}",
+            "{compared} keys × codecs equal byte for byte, {names} names equal (getters per container: map 6, set 6, {}); default codec {default_codec}; not compared: {}",
+            by_container.join(", "),
             if skipped.is_empty() { "none".to_owned() } else { skipped.join(", ") }
         ),
     })

@@ -178,7 +178,82 @@ final class MapEntryCommands {
         r.put("set.semaphore", set.getSemaphore(e.key).getName());
         r.put("set.permitexpirablesemaphore", set.getPermitExpirableSemaphore(e.key).getName());
         r.put("set.countdownlatch", set.getCountDownLatch(e.key).getName());
+        // the containers that inherit the getters: each prefix's six names, as far as this version
+        // has them (by reflection, so every version's jar builds)
+        containerNames(r, "mapcache", redisson.getMapCache(e.map, e.codec), e.key);
+        containerNames(r, "setcache", redisson.getSetCache(e.map, e.codec), e.key);
+        containerNames(r, "listmultimap", redisson.getListMultimap(e.map, e.codec), e.key);
+        containerNames(r, "setmultimap", redisson.getSetMultimap(e.map, e.codec), e.key);
+        Object local = localCachedMap(redisson, e);
+        if (local != null) {
+            try {
+                containerNames(r, "localcachedmap", local, e.key);
+            } finally {
+                call(local, "destroy");
+            }
+        }
         return r;
+    }
+
+    /** The six getters' names on {@code container} under {@code prefix.<suffix>}; a getter it lacks is left out. */
+    private static void containerNames(Map<String, Object> r, String prefix, Object container, Object key) {
+        String[][] getters = {
+            {"getLock", "lock"},
+            {"getFairLock", "fairlock"},
+            {"getReadWriteLock", "rw_lock"},
+            {"getSemaphore", "semaphore"},
+            {"getPermitExpirableSemaphore", "permitexpirablesemaphore"},
+            {"getCountDownLatch", "countdownlatch"},
+        };
+        for (String[] g : getters) {
+            Object o;
+            try {
+                o = container.getClass().getMethod(g[0], Object.class).invoke(container, key);
+            } catch (NoSuchMethodException ex) {
+                continue;
+            } catch (ReflectiveOperationException ex) {
+                throw new IllegalStateException(prefix + "." + g[0] + ": " + ex.getCause(), ex.getCause());
+            }
+            if (g[1].equals("rw_lock")) {
+                o = call(o, "readLock");
+            }
+            r.put(prefix + "." + g[1], call(o, "getName"));
+        }
+    }
+
+    /**
+     * {@code getLocalCachedMap} of the entry's map and codec: {@code (LocalCachedMapOptions.name(n).codec(c))} in
+     * newer versions, {@code (String, Codec, LocalCachedMapOptions.defaults())} in older ones; null if neither.
+     */
+    private static Object localCachedMap(RedissonClient redisson, Entry e) {
+        try {
+            Class<?> options = Class.forName("org.redisson.api.options.LocalCachedMapOptions");
+            Object o = options.getMethod("name", String.class).invoke(null, e.map);
+            o = options.getMethod("codec", Codec.class).invoke(o, e.codec);
+            return RedissonClient.class.getMethod("getLocalCachedMap", options).invoke(redisson, o);
+        } catch (ClassNotFoundException | NoSuchMethodException ex) {
+            // an older version: below
+        } catch (ReflectiveOperationException ex) {
+            throw new IllegalStateException("getLocalCachedMap: " + ex.getCause(), ex.getCause());
+        }
+        try {
+            Class<?> options = Class.forName("org.redisson.api.LocalCachedMapOptions");
+            Object o = options.getMethod("defaults").invoke(null);
+            return RedissonClient.class.getMethod("getLocalCachedMap", String.class, Codec.class, options)
+                    .invoke(redisson, e.map, e.codec, o);
+        } catch (ClassNotFoundException | NoSuchMethodException ex) {
+            return null;
+        } catch (ReflectiveOperationException ex) {
+            throw new IllegalStateException("getLocalCachedMap: " + ex.getCause(), ex.getCause());
+        }
+    }
+
+    private static Object call(Object o, String method) {
+        try {
+            return o.getClass().getMethod(method).invoke(o);
+        } catch (ReflectiveOperationException ex) {
+            throw new IllegalStateException(method + ": " + ex, ex);
+        }
     }
 
     static final class Entry {
