@@ -55,6 +55,8 @@ pub struct ClientStats {
     /// without an unlock message (one call per 1,000 keys per
     /// [`poll_interval`](crate::Config::with_poll_interval)).
     pub watched_keys: usize,
+    /// How a lost hold is learnt right now (tracking may start or stop with the connection).
+    pub loss_signal: crate::LossSignal,
 }
 
 /// The constructor of every lock kind with one (`=> ctor` in
@@ -273,6 +275,7 @@ impl Client {
             holds: self.inner.holds.entries(),
             queued_releases: self.inner.background.pending(),
             watched_keys: self.inner.gone_keys.len(),
+            loss_signal: self.inner.invalidated.signal(),
         }
     }
 

@@ -223,7 +223,7 @@ crate::kinds::lock_kinds!(kind_aliases);
 
 #[cfg(feature = "group-lock")]
 pub use crate::group_lock::{GroupGuard, RGroupLock};
-pub use crate::lost::{LeaseState, LostReason};
+pub use crate::lost::{LeaseState, LossSignal, LostReason};
 #[cfg(feature = "map-entry")]
 pub use crate::map_entry::{entry_name, Codec, EntryKey, EntryObject, MapEntry};
 pub use crate::multi::{Member, MultiGuard, RMultiLock};

@@ -44,3 +44,28 @@ pub enum LeaseState {
     /// Released by its owner.
     Released,
 }
+
+/// How a client learns that a hold of its is lost ([`ClientStats::loss_signal`](crate::ClientStats::loss_signal)).
+///
+/// ```no_run
+/// # fn demo(client: redisson_lock::Client) {
+/// use redisson_lock::LossSignal;
+/// if client.stats().loss_signal == LossSignal::Renewal {
+///     println!("a lost lock is noticed at the next renewal only");
+/// }
+/// # }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LossSignal {
+    /// At the next renewal only: tracking is off by configuration, not possible on this
+    /// connection (RESP2, a cluster node's pub/sub), refused by the server, or the client shut down.
+    Renewal,
+    /// The server pushes a change of a held key on the pub/sub connection, within about one round
+    /// trip; each renewal is pushed back too and read again.
+    Tracking,
+    /// The server pushes a change of a held key within about one round trip, tracked for the
+    /// command connection so that the client's own renewals are not pushed back (servers that
+    /// track only the keys a script reads: Redis 7.2+, Valkey).
+    TrackingWithoutEcho,
+}

@@ -164,3 +164,33 @@ async fn a_command_connection_that_reconnected_tracks_again() {
         .expect("the deletion is reported long before the next renewal (10 s)");
     c.shutdown().await.unwrap();
 }
+
+/// `ClientStats::loss_signal` says which of the paths the client took: without the echo where
+/// the server tracks the keys a script reads, with it elsewhere, renewal only when configured
+/// so, and renewal once the client shut down.
+#[tokio::test]
+async fn the_client_says_how_it_learns_a_loss() {
+    use redisson_lock::{LossDetection, LossSignal};
+    init_tracing();
+    let s = RedisServer::start();
+    let c = s.client(Config::default()).await;
+    let g = c.lock("signal:held").unwrap().lock().await.unwrap();
+    let want = if per_key_script_tracking() {
+        LossSignal::TrackingWithoutEcho
+    } else {
+        LossSignal::Tracking
+    };
+    eventually(Duration::from_secs(10), "the loss watch's path", || {
+        let c = c.clone();
+        async move { c.stats().loss_signal == want }
+    })
+    .await;
+    g.unlock().await.unwrap();
+    c.shutdown().await.unwrap();
+    assert_eq!(c.stats().loss_signal, LossSignal::Renewal);
+    let r = s
+        .client(Config::default().with_loss_detection(LossDetection::Renewal))
+        .await;
+    assert_eq!(r.stats().loss_signal, LossSignal::Renewal);
+    r.shutdown().await.unwrap();
+}

@@ -167,7 +167,6 @@ impl LossWatcher {
         // keys to read again when their TTL runs out
         let mut expiries: BTreeMap<Instant, Vec<Arc<str>>> = BTreeMap::new();
         let mut last_read = Instant::now();
-        // a cluster's client may replace a node's connection without a word
         // a cluster's client may replace a node's connection, and the command connection (when
         // it tracks) reconnects, without a word: tracking is checked while holds are held
         let mut check_tracking =

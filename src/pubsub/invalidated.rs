@@ -71,6 +71,15 @@ impl Invalidated {
         self.is_active() && self.no_echo.load(Ordering::SeqCst)
     }
 
+    /// How a lost hold is learnt now.
+    pub(crate) fn signal(&self) -> crate::LossSignal {
+        match (self.is_active(), self.no_echo()) {
+            (false, _) => crate::LossSignal::Renewal,
+            (true, false) => crate::LossSignal::Tracking,
+            (true, true) => crate::LossSignal::TrackingWithoutEcho,
+        }
+    }
+
     pub(crate) fn set_no_echo(&self, on: bool) {
         self.no_echo.store(on, Ordering::SeqCst);
     }
