@@ -240,6 +240,43 @@ async fn await_counts(
     }
 }
 
+/// A loss right after the watch first read a new hold (the key just tracked) is read at once:
+/// only a key reported again soon after a read that found it in place waits for a quiet time.
+/// Five holds; each deleted once its key is tracked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loss_right_after_a_holds_first_read_is_not_deferred() {
+    init_tracing();
+    let s = RedisServer::start();
+    let c = s.client(config()).await;
+    let mut raw = s.conn().await;
+    let mut latencies = Vec::new();
+    for i in 0..5 {
+        // (each earlier key stays in the table: the watch's read that found it gone tracks it)
+        let (_, _, before) = counts(&mut raw).await;
+        let g = c.lock(&format!("fresh:{i}")).unwrap().lock().await.unwrap();
+        await_counts(&mut raw, "the new hold's key tracked", |(_, _, tracked)| {
+            tracked > before
+        })
+        .await;
+        let _: () = redis::cmd("DEL")
+            .arg(g.key())
+            .query_async(&mut raw)
+            .await
+            .unwrap();
+        let (why, after) = signalled(&g, SIGNAL).await.expect("lost() fires");
+        assert_eq!(why, LostReason::OwnerGone);
+        latencies.push(after);
+    }
+    // a deferred read comes after the 100 ms quiet; an immediate one within a round trip (the
+    // median of five, so a loaded machine does not decide)
+    latencies.sort();
+    assert!(
+        latencies[2] < Duration::from_millis(50),
+        "loss to lost(): {latencies:?}"
+    );
+    c.shutdown().await.unwrap();
+}
+
 /// Redis pushes each renewal as a change of the key (renewals go on the command connection),
 /// which drops the key from the server's tracking table until the watch reads the hold again:
 /// after several renewal rounds every held key is tracked again, and a deletion right after a

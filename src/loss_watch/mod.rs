@@ -206,7 +206,7 @@ impl LossWatcher {
             if check_tracking && Instant::now() >= next_check {
                 next_check = Instant::now() + TRACKING_CHECK;
                 if holds.entries() > 0 {
-                    check_tracking = self.check_tracking().await;
+                    check_tracking = self.check_tracking(holds.entries()).await;
                 }
             }
             let mut pending = self.invalidated.take(KEYS_PER_ROUND);
@@ -313,6 +313,9 @@ impl LossWatcher {
         }
         let mut failed = false;
         let now = Instant::now();
+        // only a read a report asked for counts for a key's quiet: not a new hold's first read,
+        // nor every hold's after a reconnect or a flush
+        let reported = pending.urgent && !pending.all;
         for (
             chunk,
             Read {
@@ -323,7 +326,7 @@ impl LossWatcher {
             },
         ) in done
         {
-            for key in in_place {
+            for key in in_place.into_iter().filter(|_| reported) {
                 quiet.in_place(&key, now);
             }
             for key in gone {
@@ -385,10 +388,19 @@ impl LossWatcher {
     /// this client's connection to it; where it is off, tracking is turned on again on every
     /// master and every hold read (which also covers a read that raced a replacement). Returns
     /// false when the servers refuse the question (ACL, or a server before 6.2): replacements
-    /// are then noticed by renewal only.
-    async fn check_tracking(&self) -> bool {
+    /// are then noticed by renewal only. Where the command connection tracks (no echo), it is
+    /// asked the same of its redirect, and the server's tracking table is looked at: once it is
+    /// full (`holds` the client's hold entries), the pub/sub connection tracks instead, where
+    /// evictions are pushed.
+    async fn check_tracking(&self, holds: usize) -> bool {
         if let Some(own) = self.active_own() {
             return match own.tracks(self.command_timeout).await {
+                Ok(true) if own.table_full(holds, self.command_timeout).await == Some(true) => {
+                    own.give_up("the server's tracking table is full: an eviction a read of this client's causes is not pushed to it (NOLOOP)", self.command_timeout).await;
+                    self.invalidated.set_no_echo(false);
+                    self.invalidated.disconnected();
+                    true
+                }
                 Ok(true) => true,
                 Ok(false) => {
                     tracing::debug!("loss detection: the command connection no longer tracks into the pub/sub connection (one of them reconnected): tracking on again, reading every hold");

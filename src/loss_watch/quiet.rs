@@ -7,18 +7,20 @@
 //! eviction is pushed as an invalidation, whose read evicts the next: a loop of reads as fast
 //! as the connection goes (measured: ~50,000 `HEXISTS` a second for 500 holds and a table of 50).
 //!
-//! So a key found in place gets a quiet time before it is read again: an invalidation within it
-//! is read when it ends. The quiet starts short ([`FIRST`]: a change after that is read at
-//! once, as usual) and doubles each time the key is reported again before twice its quiet has
+//! So a key reported again soon after a read found it in place gets a quiet time before it is
+//! read again: an invalidation within it is read when it ends. A key's first read (a new hold's,
+//! or a report after a calm) sets no quiet, so a loss right after it is read at once: only a
+//! key reported again within [`FIRST`] of such a read is a loop in the making. Its quiet starts
+//! at [`FIRST`] and doubles each time the key is reported again before twice its quiet has
 //! passed, up to a ceiling (the renewal period: a loss is then noticed no later than renewal
-//! notices it). A key left alone for longer than twice its quiet starts short again. The reads
-//! of a key that keeps being reported stay at one per ceiling at most.
+//! notices it). A key left alone for longer than that has no quiet again. The reads of a key
+//! that keeps being reported stay at one per ceiling at most.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The quiet after a first false alarm.
+/// The quiet of a key reported again this soon after a read found it in place.
 const FIRST: Duration = Duration::from_millis(100);
 
 /// Per key, its last read that found it in place and its quiet.
@@ -53,14 +55,23 @@ impl Quiet {
     /// A read at `now` found `key`'s holds in place.
     pub(super) fn in_place(&mut self, key: &Arc<str>, now: Instant) {
         let ceiling = self.ceiling;
-        let e = self.keys.entry(key.clone()).or_insert(Entry {
-            read: now,
-            quiet: Duration::ZERO,
-        });
-        e.quiet = if e.quiet > Duration::ZERO && now < e.read + e.quiet * 2 {
-            (e.quiet * 2).min(ceiling)
-        } else {
+        let Some(e) = self.keys.get_mut(key) else {
+            // a first read: no quiet
+            self.keys.insert(
+                key.clone(),
+                Entry {
+                    read: now,
+                    quiet: Duration::ZERO,
+                },
+            );
+            return;
+        };
+        e.quiet = if now >= e.read + (e.quiet * 2).max(FIRST) {
+            Duration::ZERO // after a calm: as a first read
+        } else if e.quiet == Duration::ZERO {
             FIRST
+        } else {
+            (e.quiet * 2).min(ceiling)
         };
         e.read = now;
         if e.quiet == ceiling && !self.warned {
@@ -93,16 +104,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_quiet_doubles_while_false_alarms_come_soon_and_resets_after_a_calm() {
+    fn the_quiet_starts_at_a_second_report_doubles_while_they_come_soon_and_ends_after_a_calm() {
         let ceiling = Duration::from_secs(1);
         let mut q = Quiet::new(ceiling);
         let k: Arc<str> = Arc::from("k");
         let t0 = Instant::now();
         assert_eq!(q.due("k", t0), None, "an unknown key is read at once");
         q.in_place(&k, t0);
-        assert_eq!(q.due("k", t0), Some(t0 + FIRST));
+        assert_eq!(q.due("k", t0), None, "a first read sets no quiet");
+        // reported again soon: a quiet
+        let t1 = t0 + FIRST / 2;
+        q.in_place(&k, t1);
+        assert_eq!(q.due("k", t1), Some(t1 + FIRST));
         // reported again at once, read when its quiet ends: the quiet doubles, up to the ceiling
-        let mut t = t0;
+        let mut t = t1;
         let mut quiet = FIRST;
         for _ in 0..10 {
             t += quiet;
@@ -111,11 +126,20 @@ mod tests {
             assert_eq!(q.due("k", t), Some(t + quiet));
         }
         assert_eq!(quiet, ceiling);
-        // left alone for longer than twice its quiet: short again
+        // left alone for longer than twice its quiet: no quiet again, and a quiet after
         t += ceiling * 3;
         assert_eq!(q.due("k", t), None);
         q.in_place(&k, t);
-        assert_eq!(q.due("k", t), Some(t + FIRST));
+        assert_eq!(q.due("k", t), None);
+        q.in_place(&k, t + FIRST / 2);
+        assert_eq!(q.due("k", t + FIRST / 2), Some(t + FIRST / 2 + FIRST));
+        // a report now and then (a renewal's echo every period) never waits
+        t += ceiling * 3;
+        for _ in 0..3 {
+            t += FIRST * 3;
+            q.in_place(&k, t);
+            assert_eq!(q.due("k", t), None);
+        }
         q.forget("k");
         assert_eq!(q.due("k", t), None);
         q.in_place(&k, t);
