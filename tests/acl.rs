@@ -32,11 +32,12 @@ const CRATE_COMMANDS: &str = "-@all +evalsha +script|load +publish +subscribe +u
 /// `CRATE_COMMANDS`, and where the server tracks only the keys a script reads (Redis 7.2+,
 /// Valkey: the client's probe at connect finds that out, and then tracks held keys on its command
 /// connection) what that takes: `CLIENT ID` of the pub/sub connection, `CLIENT TRACKINGINFO`
-/// (checked once a second). Elsewhere the probe stops before either.
+/// and `INFO stats` (its tracking table, checked once a second). Elsewhere the probe stops
+/// before them.
 fn crate_commands() -> String {
     let v = common::server_version();
     if v.valkey || (v.major, v.minor) >= (7, 2) {
-        format!("{CRATE_COMMANDS} +client|id +client|trackinginfo")
+        format!("{CRATE_COMMANDS} +client|id +client|trackinginfo +info")
     } else {
         CRATE_COMMANDS.to_owned()
     }

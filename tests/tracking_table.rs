@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use common::{command_calls, init_tracing, RedisServer};
 use redis::AsyncCommands;
-use redisson_lock::{Config, LostReason};
+use redisson_lock::{Config, LossSignal, LostReason};
 
 const HOLDS: usize = 500;
 const TABLE: &str = "50";
@@ -25,8 +25,21 @@ fn config() -> Config {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tracking_table_smaller_than_the_holds_costs_bounded_reads_and_no_false_loss() {
+    table_smaller_than_the_holds(&[]).await;
+}
+
+/// The same where `CONFIG` is refused (a managed service): the client cannot read the table's
+/// limit, and tells a full table by `INFO`'s count of tracked keys falling short of its holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_tracking_table_is_told_without_config() {
+    table_smaller_than_the_holds(&["--rename-command", "CONFIG", ""]).await;
+}
+
+async fn table_smaller_than_the_holds(extra: &[&str]) {
     init_tracing();
-    let s = RedisServer::start_with(&["--tracking-table-max-keys", TABLE]);
+    let mut args = vec!["--tracking-table-max-keys", TABLE];
+    args.extend(extra);
+    let s = RedisServer::start_with(&args);
     let mut raw = s.conn().await;
     let c = s.client(config()).await;
     let mut held = Vec::with_capacity(HOLDS);
@@ -50,6 +63,17 @@ async fn a_tracking_table_smaller_than_the_holds_costs_bounded_reads_and_no_fals
         .unwrap_or("?")
         .trim()
         .to_owned();
+    // where the command connection tracked (no echo), a full table moves tracking to the pub/sub
+    // connection, where evictions are pushed (the command connection's own reads' are not)
+    common::eventually(
+        Duration::from_secs(10),
+        "tracking on the pub/sub connection",
+        || {
+            let c = c.clone();
+            async move { c.stats().loss_signal == LossSignal::Tracking }
+        },
+    )
+    .await;
     // the reads over a window, once the first reads of the new holds are done
     tokio::time::sleep(Duration::from_secs(1)).await;
     let before = command_calls(&mut raw, "hexists").await;

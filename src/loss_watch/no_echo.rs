@@ -27,7 +27,7 @@
 //! second whether it still tracks into the pub/sub connection it was turned on for; if not,
 //! tracking is turned on again and every hold read.
 
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use redis::Value;
@@ -53,6 +53,10 @@ pub(super) struct NoEcho {
     probed: AtomicBool,
     /// The server does not do it, or refuses what it takes: the pub/sub connection tracks.
     given_up: AtomicBool,
+    /// Checks in a row that found fewer keys tracked than this client has holds.
+    short_checks: AtomicU32,
+    /// `INFO` was refused: the table is not looked at again.
+    info_refused: AtomicBool,
 }
 
 /// Why tracking on the command connection cannot be turned on.
@@ -71,6 +75,8 @@ impl NoEcho {
             redirect: AtomicI64::new(-1),
             probed: AtomicBool::new(false),
             given_up: AtomicBool::new(false),
+            short_checks: AtomicU32::new(0),
+            info_refused: AtomicBool::new(false),
         }
     }
 
@@ -164,6 +170,44 @@ impl NoEcho {
             .map_err(|e| classify("CLIENT TRACKINGINFO", e))?;
         let redirect = self.redirect.load(Ordering::SeqCst);
         Ok(super::tracks(&reply) == Some(true) && field_int(&reply, "redirect") == Some(redirect))
+    }
+
+    /// Whether the server's tracking table has been dropping keys for reads of this
+    /// connection's own: such a drop counts as this connection's change, so `NOLOOP` keeps it
+    /// from being pushed, and the key is no longer watched. Told by the table holding fewer keys
+    /// (`INFO stats`' `tracking_total_keys`) than this client has holds at two checks in a row (a
+    /// new hold's key is tracked within milliseconds; `holds` may count a key twice, which errs
+    /// on the safe side). `None` when `INFO` is refused (then it is not asked again) or failed.
+    pub(super) async fn table_full(&self, holds: usize, timeout: Duration) -> Option<bool> {
+        if self.info_refused.load(Ordering::SeqCst) {
+            return None;
+        }
+        let mut info = redis::cmd("INFO");
+        info.arg("stats");
+        let text = match script::cmd::<Value>(&self.conn, timeout, "", &info).await {
+            Ok(Value::BulkString(b)) => String::from_utf8_lossy(&b).into_owned(),
+            Ok(Value::VerbatimString { text, .. }) => text,
+            Ok(Value::SimpleString(s)) => s,
+            Ok(_) => return None,
+            Err(e) => {
+                if matches!(classify("INFO", e), NotNow::Unsupported(_)) {
+                    self.info_refused.store(true, Ordering::SeqCst);
+                    tracing::info!("loss detection: INFO refused (allow +info): a full tracking table, which drops held keys without a word to this connection, cannot be told");
+                }
+                return None;
+            }
+        };
+        let tracked: u64 = text
+            .lines()
+            .find_map(|l| l.strip_prefix("tracking_total_keys:"))
+            .and_then(|n| n.trim().parse().ok())?;
+        let short = if tracked < holds as u64 {
+            self.short_checks.fetch_add(1, Ordering::SeqCst) + 1
+        } else {
+            self.short_checks.store(0, Ordering::SeqCst);
+            0
+        };
+        Some(short >= 2)
     }
 
     /// Shows on the pub/sub connection (which reads nothing else yet, so the tracking entries
