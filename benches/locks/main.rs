@@ -116,7 +116,14 @@ async fn run(scale: Scale) {
         .unwrap();
     flushall(&mut admin).await;
     let server = info(&mut admin, "server").await;
-    let redis_version = server.get("redis_version").cloned().unwrap_or_default();
+    // Valkey says its own version beside the Redis version it is compatible with
+    let redis_version = match server.get("valkey_version") {
+        Some(v) => format!("Valkey {v}"),
+        None => format!(
+            "Redis {}",
+            server.get("redis_version").cloned().unwrap_or_default()
+        ),
+    };
 
     let (jvm, java_note) = match std::env::var("BENCH_HARNESS_JAR") {
         Ok(jar) if std::path::Path::new(&jar).is_file() => match Jvm::start(&jar, &url) {
@@ -206,7 +213,7 @@ async fn run(scale: Scale) {
          (the samples: `raw/results.json`, not committed)._\n"
     );
     let _ = writeln!(report, "* Machine: {cores} cores ({cpu}), shared with other work: every figure is a ratio against a baseline measured in the same run.");
-    let _ = writeln!(report, "* Redis {redis_version} (private redis-server on a loopback port, no persistence); every system runs against the same server in the same run.");
+    let _ = writeln!(report, "* {redis_version} (private redis-server on a loopback port, no persistence); every system runs against the same server in the same run.");
     let _ = writeln!(
         report,
         "* Peers: rslock 0.10 (redis-rs, `SET NX PX` + polling); {}.",

@@ -705,6 +705,7 @@ impl Bench {
         }
         let tc1 = tracking_clients(info(&mut a, "clients").await);
         let renewing = client.stats().renewing;
+        let loss_signal = client.stats().loss_signal;
         let held = guards.iter().filter(|g| g.is_held()).count();
         let d = stats_delta(&c0, &c1);
         let g = |k: &str| d.get(k).copied().unwrap_or(0);
@@ -730,7 +731,7 @@ impl Bench {
 
         flushall(&mut a).await;
         json!({
-            "mode": format!("{mode:?}"), "locks": n, "renewing": renewing, "held_after": held, "period_s": period.as_secs_f64(),
+            "mode": format!("{mode:?}"), "loss_signal": format!("{loss_signal:?}"), "locks": n, "renewing": renewing, "held_after": held, "period_s": period.as_secs_f64(),
             "window_s": window_s, "commands": d,
             "client_cmds_per_s": client_cmds as f64 / window_s,
             "evalsha_per_s": g("evalsha") as f64 / window_s,
