@@ -37,7 +37,7 @@
 //! `CLIENT TRACKING` is refused (ACL), renewal alone reports losses, as in Redisson.
 //! Nothing of this is visible to other clients: no key, field or message is added.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
@@ -164,8 +164,9 @@ impl LossWatcher {
 
     async fn run(self) {
         let mut backoff = BACKOFF_MIN;
-        // keys to read again when their TTL runs out
+        // keys to read again when their TTL runs out, and keys reported in their quiet time
         let mut expiries: BTreeMap<Instant, Vec<Arc<str>>> = BTreeMap::new();
+        let mut deferred: BTreeMap<Instant, Vec<Arc<str>>> = BTreeMap::new();
         let mut last_read = Instant::now();
         // a cluster's client may replace a node's connection, and the command connection (when
         // it tracks) reconnects, without a word: tracking is checked while holds are held
@@ -175,9 +176,10 @@ impl LossWatcher {
         let mut quiet = Quiet::new(self.renewal_period);
         let mut next_tidy = Instant::now() + self.renewal_period;
         loop {
-            let mut wake = expiries.keys().next().map_or(Instant::now() + IDLE_CHECK, |due| {
-                (*due).min(Instant::now() + IDLE_CHECK)
-            });
+            let mut wake = expiries
+                .keys()
+                .chain(deferred.keys())
+                .fold(Instant::now() + IDLE_CHECK, |w, due| w.min(*due));
             if check_tracking {
                 wake = wake.min(next_check);
             }
@@ -191,7 +193,16 @@ impl LossWatcher {
                 tokio::time::sleep_until((last_read + BURST).into()).await;
             }
             let now = Instant::now();
+            let mut timed: HashSet<Arc<str>> = HashSet::new();
             while let Some(entry) = expiries.first_entry() {
+                if *entry.key() > now {
+                    break;
+                }
+                let keys = entry.remove();
+                timed.extend(keys.iter().cloned());
+                self.invalidated.keys(keys);
+            }
+            while let Some(entry) = deferred.first_entry() {
                 if *entry.key() > now {
                     break;
                 }
@@ -216,21 +227,27 @@ impl LossWatcher {
                 quiet.tidy(now);
             }
             if !pending.all {
-                // keys still in their quiet time are read when it ends
-                pending.keys.retain(|k| match quiet.due(k, now) {
-                    Some(at) => {
-                        expiries.entry(at).or_default().push(k.clone());
-                        false
-                    }
-                    None => true,
-                });
+                // keys still in their quiet time are read when it ends (not one whose TTL, cut
+                // short, has just run out: that read is due now)
+                pending
+                    .keys
+                    .retain(|k| match quiet.due(k, now).filter(|_| !timed.contains(k)) {
+                        Some(at) => {
+                            deferred.entry(at).or_default().push(k.clone());
+                            false
+                        }
+                        None => true,
+                    });
             }
             if pending.is_empty() {
                 continue;
             }
             tracing::trace!(?pending, "loss detection: keys to read");
             last_read = Instant::now();
-            match self.round(&holds, pending, &mut expiries, &mut quiet).await {
+            match self
+                .round(&holds, pending, &timed, &mut expiries, &mut quiet)
+                .await
+            {
                 Round::Done => backoff = BACKOFF_MIN,
                 Round::Failed => {
                     drop(holds);
@@ -248,6 +265,7 @@ impl LossWatcher {
         &self,
         holds: &Holds,
         mut pending: Pending,
+        timed: &HashSet<Arc<str>>,
         expiries: &mut BTreeMap<Instant, Vec<Arc<str>>>,
         quiet: &mut Quiet,
     ) -> Round {
@@ -314,8 +332,8 @@ impl LossWatcher {
         let mut failed = false;
         let now = Instant::now();
         // only a read a report asked for counts for a key's quiet: not a new hold's first read,
-        // nor every hold's after a reconnect or a flush
-        let reported = pending.urgent && !pending.all;
+        // a read when a TTL cut short runs out, nor every hold's after a reconnect or a flush
+        let reported = |k: &Arc<str>| !pending.all && !pending.fresh.contains(k) && !timed.contains(k);
         for (
             chunk,
             Read {
@@ -326,7 +344,7 @@ impl LossWatcher {
             },
         ) in done
         {
-            for key in in_place.into_iter().filter(|_| reported) {
+            for key in in_place.into_iter().filter(|k| reported(k)) {
                 quiet.in_place(&key, now);
             }
             for key in gone {

@@ -18,6 +18,8 @@ use crate::primitives::{Mutex, Notify};
 pub(crate) struct Pending {
     /// Keys that changed (or that a new hold needs read, so that they are tracked).
     pub keys: HashSet<Arc<str>>,
+    /// Those of `keys` that only a new hold put there (nothing reported them changed).
+    pub fresh: HashSet<Arc<str>>,
     /// Every key: the server flushed its keyspace (an invalidation without keys).
     pub all: bool,
     /// The connection dropped: tracking must be turned on again before anything is read.
@@ -122,7 +124,12 @@ impl Invalidated {
 
     /// The server says `keys` changed.
     pub(crate) fn keys<I: IntoIterator<Item = Arc<str>>>(&self, keys: I) {
-        self.add(true, |p| p.keys.extend(keys));
+        self.add(true, |p| {
+            for k in keys {
+                p.fresh.remove(&k);
+                p.keys.insert(k);
+            }
+        });
     }
 
     /// `key` is to be read: a new hold on it (reading it makes the server track it). Not urgent:
@@ -130,7 +137,9 @@ impl Invalidated {
     pub(crate) fn key(&self, key: &Arc<str>) {
         if self.is_active() {
             self.add(false, |p| {
-                p.keys.insert(key.clone());
+                if p.keys.insert(key.clone()) {
+                    p.fresh.insert(key.clone());
+                }
             });
         }
     }
@@ -156,11 +165,16 @@ impl Invalidated {
             return std::mem::take(&mut *p);
         }
         let keys: HashSet<Arc<str>> = p.keys.iter().take(max).cloned().collect();
+        let mut fresh = HashSet::new();
         for k in &keys {
             p.keys.remove(k);
+            if p.fresh.remove(k) {
+                fresh.insert(k.clone());
+            }
         }
         Pending {
             keys,
+            fresh,
             all: false,
             reconnect: false,
             urgent: p.urgent,
@@ -170,7 +184,12 @@ impl Invalidated {
     /// Puts back what could not be handled (it is handled with what came meanwhile).
     pub(crate) fn put_back(&self, p: Pending) {
         let mut cur = self.pending.lock();
-        cur.keys.extend(p.keys);
+        for k in p.keys {
+            if p.fresh.contains(&k) && !cur.keys.contains(&k) {
+                cur.fresh.insert(k.clone());
+            }
+            cur.keys.insert(k);
+        }
         cur.all |= p.all;
         cur.reconnect |= p.reconnect;
         cur.urgent |= p.urgent;
