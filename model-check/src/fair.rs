@@ -27,7 +27,7 @@ pub fn purge_stale(r: &mut Redis, purge: bool) {
     r.set_zset(Key::Deadlines, deadlines);
 }
 
-/// `lua/fair/acquire.lua` with queueing on (`lock()`, `tryLock(wait)`), or Redisson's RFairLock
+/// `lua/fair/acquire.lua` (sent by `src/kinds/fair.rs`) with queueing on (`lock()`, `tryLock(wait)`), or Redisson's RFairLock
 /// acquire when `how` is [`Record::Redisson`] (the same effect, no latch). `wait` is the
 /// waiter's budget (Redisson's `threadWaitTime`) in ticks.
 #[allow(clippy::too_many_arguments)]
@@ -100,7 +100,8 @@ pub fn acquire(
     Acquired::Refused
 }
 
-/// `lua/fair/give_up.lua`: the waiter leaves the queue; those behind it get `wait` back.
+/// `lua/fair/give_up.lua` (sent by `src/core/give_up.rs` through `src/kinds/fair.rs`): the
+/// waiter leaves the queue; those behind it get `wait` back.
 pub fn give_up(r: &mut Redis, owner: Owner, wait: i64) {
     let mut queue = r.list(Key::Queue);
     let mut deadlines = r.zset(Key::Deadlines);
@@ -118,7 +119,8 @@ pub fn give_up(r: &mut Redis, owner: Owner, wait: i64) {
     r.set_zset(Key::Deadlines, deadlines);
 }
 
-/// `lua/fair/unlock.lua` (3.24+ form with the latch; the head waiter's wake-up is not modelled:
+/// `lua/fair/unlock.lua` (sent by `src/core/release.rs` through `src/kinds/fair.rs`; 3.24+ form
+/// with the latch; the head waiter's wake-up is not modelled:
 /// waiters poll). Reply as [`crate::rlock::unlock`].
 pub fn unlock(
     r: &mut Redis,

@@ -5,7 +5,7 @@
 use crate::redis::{Field, Key, Latch, Owner, Redis, ReqId};
 use crate::rlock::{recorded, Acquired};
 
-/// `lua/fenced/acquire.lua` (ours: the grant is always recorded as `count:token` in the latch,
+/// `lua/fenced/acquire.lua` (ours, sent by `src/kinds/fenced.rs`: the grant is always recorded as `count:token` in the latch,
 /// since the token exists only there), or Redisson's RFencedLock acquire when `redisson` (no
 /// latch). Unlock and renewal are the RLock's scripts.
 pub fn acquire(

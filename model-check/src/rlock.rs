@@ -55,8 +55,9 @@ pub fn record(r: &mut Redis, latch: ReqId, holds: i64, how: Record, latch_ttl: i
     }
 }
 
-/// `lua/lock/acquire.lua` (our attempt), or Redisson's RLock acquire when `how` is
-/// [`Record::Redisson`] (the same effect on the lock, no latch).
+/// `lua/lock/acquire.lua` (our attempt, sent by `src/kinds/reentrant.rs` through the wait loop
+/// of `src/core/mod.rs`), or Redisson's RLock acquire when `how` is [`Record::Redisson`] (the
+/// same effect on the lock, no latch).
 pub fn acquire(r: &mut Redis, owner: Owner, latch: ReqId, how: Record, ttl: i64, latch_ttl: i64) -> Acquired {
     if how != Record::Redisson {
         if let Some(earlier) = recorded(r, latch) {
@@ -85,7 +86,8 @@ pub fn acquire(r: &mut Redis, owner: Owner, latch: ReqId, how: Record, ttl: i64,
     }
 }
 
-/// `lua/lock/unlock.lua` (Redisson 3.24+ with the latch). With `latch == false` (the
+/// `lua/lock/unlock.lua` (Redisson 3.24+ with the latch; sent by `src/core/release.rs`, retried
+/// with the same id by `src/once.rs`). With `latch == false` (the
 /// [`Mutation::NoUnlockLatch`](crate::model::Mutation) mutant: Redisson before 3.24) the latch
 /// is neither read nor written. Reply: `None` = not held, `Some(0)` still held, `Some(1)` released.
 pub fn unlock(
@@ -121,7 +123,7 @@ pub fn unlock(
     Some(1)
 }
 
-/// `lua/lock/renew_batch.lua` for one key: the owner's field present → the TTL is raised to
+/// `lua/lock/renew_batch.lua` (sent by `src/watchdog.rs`) for one key: the owner's field present → the TTL is raised to
 /// `ttl` (never shortened). Whether it was renewed.
 pub fn renew(r: &mut Redis, field: Field, ttl: i64) -> bool {
     if r.hget(Key::Lock, field).is_none() {
@@ -133,7 +135,8 @@ pub fn renew(r: &mut Redis, field: Field, ttl: i64) -> bool {
     true
 }
 
-/// `lua/common/resolve_acquire.lua`: a recorded grant, or `None` after marking the latch
+/// `lua/common/resolve_acquire.lua` (sent by `src/settle.rs` for a pinned owner's attempt, the
+/// script chosen in `src/kinds/mod.rs`): a recorded grant, or `None` after marking the latch
 /// `cancelled` (so a copy still on its way changes nothing).
 pub fn resolve_acquire(r: &mut Redis, latch: ReqId, latch_ttl: i64) -> Option<(i64, Option<i64>)> {
     match r.latch(latch) {
@@ -147,7 +150,8 @@ pub fn resolve_acquire(r: &mut Redis, latch: ReqId, latch_ttl: i64) -> Option<(i
     }
 }
 
-/// `lua/common/resolve_by_field.lua`: the field's count when the owner's field is in the lock,
+/// `lua/common/resolve_by_field.lua` (sent by `src/settle.rs` for a fresh owner's attempt): the
+/// field's count when the owner's field is in the lock,
 /// else `None` after marking a missing latch `cancelled`. With `mark == false` (the
 /// [`Mutation::NoSettleMarker`](crate::model::Mutation) mutant) nothing is marked.
 pub fn resolve_by_field(

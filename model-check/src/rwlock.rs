@@ -5,7 +5,7 @@
 use crate::redis::{Field, Key, Latch, Owner, Redis, ReqId, MODE_READ, MODE_WRITE};
 use crate::rlock::{record, recorded, Acquired, Record};
 
-/// `lua/rw/read_acquire.lua` (or Redisson's read acquire when `how` is [`Record::Redisson`]).
+/// `lua/rw/read_acquire.lua` (sent by `src/kinds/rw.rs`; or Redisson's read acquire when `how` is [`Record::Redisson`]).
 pub fn read_acquire(
     r: &mut Redis,
     owner: Owner,
@@ -53,7 +53,7 @@ pub fn read_acquire(
     Acquired::Refused
 }
 
-/// `lua/rw/write_acquire.lua` (or Redisson's write acquire when `how` is [`Record::Redisson`]).
+/// `lua/rw/write_acquire.lua` (sent by `src/kinds/rw.rs`; or Redisson's write acquire when `how` is [`Record::Redisson`]).
 /// The models never re-enter a write hold (re-entry adds the TTL to the remaining one, as
 /// Redisson does), nor ask for a write while holding a read (an error, not modelled).
 pub fn write_acquire(
@@ -104,7 +104,7 @@ pub fn write_acquire(
     }
 }
 
-/// `lua/rw/read_unlock.lua` (3.44+ form with the latch). Reply as [`crate::rlock::unlock`].
+/// `lua/rw/read_unlock.lua` (sent by `src/core/release.rs` through `src/kinds/rw.rs`; 3.44+ form with the latch). Reply as [`crate::rlock::unlock`].
 pub fn read_unlock(r: &mut Redis, owner: Owner, id: ReqId, all: bool, latch_ttl: i64) -> Option<i64> {
     if let Some(Latch::Reply(earlier)) = r.latch(id) {
         return earlier;
@@ -154,7 +154,7 @@ pub fn read_unlock(r: &mut Redis, owner: Owner, id: ReqId, all: bool, latch_ttl:
     Some(1)
 }
 
-/// `lua/rw/write_unlock.lua` (3.44+ form with the latch). Reply as [`crate::rlock::unlock`].
+/// `lua/rw/write_unlock.lua` (sent by `src/core/release.rs` through `src/kinds/rw.rs`; 3.44+ form with the latch). Reply as [`crate::rlock::unlock`].
 pub fn write_unlock(
     r: &mut Redis,
     owner: Owner,
@@ -191,7 +191,7 @@ pub fn write_unlock(
     Some(1)
 }
 
-/// `lua/rw/read_renew_batch.lua` for one reader: its timeout keys get the TTL and the hash lives
+/// `lua/rw/read_renew_batch.lua` (sent by `src/watchdog.rs`) for one reader: its timeout keys get the TTL and the hash lives
 /// at least that long. Whether the field was still there.
 pub fn read_renew(r: &mut Redis, owner: Owner, ttl: i64) -> bool {
     match r.hget(Key::Lock, Field::Holder(owner)) {
