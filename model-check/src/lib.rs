@@ -8,6 +8,11 @@
 //! Nothing here talks to Redis: the scripts are re-stated as functions of the model's store, and
 //! each names the Lua file and client code it stands for (`tests/trace.rs` keeps those names
 //! and the scripts' fingerprints honest).
+//!
+//! Why stateright: it is Rust, so the model lives in this workspace beside the code it mirrors
+//! and needs no JVM or TLA+ toolchain; its `Model` trait takes `always`, `sometimes` and
+//! `eventually` properties; its breadth-first checker returns the shortest counterexample path
+//! for a failing property; and a check is an ordinary `cargo test`.
 #![deny(missing_docs)]
 
 pub mod client;
