@@ -147,6 +147,9 @@ pub fn model_section(o: &Outcome) -> String {
                 format!("**VIOLATED** ({} steps)", p.clone().into_actions().len())
             }
             (_, Some(p)) => format!("reached ({} steps)", p.clone().into_actions().len()),
+            (_, None) if !crate::properties::applies(&o.cfg, name) => {
+                "n/a (no data-loss event within the bounds)".to_string()
+            }
             (_, None) => "not reached".to_string(),
         };
         let _ = writeln!(s, "| {name} | {e:?} | {verdict} |");
@@ -157,6 +160,27 @@ pub fn model_section(o: &Outcome) -> String {
         }
     }
     s
+}
+
+/// A summary table row of one model: name, states, unique, depth, time, verdict.
+pub fn summary_row(o: &Outcome) -> String {
+    let unreached = o
+        .unreached()
+        .into_iter()
+        .filter(|n| crate::properties::applies(&o.cfg, n))
+        .count();
+    let verdict = match (o.violations().len(), unreached) {
+        (0, 0) => "all hold, all reachability checks reached".to_string(),
+        (v, u) => format!("{v} violated, {u} not reached"),
+    };
+    format!(
+        "| {} | {} | {} | {} | {:.1} s | {verdict} |",
+        o.cfg.name,
+        o.states,
+        o.unique,
+        o.max_depth,
+        o.time.as_secs_f64()
+    )
 }
 
 /// The Markdown section of one mutant.
