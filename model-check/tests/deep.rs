@@ -19,15 +19,15 @@ fn deep_check_writes_the_report() {
         md,
         "# Model check report\n\nWritten by `scripts/model-check` (`cargo test -p \
          redisson-lock-model-check --release --test deep -- --ignored`) from the run; do not edit \
-         by hand. Breadth-first, exhaustive within each model's bounds ({threads} checker \
-         threads). What the model abstracts: `docs/guarantees.md`, \"Model-checked\".\n"
+         by hand. Breadth-first, exhaustive within each model's bounds (checker threads: {threads}). \
+         What the model abstracts: `docs/guarantees.md`, \"Model-checked\".\n"
     );
     let mut failures = Vec::new();
     let _ = writeln!(
         md,
         "## The CI bound\n\nWhat `cargo test -p redisson-lock-model-check` checks (the same \
-         models, paths of up to 10 steps, 11 for the fenced lock), timed here with {threads} \
-         checker threads.\n\n| model | states | unique | depth | time | verdict |\n|---|---|---|---|---|---|"
+         models, paths of up to 10 steps, 11 for the fenced lock), timed here (checker threads: {threads}).\
+         \n\n| model | states | unique | depth | time | verdict |\n|---|---|---|---|---|---|"
     );
     for cfg in configs::ci() {
         let o = check(&cfg, threads);
