@@ -557,7 +557,6 @@ async fn an_acquire_sent_twice_counts_once() {
                 c
             };
             for _ in 0..2 {
-                // (no copy can be on its way once the attempt ran: nothing is marked)
                 let granted: Vec<i64> = settle("redisson_unlock_latch:{twice}:a")
                     .query_async(&mut raw)
                     .await
@@ -568,6 +567,17 @@ async fn an_acquire_sent_twice_counts_once() {
                     "{what}: the granted attempt settles as granted"
                 );
             }
+            // the granted hold released (its field, the record, gone with it), a copy of the
+            // attempt still on its way changes nothing: settling marked the latch
+            let _: () = raw.del("twice").await.unwrap();
+            let late: Vec<i64> = send("redisson_unlock_latch:{twice}:a")
+                .query_async(&mut raw)
+                .await
+                .unwrap();
+            assert!(
+                !key_exists(&mut raw, "twice").await,
+                "{what}: a copy after the release took the lock again ({late:?})"
+            );
             // an attempt settled as never-granted stays cancelled when its copy arrives later
             // (with the owner's field already there from the first attempt: a new attempt's
             // owner would be new, so this is the strictest case for the field record)

@@ -221,11 +221,11 @@ async fn shutdown_with_acquisitions_in_flight(abort: bool) {
         "shutdown with {all} acquisitions in flight (aborted: {abort}) while Redis was paused for {pause:?}: {took:?}"
     );
     r.expect("shutdown");
+    // every settled attempt leaves its cancellation marker for the settle window (a copy of it
+    // still on its way changes nothing, also after its grant's release); no other key
     let (left, markers) = split_markers(&mut raw, settle_window(&config())).await;
-    eprintln!("{markers} cancellation markers of attempts that had not run when settled");
-    if !abort {
-        assert_eq!(markers, 0, "every acquisition ran: its caller waited for it");
-    }
+    eprintln!("{markers} cancellation markers of settled attempts");
+    assert!(markers <= all, "{markers} markers for {all} attempts");
     assert_eq!(
         left,
         Vec::<String>::new(),

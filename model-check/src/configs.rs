@@ -111,9 +111,10 @@ pub fn deep() -> Vec<Config> {
     ci().into_iter().map(|c| Config { depth: 12, ..c }).collect()
 }
 
-/// Configurations that show a counterexample of the protocol itself (not a mutant): a
-/// connection layer that sends an attempt twice, the first copy run after the second's grant
-/// was read and released. `cargo test` keeps the finding reproduced (`tests/findings.rs`).
+/// Configurations that once showed a counterexample of the protocol itself (not a mutant), each
+/// with the property it broke, which must hold now: a connection layer that sends an attempt
+/// twice, one copy run after the other's grant was settled and released (fixed: settling marks
+/// the latch whether or not it finds a grant). `cargo test` keeps it fixed (`tests/findings.rs`).
 pub fn findings() -> Vec<Mutant> {
     vec![Mutant {
         cfg: Config {

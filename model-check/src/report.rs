@@ -183,6 +183,39 @@ pub fn summary_row(o: &Outcome) -> String {
     )
 }
 
+/// The Markdown section of one fixed finding: the configuration that once broke `breaks`, and
+/// whether it holds now (the trace when it does not).
+pub fn finding_section(f: &Mutant, o: &Outcome) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "### {}
+",
+        f.cfg.name
+    );
+    let _ = writeln!(s, "* Bounds: {}", bounds(&f.cfg));
+    let _ = writeln!(
+        s,
+        "* Once broke: \"{}\"; states explored {}, time {:.1} s",
+        f.breaks,
+        o.states,
+        o.time.as_secs_f64()
+    );
+    match o.discovery(f.breaks) {
+        None => {
+            let _ = writeln!(s, "* Holds now (fixed).");
+        }
+        Some(p) => {
+            let _ = writeln!(
+                s,
+                "* **Broken again.** Counterexample:\n\n```text\n{}```",
+                trace(p)
+            );
+        }
+    }
+    s
+}
+
 /// The Markdown section of one mutant.
 pub fn mutant_section(m: &Mutant, o: &Outcome) -> String {
     let mut s = String::new();

@@ -150,9 +150,10 @@ pub fn resolve_acquire(r: &mut Redis, latch: ReqId, latch_ttl: i64) -> Option<(i
     }
 }
 
-/// `lua/common/resolve_by_field.lua` (sent by `src/settle.rs` for a fresh owner's attempt): the
-/// field's count when the owner's field is in the lock,
-/// else `None` after marking a missing latch `cancelled`. With `mark == false` (the
+/// `lua/common/resolve_by_field.lua` (sent by `src/settle.rs` for a fresh owner's attempt):
+/// marks a missing latch `cancelled` (so no later copy of the attempt applies, also after a
+/// granted hold is released), then the field's count when the owner's field is in the lock,
+/// else `None`. With `mark == false` (the
 /// [`Mutation::NoSettleMarker`](crate::model::Mutation) mutant) nothing is marked.
 pub fn resolve_by_field(
     r: &mut Redis,
@@ -161,11 +162,8 @@ pub fn resolve_by_field(
     latch_ttl: i64,
     mark: bool,
 ) -> Option<i64> {
-    if let Some(held) = r.hget(Key::Lock, field) {
-        return Some(held);
-    }
     if mark && r.latch(latch).is_none() {
         r.set_latch(latch, Latch::Cancelled, latch_ttl);
     }
-    None
+    r.hget(Key::Lock, field)
 }

@@ -27,7 +27,7 @@ pub const SCRIPTS: &[Script] = &[
     },
     Script {
         path: "lua/common/resolve_by_field.lua",
-        fingerprint: 0xf59867fe2d50f087,
+        fingerprint: 0xe794aae9a71dfe6b,
         model: "rlock::resolve_by_field (settling a fresh owner's attempt)",
     },
     Script {
