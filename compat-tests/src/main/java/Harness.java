@@ -475,7 +475,7 @@ public final class Harness {
         // ---- map entries (every version): mapEntryName and mapLock<Op> on getMap(MAP, CODEC).getLock(KEY)
         // (MapEntryCommands; the entry is one MAP|CODEC|KEYTYPE|XHEX token); checked before the
         // other prefixes, which none of them shares
-        if (cmd.equals("mapEntryName") || cmd.equals("mapEntryOp") || opOf(cmd, "mapLock") != null) {
+        if (cmd.equals("mapEntryName") || cmd.equals("mapEntryOp") || cmd.equals("mapEntryDone") || opOf(cmd, "mapLock") != null) {
             return MapEntryCommands.execute(cmd, a);
         }
         // ---- grouped multi-lock (3.38.0+, by reflection): group<Op> on getMultiLock(GROUP, values)

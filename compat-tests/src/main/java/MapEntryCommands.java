@@ -37,6 +37,19 @@ final class MapEntryCommands {
      * {@link #entryOp}).
      */
     static Object execute(String cmd, String[] a) throws InterruptedException {
+        if (cmd.equals("mapEntryDone")) {
+            // the local cached maps mapEntryName made: destroyed (their topics unsubscribed)
+            Harness.argc(cmd, a, 0, 0);
+            int n = 0;
+            for (java.util.Optional<Object> m : LOCAL_MAPS.values()) {
+                if (m.isPresent()) {
+                    call(m.get(), "destroy");
+                    n++;
+                }
+            }
+            LOCAL_MAPS.clear();
+            return n;
+        }
         if (a.length < 1) {
             throw new IllegalArgumentException(cmd + ": missing MAP|CODEC|KEYTYPE|XHEX");
         }
@@ -184,16 +197,19 @@ final class MapEntryCommands {
         containerNames(r, "setcache", redisson.getSetCache(e.map, e.codec), e.key);
         containerNames(r, "listmultimap", redisson.getListMultimap(e.map, e.codec), e.key);
         containerNames(r, "setmultimap", redisson.getSetMultimap(e.map, e.codec), e.key);
-        Object local = localCachedMap(redisson, e);
+        // one local cached map per map and codec for the harness' life: each subscribes to its
+        // invalidation topic, and hundreds made and destroyed in a row exhaust the subscriptions
+        Object local = LOCAL_MAPS.computeIfAbsent(e.map + "|" + e.codec.getClass().getName(),
+                k -> java.util.Optional.ofNullable(localCachedMap(redisson, e))).orElse(null);
         if (local != null) {
-            try {
-                containerNames(r, "localcachedmap", local, e.key);
-            } finally {
-                call(local, "destroy");
-            }
+            containerNames(r, "localcachedmap", local, e.key);
         }
         return r;
     }
+
+    /** The local cached maps made so far, by map name and codec class (empty: this version has none). */
+    private static final java.util.concurrent.ConcurrentHashMap<String, java.util.Optional<Object>> LOCAL_MAPS =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
     /** The six getters' names on {@code container} under {@code prefix.<suffix>}; a getter it lacks is left out. */
     private static void containerNames(Map<String, Object> r, String prefix, Object container, Object key) {
