@@ -1,6 +1,6 @@
 //! The fault suite's history checker on made-up histories (no Redis, no processes): what counts
 //! as an overlap, which losses explain one, how Java sections and partial or unexplained unlocks
-//! are judged, semaphores' capacity (more permits held at once than the semaphore has, and which
+//! are judged (a step of the wall clock among the faults), semaphores' capacity (more permits held at once than the semaphore has, and which
 //! data loss explains that) and re-creations, and the history's JSON-lines round trip. The checker itself is
 //! `tests/common/history.rs`; `tests/faults/` runs it on real histories.
 
@@ -196,6 +196,45 @@ fn data_loss_explains_an_overlap_only_with_a_lost_hold() {
         vec![fault("wrongtype-string", 12, 16, false, Some("victim"))],
     );
     assert_eq!(check_overlaps(&h)[0].explained_by, None);
+}
+
+/// A step of the machine's wall clock (by which Redis expires keys) is told from drift and
+/// slewing; one forward by the erasing size or more explains overlaps and losses as a restart
+/// would, in phase A too; a smaller one or a step back explains nothing.
+#[test]
+fn a_big_forward_clock_step_explains_like_data_loss_and_others_do_not() {
+    use common::faults::step_record;
+    let erasing = std::time::Duration::from_millis(500);
+    let s = 1_000_000_000i128;
+    assert!(
+        step_record(s, 0, s + 2 * MS as i128, 5 * MS, erasing).is_none(),
+        "2 ms of drift"
+    );
+    let forward = step_record(s, 12 * MS, s + 3 * s, 17 * MS, erasing).expect("a step of 3 s");
+    assert!(
+        forward.data_loss && forward.detail.contains("+3000 ms"),
+        "{forward:?}"
+    );
+    let small = step_record(s, 12 * MS, s + 200 * MS as i128, 17 * MS, erasing).expect("200 ms");
+    let back = step_record(s, 12 * MS, s - 3 * s, 17 * MS, erasing).expect("a step back of 3 s");
+    assert!(!back.data_loss && back.detail.contains("-3000 ms"), "{back:?}");
+    let held = |step: &FaultRecord| {
+        hist(
+            vec![
+                lost(sec("l", 1, 10, 40, UnlockResult::NotHeld), 30, "OwnerGone"),
+                sec("l", 2, 20, 35, UnlockResult::Released),
+            ],
+            vec![step.clone()],
+        )
+    };
+    let h = held(&forward);
+    assert_eq!(check_overlaps(&h)[0].explained_by, Some(0));
+    assert!(check_losses(&h, &Rules::default()).is_empty());
+    for step in [&small, &back] {
+        let h = held(step);
+        assert_eq!(check_overlaps(&h)[0].explained_by, None, "{step:?}");
+        assert_eq!(check_losses(&h, &Rules::default()).len(), 1, "{step:?}");
+    }
 }
 
 #[test]

@@ -9,9 +9,11 @@
 //! This file holds the [`Fault`] vocabulary, the schedule ([`spaced`]) and the [`Nemesis`]; the
 //! rest is in `faults/` and re-exported here: [`target`] (the server under test, admin
 //! connections, `INFO`), [`server`] (the injectors against the server process and its data),
-//! [`net`] (network faults through the target's proxy), [`sampler`] (the TTL / owner sampler).
+//! [`net`] (network faults through the target's proxy), [`sampler`] (the TTL / owner sampler),
+//! [`clock`] (steps of the machine's wall clock, by which Redis expires keys, seen as faults).
 #![allow(dead_code)]
 
+mod clock;
 mod net;
 mod sampler;
 mod server;
@@ -27,6 +29,8 @@ use rand::{Rng, RngExt};
 use super::history::{now_ns, FaultRecord};
 
 // Each test binary uses a different part (as `dead_code` above).
+#[allow(unused_imports)]
+pub use self::clock::{step_record, ClockWatch};
 #[allow(unused_imports)]
 pub use self::net::NetFault;
 #[allow(unused_imports)]

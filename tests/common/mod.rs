@@ -265,21 +265,26 @@ impl RedisServer {
     /// Starts with extra `--option value` arguments.
     pub fn start_with(extra: &[&str]) -> RedisServer {
         for _ in 0..20 {
-            let port = free_port();
-            let dir = std::env::temp_dir().join(format!("redisson-lock-test-{}-{port}", std::process::id()));
-            std::fs::create_dir_all(&dir).unwrap();
-            let mut s = RedisServer {
-                port,
-                child: None,
-                dir,
-                extra: extra.iter().map(|a| a.to_string()).collect(),
-                conf: None,
-            };
-            if s.spawn(extra) {
+            if let Some(s) = Self::try_start_on(free_port(), extra) {
                 return s;
             }
         }
         panic!("could not start redis-server on a free port after 20 tries");
+    }
+
+    /// Starts one on `port`; `None` when it does not come up there as this test's own (the
+    /// port is taken, by another test's server for one).
+    pub fn try_start_on(port: u16, extra: &[&str]) -> Option<RedisServer> {
+        let dir = server_dir("redisson-lock-test", port);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut s = RedisServer {
+            port,
+            child: None,
+            dir,
+            extra: extra.iter().map(|a| a.to_string()).collect(),
+            conf: None,
+        };
+        s.spawn(extra).then_some(s)
     }
 
     fn spawn(&mut self, extra: &[&str]) -> bool {
@@ -329,6 +334,14 @@ impl RedisServer {
                 return false; // exited: most likely the port was taken meanwhile
             }
             if ping(self.port) {
+                // the server that answered must be this child: a port free when it was picked
+                // may have been taken meanwhile by another test's server, which must never be
+                // used (nor flushed, restarted or failed over) as this test's own
+                if listens_on(child.id(), self.port) == Some(false) {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return false;
+                }
                 self.child = Some(child);
                 return true;
             }
@@ -351,8 +364,7 @@ impl RedisServer {
     pub fn start_sentinel_with(master_port: u16, name: &str, quorum: u32, extra_conf: &str) -> RedisServer {
         for _ in 0..20 {
             let port = free_port();
-            let dir =
-                std::env::temp_dir().join(format!("redisson-lock-sentinel-{}-{port}", std::process::id()));
+            let dir = server_dir("redisson-lock-sentinel", port);
             std::fs::create_dir_all(&dir).unwrap();
             let conf = dir.join("sentinel.conf");
             std::fs::write(
@@ -381,6 +393,11 @@ impl RedisServer {
 
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    /// Its working directory (removed when it is dropped).
+    pub fn dir(&self) -> &std::path::Path {
+        &self.dir
     }
 
     /// Kills the server (SIGKILL) and waits for it to exit.
@@ -432,6 +449,37 @@ impl Drop for RedisServer {
         self.kill();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// A working directory of a server of this process' own, never another's: a server that did
+/// not come up removes its directory, and one on a port another server of this process already
+/// answers on must not remove that server's.
+fn server_dir(prefix: &str, port: u16) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    std::env::temp_dir().join(format!("{prefix}-{}-{port}-{n}", std::process::id()))
+}
+
+/// Whether process `pid` holds the socket listening on 127.0.0.1:`port` (Linux' `/proc`);
+/// `None` where `/proc` does not tell.
+fn listens_on(pid: u32, port: u16) -> Option<bool> {
+    let table = std::fs::read_to_string("/proc/net/tcp").ok()?;
+    // `sl local_address rem_address st ... inode`: 127.0.0.1 is `0100007F`, LISTEN is `0A`
+    let local = format!("0100007F:{port:04X}");
+    let inodes: Vec<String> = table
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|f| f.len() > 9 && f[1] == local && f[3] == "0A")
+        .map(|f| format!("socket:[{}]", f[9]))
+        .collect();
+    if inodes.is_empty() {
+        return None;
+    }
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?;
+    Some(fds.flatten().any(|fd| {
+        std::fs::read_link(fd.path()).is_ok_and(|t| inodes.iter().any(|i| t.as_os_str() == i.as_str()))
+    }))
 }
 
 fn ping(port: u16) -> bool {

@@ -83,6 +83,13 @@ impl Toxiproxy {
                     break;
                 }
                 if let Ok((200, body)) = http(t.api, "GET", "/version", None).await {
+                    // the API that answered must be this child's, not another test's toxiproxy
+                    if super::listens_on(t.child.id(), port) == Some(false) {
+                        last = format!("port {port} answered by another process");
+                        let _ = t.child.kill();
+                        let _ = t.child.wait();
+                        break;
+                    }
                     // `go install` builds say "git"
                     t.version = match serde_json::from_str::<Value>(&body)
                         .ok()

@@ -14,7 +14,10 @@
 //! (`try_set_permits(N)`) when data loss erased it. Meanwhile a nemesis injects faults: first only
 //! faults that lose no data (SIGSTOP of redis, CLIENT KILL normal/pubsub, CLIENT PAUSE WRITE/ALL,
 //! a busy script, SCRIPT FLUSH, OOM, a key of another type written over a held lock), then
-//! data-loss faults (kill -9 + restart without persistence, FLUSHALL). Afterwards the checkers
+//! data-loss faults (kill -9 + restart without persistence, FLUSHALL). A step of the machine's
+//! wall clock, which nobody injects but by which Redis expires keys, is watched for and recorded
+//! among the faults (`clock-step`; one forward by more than the command timeout erases every
+//! lock, as a restart does). Afterwards the checkers
 //! of `common::history` judge the histories (locks: no overlap; semaphores: never more than N
 //! permits held at once, `check_capacity`), and resource leaks are checked in Redis and in
 //! every worker's `client.stats()`.
@@ -39,7 +42,9 @@
 //!
 //! Quick mode by default (about a minute); `FAULTS_FULL=1` for the full run (`scripts/faults`).
 //! A markdown report goes to `<target dir>/fault-report.md` (quick) or `tests/FAULT-REPORT.md`
-//! (full). `FAULTS_SEED=n` repeats a schedule.
+//! (full). `FAULTS_SEED=n` repeats a schedule; `FAULTS_EXPECT_LOSS_SIGNAL=<path>` (a
+//! `LossSignal` variant, e.g. `TrackingWithoutEcho`) fails the run when a worker's client took
+//! another loss-signal path.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -65,7 +70,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::faults::{spaced, Fault, Nemesis, NetFault, Sampler, SamplerReport, Step, Target};
+use common::faults::{spaced, ClockWatch, Fault, Nemesis, NetFault, Sampler, SamplerReport, Step, Target};
 use common::history::{
     check_capacity, check_losses, check_overlaps, check_reinits, check_unlocks, handoffs, instant_at, now_ns,
     semaphore_figures, semaphore_markdown, summarize, summary_markdown, Attempt, AttemptResult, Excess,
@@ -114,6 +119,8 @@ struct Run {
     rng: StdRng,
     /// Watches every lock key from the warm-up until the workers stop.
     sampler: Option<Sampler>,
+    /// Steps of the wall clock (by which Redis expires keys), recorded as observed faults.
+    clock: Option<ClockWatch>,
     sampler_report: SamplerReport,
     /// `CLOCK_MONOTONIC` ns: the `GO` to the workers (the warm-up's start), the start and planned
     /// end of phase A, and the start of phase B.
@@ -298,6 +305,7 @@ async fn start_run(net: bool) -> Option<Run> {
         java_figures: jf,
         parent_log: History::default(),
         sampler: None,
+        clock: None,
         sampler_report: SamplerReport::default(),
         t0: 0,
         a_start: 0,
@@ -313,6 +321,9 @@ async fn start_run(net: bool) -> Option<Run> {
 /// (`java_joins`), starts the sampler on every lock key, and waits out the warm-up without
 /// faults, which it records as the first phase.
 async fn warm_up(run: &mut Run) {
+    // a step forward by more than the trust margin (the command timeout) can end a hold's TTL
+    // while its holder still trusts it
+    run.clock = Some(ClockWatch::spawn(COMMAND_TIMEOUT));
     run.t0 = now_ns();
     run.a_start = run.t0 + ns(run.mode.warmup);
     run.a_end = run.a_start + ns(run.mode.phase_a);
@@ -444,6 +455,10 @@ async fn stop_workers(run: &mut Run) -> Result<Vec<String>, String> {
     });
     if let Some(sampler) = run.sampler.take() {
         run.sampler_report = sampler.stop().await;
+    }
+    if let Some(clock) = run.clock.take() {
+        run.parent_log.faults.extend(clock.stop());
+        run.parent_log.faults.sort_by_key(|f| f.start);
     }
     stats_lines
 }

@@ -313,6 +313,27 @@ pub(super) fn render_report(r: &ReportInput<'_>) -> String {
         LONG_LOCKS - 1,
         POISON_TTL
     );
+    let _ = writeln!(
+        o,
+        "Loss signal of the Rust workers (`ClientStats::loss_signal` when their tasks finished): {}.\n",
+        if r.resources.loss_signals.is_empty() {
+            "not reported".to_owned()
+        } else {
+            r.resources.loss_signals.join(", ")
+        }
+    );
+    let steps = r.h.faults.iter().filter(|f| f.kind == "clock-step").count();
+    let _ = writeln!(
+        o,
+        "Wall clock (by which Redis expires keys): compared with the monotonic clock every 5 ms through the run; {}.\n",
+        match steps {
+            0 => "no step of 100 ms or more".to_owned(),
+            n => format!(
+                "{n} step(s) of 100 ms or more, listed among the faults as `clock-step` (one forward by more than the \
+                 command timeout erases every lock, as a restart does)"
+            ),
+        }
+    );
     let _ = writeln!(o, "**Java party: {}.**\n", java_line(r.java, r.summary));
     let _ = writeln!(o, "## Verdict\n");
     if r.failures.is_empty() {

@@ -11,6 +11,8 @@ use super::*;
 #[derive(Default)]
 pub(super) struct Resources {
     pub(super) lines: Vec<String>,
+    /// Each worker's loss-signal path (`ClientStats::loss_signal`) when its tasks finished.
+    pub(super) loss_signals: Vec<String>,
 }
 
 /// The workers' own counters, as each worker reported them once its tasks finished and it had
@@ -29,6 +31,19 @@ pub(super) fn worker_stats_checks(run: &mut Run, stats_lines: Result<Vec<String>
     };
     for s in &stats {
         run.res.lines.push(format!("worker {}: stats {s}", s["process"]));
+        let signal = s["loss_signal"].as_str().unwrap_or("?").to_owned();
+        // a run meant for one path (`scripts/test` runs one on Valkey for tracking without the
+        // echo) fails when the clients took another
+        if let Some(want) = std::env::var("FAULTS_EXPECT_LOSS_SIGNAL")
+            .ok()
+            .filter(|w| *w != signal)
+        {
+            run.failures.push(format!(
+                "worker {}'s loss signal is {signal}, FAULTS_EXPECT_LOSS_SIGNAL wants {want}",
+                s["process"]
+            ));
+        }
+        run.res.loss_signals.push(signal);
         if s["shutdown"].as_str() != Some("ok") {
             run.failures.push(format!(
                 "L4: worker {}'s `client.shutdown()` after its tasks finished: {}",

@@ -228,6 +228,7 @@ pub(super) async fn worker_main(w: WorkerEnv) {
     };
     let line = serde_json::json!({
         "process": w.process,
+        "loss_signal": format!("{:?}", st.loss_signal),
         "renewing": st.renewing,
         "channels": st.channels,
         "waiters": st.waiters,
