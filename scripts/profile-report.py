@@ -119,13 +119,13 @@ if perf:
     w("")
     ch = report("ours", True)
     keys = [
-        ("lock() path (wait loop and attempt, incl. its EVALSHA)", r"LockCore<K>::wait_loop::\{\{closure\}\}$"),
+        ("lock() path (wait loop and attempt, incl. its EVALSHA)", r"redisson_lock::waiting::Wait::run::\{\{closure\}\}$"),
         ("unlock() path (release, incl. its EVALSHA)", r"Releaser::release_hold::\{\{closure\}\}$"),
         ("EVALSHA through redis-rs (`Cmd::query_async`, both paths)", r"redis::cmd::Cmd::query_async::\{\{closure\}\}$"),
         ("tokio::time::Timeout around calls", r"tokio::time::timeout::Timeout<T> as core::future::future::Future>::poll$"),
         ("string formatting (names, ids)", r"alloc::fmt::format::format_inner$"),
-        ("hold table: turn drop", r"holds::Turn as core::ops::drop::Drop>::drop$"),
-        ("latch janitor", r"redisson_lock::latch::run::\{\{closure\}\}$"),
+        ("hold table: turn drop", r"holds::turn::Turn as core::ops::drop::Drop>::drop$"),
+        ("latch janitor", r"redisson_lock::latch_janitor::run::\{\{closure\}\}$"),
     ]
     w("## Inclusive time of selected frames (ours)\n")
     w("Inclusive = the frame and everything it calls; a frame that appears under several names (one per "
@@ -134,7 +134,13 @@ if perf:
     w("|---|---|---|")
     for label, pat in keys:
         rx = re.compile(pat)
-        pct = sum(r[0] for r in ch if rx.search(r[3]))
+        hits = [r[0] for r in ch if rx.search(r[3])]
+        if not hits:
+            # a renamed function: say so rather than print a 0 that reads as a measurement
+            print(f"profile-report: no sampled frame matches `{pat}` ({label}): renamed?", file=sys.stderr)
+            w(f"| {label} | no sampled frame matches `{pat}` | – |")
+            continue
+        pct = sum(hits)
         w(f"| {label} | {pct:.1f}% | {pct * ours['sampled_cpu_us_per_op'] / 100:.2f} |")
     w("")
 print("\n".join(lines))

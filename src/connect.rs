@@ -267,7 +267,9 @@ impl ClientBuilder {
             ));
         }
         let pushes = Pushes::default();
-        let (conn, pubsub) = match self.source {
+        // a single server's pub/sub connection is opened from `opener`, and so is the loss
+        // watch's own connection
+        let (conn, pubsub, opener) = match self.source {
             Source::None => {
                 return Err(Error::InvalidArgument(
                     "no Redis URL, client or connection given".into(),
@@ -293,23 +295,28 @@ impl ClientBuilder {
                 };
                 #[cfg(not(feature = "tls-rustls"))]
                 let client = redis::Client::open(info).map_err(bad_url)?;
-                manager_pair(&client, &config, pushes.clone())
+                let (conn, pubsub) = manager_pair(&client, &config, pushes.clone())
                     .await
-                    .map_err(|e| connecting(e, &redact(&url)))?
+                    .map_err(|e| connecting(e, &redact(&url)))?;
+                (conn, pubsub, Some(client))
             }
-            Source::Redis(client) => manager_pair(&client, &config, pushes.clone()).await?,
+            Source::Redis(client) => {
+                let (conn, pubsub) = manager_pair(&client, &config, pushes.clone()).await?;
+                (conn, pubsub, Some(client))
+            }
             Source::Connection(conn) => {
-                let pubsub = match self.pubsub {
+                let (pubsub, opener) = match self.pubsub {
                     // a cluster's channels live on the nodes serving their slots (sharded) or
                     // anywhere (classic): subscribe through a cluster connection seeded here,
                     // so whichever mode is resolved below is the one waiters listen with
-                    Some(c) if conn.is_cluster() => {
-                        Some(crate::pubsub::cluster_conn(&c, &config, pushes.clone()).await?)
-                    }
-                    Some(c) => Some(pubsub_manager(&c, &config, pushes.clone()).await?),
-                    None => None,
+                    Some(c) if conn.is_cluster() => (
+                        Some(crate::pubsub::cluster_conn(&c, &config, pushes.clone()).await?),
+                        None,
+                    ),
+                    Some(c) => (Some(pubsub_manager(&c, &config, pushes.clone()).await?), Some(c)),
+                    None => (None, None),
                 };
-                (conn, pubsub)
+                (conn, pubsub, opener)
             }
             Source::Cluster(nodes) => {
                 if nodes.is_empty() {
@@ -349,7 +356,11 @@ impl ClientBuilder {
                     .get_async_connection()
                     .await
                     .map_err(|e| connecting(Error::Redis(e), &address))?;
-                (Connection::Cluster(conn.clone()), Some(PubSubConn::Cluster(conn)))
+                (
+                    Connection::Cluster(conn.clone()),
+                    Some(PubSubConn::Cluster(conn)),
+                    None,
+                )
             }
             Source::Sentinel(spec) => {
                 #[cfg(feature = "tls-rustls")]
@@ -363,6 +374,7 @@ impl ClientBuilder {
                 (
                     Connection::Sentinel(crate::sentinel::SentinelConnection(link.clone())),
                     Some(PubSubConn::Sentinel(link)),
+                    None,
                 )
             }
         };
@@ -401,7 +413,15 @@ impl ClientBuilder {
         let gone_keys = Arc::new(crate::gone_keys::GoneKeys::default());
         crate::gone_keys::start(&gone_keys, &holds, conn.clone(), slots.clone(), &config);
         let id = uuid::Uuid::new_v4().to_string();
-        crate::loss_watch::start(&holds, pubsub.as_ref(), &conn, &id, &pushes.invalidated, &config).await;
+        crate::loss_watch::start(
+            &holds,
+            pubsub.as_ref(),
+            opener.as_ref(),
+            &id,
+            &pushes.invalidated,
+            &config,
+        )
+        .await;
         let latches = LatchJanitor::start(conn.clone(), slots.clone(), config.command_timeout);
         let background = Background::start();
         tracing::debug!(client_id = %id, ?mode, "lock client ready");

@@ -28,7 +28,7 @@ use crate::error::{Error, Result};
 use crate::kind::{AcquireKind, Ctx, Kind};
 use crate::kinds::group::{self, Group};
 use crate::owner::OwnerId;
-use crate::{EntryKey, Guard, LostReason, Unlocked};
+use crate::{EntryKey, Guard, Unlocked};
 
 /// One hold of an [`RGroupLock`]: the crate's [`Guard`] (unlock, re-entry, lease extension,
 /// loss notification). Its [`field`](Guard::field) is the hold's identity (see
@@ -296,8 +296,9 @@ impl RGroupLock {
     /// Frees every value of this handle whoever holds it (Redisson `forceUnlock()` of the
     /// group lock; other values of the group are kept) and wakes the group's waiters. Returns
     /// whether one of the values was held. This client's holds that include one of the values
-    /// report [`LostReason::ForceUnlocked`]; other clients learn it as any loss (with client
-    /// tracking about one round trip later, else at their next renewal). Such a hold's other
+    /// report [`LostReason::ForceUnlocked`](crate::LostReason::ForceUnlocked); other clients
+    /// learn it as any loss (with client tracking about one round trip later, else at their next
+    /// renewal). Such a hold's other
     /// values stay in Redis, no longer renewed, until their deadline passes.
     ///
     /// **Use with care:** the holders may still be working.
@@ -321,6 +322,7 @@ impl RGroupLock {
             publish: c.client.publish_cmd,
         });
         let timeout = c.client.config.command_timeout;
+        let forcing = c.client.holds.forcing(&c.key);
         let (freed, _): (i64, _) = c
             .client
             .replica_sync
@@ -328,15 +330,11 @@ impl RGroupLock {
             .await?;
         if freed > 0 {
             let ids = &self.ids;
-            c.client
-                .holds
-                .lose_fields(&c.key, LostReason::ForceUnlocked, |field| {
-                    group::split(field)
-                        .1
-                        .any(|id| ids.binary_search_by(|x| x.as_str().cmp(id)).is_ok())
-                });
-            // the holds of other values on the group are read again where the write untracked it
-            c.client.invalidated.wrote(&c.key);
+            forcing.deleted(|field| {
+                group::split(field)
+                    .1
+                    .any(|id| ids.binary_search_by(|x| x.as_str().cmp(id)).is_ok())
+            });
         }
         tracing::info!(key = %c.key, values = self.ids.len(), freed, "force unlock of a group's values");
         Ok(freed > 0)

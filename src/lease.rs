@@ -8,8 +8,29 @@ use crate::primitives::{Mutex, MutexGuard, Notify};
 use crate::kind::Kind;
 use crate::lost::{LeaseState, LostReason};
 
-/// The `until` of a record whose epoch has not started (any instant would do).
-static NO_EPOCH: std::sync::LazyLock<Instant> = std::sync::LazyLock::new(Instant::now);
+/// The instant [`At`] counts from: the first record's making (before any deadline of one).
+static BASE: std::sync::LazyLock<Instant> = std::sync::LazyLock::new(Instant::now);
+
+/// An instant as nanoseconds after [`BASE`]: a record's deadline in 8 bytes where an `Instant`
+/// takes 16 (every held lock keeps one). Instants before the base count as the base; after
+/// about 584 years the count saturates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct At(u64);
+
+impl At {
+    fn of(t: Instant) -> At {
+        At(u64::try_from(t.saturating_duration_since(*BASE).as_nanos()).unwrap_or(u64::MAX))
+    }
+
+    fn now() -> At {
+        At::of(Instant::now())
+    }
+
+    fn instant(self) -> Instant {
+        BASE.checked_add(Duration::from_nanos(self.0))
+            .unwrap_or_else(|| *BASE + Duration::from_secs(86_400 * 365 * 30))
+    }
+}
 
 /// One epoch of one (lock key, owner field) and the hold-table record it lives in: a single
 /// allocation per held field, shared by the hold table, the watchdog and the field's guards.
@@ -28,7 +49,7 @@ pub(crate) struct Slot {
     /// `Held` until the epoch ends (also before it started: see `started`).
     state: LeaseState,
     /// Until when the hold is trusted, and the reason to report when that passes.
-    until: Instant,
+    until: At,
     reason: LostReason,
     /// Whether an epoch was started in this record (a record made for a turn has none yet).
     pub started: bool,
@@ -50,7 +71,7 @@ pub(crate) struct Slot {
 impl Slot {
     /// The current state, turning `Held` into `Lost` once the deadline has passed.
     pub(crate) fn state_now(&mut self) -> LeaseState {
-        if self.state == LeaseState::Held && Instant::now() >= self.until {
+        if self.state == LeaseState::Held && At::now() >= self.until {
             self.end(LeaseState::Lost(self.reason));
         }
         self.state
@@ -91,13 +112,14 @@ impl Slot {
         debug_assert!(!self.started, "a record holds one epoch");
         self.started = true;
         self.state = LeaseState::Held;
-        self.until = until;
+        self.until = At::of(until);
         self.reason = reason;
     }
 
     /// Records a successful grant or renewal: trusted until `until` (never moves backwards);
     /// `reason` is what to report if that deadline passes.
     pub(crate) fn extend(&mut self, until: Instant, reason: LostReason) {
+        let until = At::of(until);
         if self.state_now() == LeaseState::Held {
             if until > self.until {
                 self.until = until;
@@ -116,7 +138,8 @@ impl Slot {
     /// deadline that passed unobserved; once somebody read the state after the deadline (a
     /// guard, `lost()`, the watchdog choosing what to renew), the loss was reported and is final.
     pub(crate) fn renewed(&mut self, sent_at: Instant, until: Instant, reason: LostReason) {
-        if self.started && self.state == LeaseState::Held && sent_at < self.until {
+        if self.started && self.state == LeaseState::Held && At::of(sent_at) < self.until {
+            let until = At::of(until);
             if until > self.until {
                 self.until = until;
             }
@@ -130,6 +153,7 @@ impl Slot {
     /// Moves the deadline back to `until` if that is earlier (a partial release may have set a
     /// shorter TTL); never moves it forward.
     pub(crate) fn lower_to(&mut self, until: Instant, reason: LostReason) {
+        let until = At::of(until);
         if self.state_now() == LeaseState::Held {
             if until < self.until {
                 self.until = until;
@@ -190,12 +214,14 @@ impl Slot {
 impl Lease {
     /// A record for `field` without an epoch yet.
     pub(crate) fn fresh(field: Arc<str>, kind: &'static dyn Kind) -> Lease {
+        // the base of every deadline is set before the first request of any record is sent
+        std::sync::LazyLock::force(&BASE);
         Lease {
             field,
             slot: Mutex::new(Slot {
                 state: LeaseState::Held,
                 // unused until the epoch starts (`start` sets it): no clock read per record
-                until: *NO_EPOCH,
+                until: At(0),
                 reason: LostReason::RenewalFailed,
                 started: false,
                 busy: false,
@@ -281,7 +307,7 @@ impl Lease {
             // read after registering, so a change in between wakes us
             let (state, deadline) = {
                 let mut s = self.slot.lock();
-                (s.state_now(), s.until)
+                (s.state_now(), s.until.instant())
             };
             match state {
                 LeaseState::Lost(r) => return r,

@@ -166,20 +166,22 @@ impl ReplicaSyncer {
         }
     }
 
-    async fn replicas(&self, conn: &Connection, timeout: Duration, key: &str) -> u32 {
+    /// The replicas to wait for at `key`'s master, while the count last read is fresh.
+    fn cached(&self, conn: &Connection, key: &str) -> Option<u32> {
         let slot = conn.is_cluster().then(|| Slot::for_key(key.as_bytes()));
-        {
-            let st = self.state.lock();
-            let cached = match slot {
-                Some(s) => st.slot_replicas.get(&s).copied(),
-                None => st.replicas,
-            };
-            if let Some((n, at)) = cached {
-                if at.elapsed() < REPLICAS_FRESH {
-                    return n;
-                }
-            }
+        let st = self.state.lock();
+        let cached = match slot {
+            Some(s) => st.slot_replicas.get(&s).copied(),
+            None => st.replicas,
+        };
+        cached.and_then(|(n, at)| (at.elapsed() < REPLICAS_FRESH).then_some(n))
+    }
+
+    async fn replicas(&self, conn: &Connection, timeout: Duration, key: &str) -> u32 {
+        if let Some(n) = self.cached(conn, key) {
+            return n;
         }
+        let slot = conn.is_cluster().then(|| Slot::for_key(key.as_bytes()));
         let mut cmd = redis::cmd("INFO");
         cmd.arg("replication");
         let reply = match conn {
@@ -284,26 +286,15 @@ impl ReplicaSyncer {
         key: &str,
         inv: &ScriptInvocation<'_>,
     ) -> Result<(T, Synced)> {
-        self.run_tracked(conn, timeout, key, inv, false).await
-    }
-
-    /// [`run`](Self::run); `tracked`: the script's reads are tracked for the connection (its
-    /// tracking is `OPTIN`: `CLIENT CACHING YES` goes first, in the same pipeline).
-    pub(crate) async fn run_tracked<T: FromRedisValue>(
-        &self,
-        conn: &Connection,
-        timeout: Duration,
-        key: &str,
-        inv: &ScriptInvocation<'_>,
-        tracked: bool,
-    ) -> Result<(T, Synced)> {
-        if self.mode == ReplicaSync::Off {
-            let v = crate::script::run_tracked(conn, timeout, key, inv, tracked).await?;
+        // no WAIT to send: the script alone, with no box (one allocation per lock write saved
+        // where a Sentinel or cluster master is known, from a fresh count, to have no replica)
+        if self.mode == ReplicaSync::Off || self.cached(conn, key) == Some(0) {
+            let v = crate::script::run(conn, timeout, key, inv).await?;
             return Ok((v, Synced::NotAsked));
         }
         // boxed: its state would otherwise make every lock and unlock future (and the boxes that
         // make them cancel-safe) several KB larger, also when replica sync is off
-        Box::pin(self.run_synced(conn, timeout, key, inv, tracked)).await
+        Box::pin(self.run_synced(conn, timeout, key, inv)).await
     }
 
     async fn run_synced<T: FromRedisValue>(
@@ -312,19 +303,15 @@ impl ReplicaSyncer {
         timeout: Duration,
         key: &str,
         inv: &ScriptInvocation<'_>,
-        tracked: bool,
     ) -> Result<(T, Synced)> {
         let wanted = self.replicas(conn, timeout, key).await;
         if wanted == 0 || (self.mode == ReplicaSync::BestEffort && self.lagging(key)) {
-            let v = crate::script::run_tracked(conn, timeout, key, inv, tracked).await?;
+            let v = crate::script::run(conn, timeout, key, inv).await?;
             return Ok((v, Synced::NotAsked));
         }
         let wait_ms = u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX);
         let mut pipe = redis::pipe();
         pipe.ignore_errors();
-        if tracked {
-            pipe.cmd("CLIENT").arg("CACHING").arg("YES");
-        }
         pipe.invoke_script(inv).cmd("WAIT").arg(wanted).arg(wait_ms);
         // the connection's own timeout plus the WAIT's
         let budget = timeout.saturating_add(self.timeout);
@@ -335,7 +322,7 @@ impl ReplicaSyncer {
                 Ok(Err(e)) => return Err(Error::from_request(key, e, budget)),
                 Err(_) => return Err(Error::CommandTimeout(budget)),
             };
-            let mut it = replies.into_iter().skip(usize::from(tracked));
+            let mut it = replies.into_iter();
             let (Some(reply), Some(acked)) = (it.next(), it.next()) else {
                 return Err(Error::Protocol("script + WAIT pipeline: too few replies".into()));
             };

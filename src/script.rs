@@ -6,7 +6,7 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use redis::{FromRedisValue, Script, ScriptInvocation, Value};
+use redis::{FromRedisValue, Script, ScriptInvocation};
 
 use crate::conn::Connection;
 use crate::error::{Error, Result};
@@ -75,7 +75,7 @@ pub(crate) use lua;
 lua!(RESOLVE_ACQUIRE, "common/resolve_acquire");
 lua!(RESOLVE_BY_FIELD, "common/resolve_by_field");
 lua!(MISSING, "common/missing");
-lua!(LOCK_RENEW_BATCH, "lock/renew_batch");
+lua!(LOCK_RENEW_BATCH, "lock/renew_batch", with "common/extend_ttl");
 lua!(TRACKING_PROBE, "common/tracking_probe");
 
 /// The lock hash's own renewal (`lua/lock/renew_batch.lua`): every kind's unless it names another.
@@ -116,52 +116,6 @@ pub(crate) async fn run<T: FromRedisValue>(
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(Error::from_request(key, e, timeout)),
         Err(_) => Err(Error::CommandTimeout(timeout)),
-    }
-}
-
-/// [`run`]; `track`: for a connection whose tracking is `OPTIN`, `CLIENT CACHING YES` goes
-/// first, in one pipeline (one round trip), so that the server tracks the keys the script reads
-/// for this connection.
-pub(crate) async fn run_tracked<T: FromRedisValue>(
-    conn: &Connection,
-    timeout: Duration,
-    key: &str,
-    inv: &ScriptInvocation<'_>,
-    track: bool,
-) -> Result<T> {
-    if !track {
-        return run(conn, timeout, key, inv).await;
-    }
-    let mut pipe = redis::pipe();
-    pipe.ignore_errors()
-        .cmd("CLIENT")
-        .arg("CACHING")
-        .arg("YES")
-        .invoke_script(inv);
-    let mut loaded = false;
-    loop {
-        let mut c = conn.clone();
-        let replies: Vec<Value> = match tokio::time::timeout(timeout, pipe.query_async(&mut c)).await {
-            Ok(Ok(v)) => v,
-            Ok(Err(e)) => return Err(Error::from_request(key, e, timeout)),
-            Err(_) => return Err(Error::CommandTimeout(timeout)),
-        };
-        let Some(reply) = replies.into_iter().nth(1) else {
-            return Err(Error::Protocol(
-                "CLIENT CACHING + script pipeline: too few replies".into(),
-            ));
-        };
-        match reply.extract_error() {
-            Ok(v) => return T::from_redis_value(v).map_err(|e| Error::from_redis(key, e.into())),
-            Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) && !loaded => {
-                // nothing ran (and the caching flag was used up): load the script, send both again
-                inv.load_async(&mut c)
-                    .await
-                    .map_err(|e| Error::from_redis(key, e))?;
-                loaded = true;
-            }
-            Err(e) => return Err(Error::from_redis(key, e)),
-        }
     }
 }
 

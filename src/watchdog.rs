@@ -51,7 +51,8 @@ struct Renewer {
     replica_sync: Arc<crate::replica_sync::ReplicaSyncer>,
     /// Whether a call may carry keys of several slots.
     slots: Arc<crate::slots::Slots>,
-    /// Whether the renewals must keep the keys they extend tracked (the loss watch's mode).
+    /// The loss watch's mode: where held keys are tracked without the echo, renewals go on its
+    /// own connection.
     invalidated: Arc<crate::pubsub::Invalidated>,
     period: Duration,
     batch: usize,
@@ -150,10 +151,14 @@ impl Renewer {
                     .iter()
                     .map(|lock| (&*lock[0].key, lock.iter().map(|it| &*it.field).collect()))
                     .collect();
-                let track = self.invalidated.no_echo();
-                let inv = chunk[0][0].renewal.renew(self.timeout_ms, &pairs, track);
+                // on the loss watch's own connection, where its writes are not pushed back, the
+                // script reads what it extended, so that it stays tracked
+                let tracker = self.invalidated.tracker();
+                let inv = chunk[0][0]
+                    .renewal
+                    .renew(self.timeout_ms, &pairs, tracker.is_some());
                 let refs: Vec<&RenewalItem> = chunk.iter().flat_map(|lock| lock.iter()).collect();
-                self.send(&inv, refs, track).await
+                self.send(&inv, refs, tracker.unwrap_or(&self.conn)).await
             });
         // Every call of a round is sent at once (Redis queues them): each hold's renewal then
         // leaves one period after its previous one, whatever its place in the round. Sent a few
@@ -210,12 +215,12 @@ impl Renewer {
         &self,
         inv: &redis::ScriptInvocation<'_>,
         refs: Vec<&'a RenewalItem>,
-        track: bool,
+        conn: &Connection,
     ) -> (Vec<&'a RenewalItem>, Instant, crate::Result<Vec<i64>>) {
         let sent_at = Instant::now();
         let res = self
             .replica_sync
-            .run_tracked(&self.conn, self.command_timeout, &refs[0].key, inv, track)
+            .run(conn, self.command_timeout, &refs[0].key, inv)
             .await
             .map(|(v, _)| v);
         (refs, sent_at, res)

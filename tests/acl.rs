@@ -25,13 +25,12 @@ use redisson_lock::{Client, Config, Error};
 /// pub/sub. A cluster with sharded pub/sub adds `+spublish +ssubscribe +sunsubscribe
 /// +pubsub|shardnumsub` (not tested here: the tests run one standalone server).
 const CRATE_COMMANDS: &str = "-@all +evalsha +script|load +publish +subscribe +unsubscribe +client|tracking \
-     +client|caching \
      +hincrby +hexists +hget +hset +hdel +hlen +hgetall +hscan +type +pexpire +pttl +exists +del +get \
      +set +incr +rpush +lindex +lpop +lrange +lrem +zadd +zincrby +zrange +zrem +zscore";
 
 /// `CRATE_COMMANDS`, and where the server tracks only the keys a script reads (Redis 7.2+,
-/// Valkey: the client's probe at connect finds that out, and then tracks held keys on its command
-/// connection) what that takes: `CLIENT ID` of the pub/sub connection, `CLIENT TRACKINGINFO`
+/// Valkey: the client's probe at connect finds that out, and then tracks held keys on a connection
+/// of the loss watch's own) what that takes: `CLIENT ID` of the pub/sub connection, `CLIENT TRACKINGINFO`
 /// and `INFO stats` (its tracking table, checked once a second). Elsewhere the probe stops
 /// before them.
 fn crate_commands() -> String {

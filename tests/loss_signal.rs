@@ -210,9 +210,9 @@ async fn nothing_that_leaves_the_hold_in_place_is_reported() {
     other.shutdown().await.unwrap();
 }
 
-/// `HEXISTS` and `PTTL` calls so far (INFO commandstats: top-level and inside scripts), and
-/// the keys in the server's tracking table, read by one command (one moment).
-async fn counts(raw: &mut redis::aio::MultiplexedConnection) -> (u64, u64, u64) {
+/// `HEXISTS`, `PTTL` and `PEXPIRE` calls so far (INFO commandstats: top-level and inside
+/// scripts), and the keys in the server's tracking table, read by one command (one moment).
+async fn counts(raw: &mut redis::aio::MultiplexedConnection) -> (u64, u64, u64, u64) {
     let info = common::info_sections(raw, &["commandstats", "stats"]).await;
     let calls = |cmd: &str| {
         common::faults::info_field(&info, &format!("cmdstat_{cmd}"))
@@ -220,15 +220,15 @@ async fn counts(raw: &mut redis::aio::MultiplexedConnection) -> (u64, u64, u64) 
             .map_or(0, |n| n.parse().unwrap())
     };
     let tracked = common::faults::info_field(&info, "tracking_total_keys").map_or(0, |n| n.parse().unwrap());
-    (calls("hexists"), calls("pttl"), tracked)
+    (calls("hexists"), calls("pttl"), calls("pexpire"), tracked)
 }
 
 /// Waits (up to 20 s) until `cond` holds for the counts.
 async fn await_counts(
     raw: &mut redis::aio::MultiplexedConnection,
     what: &str,
-    cond: impl Fn((u64, u64, u64)) -> bool,
-) -> (u64, u64, u64) {
+    cond: impl Fn((u64, u64, u64, u64)) -> bool,
+) -> (u64, u64, u64, u64) {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let c = counts(raw).await;
@@ -253,9 +253,9 @@ async fn a_loss_right_after_a_holds_first_read_is_not_deferred() {
     let (mut deleted, mut expired) = (Vec::new(), Vec::new());
     for i in 0..10 {
         // (each earlier key stays in the table: the watch's read that found it gone tracks it)
-        let (_, _, before) = counts(&mut raw).await;
+        let (_, _, _, before) = counts(&mut raw).await;
         let g = c.lock(&format!("fresh:{i}")).unwrap().lock().await.unwrap();
-        await_counts(&mut raw, "the new hold's key tracked", |(_, _, tracked)| {
+        await_counts(&mut raw, "the new hold's key tracked", |(_, _, _, tracked)| {
             tracked > before
         })
         .await;
@@ -270,14 +270,14 @@ async fn a_loss_right_after_a_holds_first_read_is_not_deferred() {
             // 1 ms, reported within the quiet that second report starts: the read when the TTL
             // runs out is due then all the same
             // (a read a report asks for reads the TTL too: `PTTL`)
-            let (_, ttl_reads, _) = counts(&mut raw).await;
+            let (_, ttl_reads, _, _) = counts(&mut raw).await;
             let _: () = redis::cmd("PEXPIRE")
                 .arg(g.key())
                 .arg(60_000)
                 .query_async(&mut raw)
                 .await
                 .unwrap();
-            await_counts(&mut raw, "the false alarm read", |(_, t, _)| t > ttl_reads).await;
+            await_counts(&mut raw, "the false alarm read", |(_, t, _, _)| t > ttl_reads).await;
             let _: () = redis::cmd("PEXPIRE")
                 .arg(g.key())
                 .arg(1)
@@ -328,13 +328,18 @@ async fn after_renewals_every_key_is_tracked_again() {
             );
         }
         // the watch read every new hold, so each key is tracked
-        let before = await_counts(&mut raw, "every held key tracked", |(_, _, t)| t == N).await;
-        // two renewal rounds (each runs one PTTL per held key), then every key tracked again
-        let renewed = await_counts(&mut raw, "two renewal rounds", |(_, p, _)| p >= before.1 + 2 * N).await;
-        await_counts(&mut raw, "every renewed key tracked again", |(_, _, t)| t == N).await;
+        let before = await_counts(&mut raw, "every held key tracked", |(_, _, _, t)| t == N).await;
+        // two renewal rounds (each runs one PEXPIRE per held key, a read hold's also one of its
+        // timeout key), then every key tracked again
+        let round = if kind == "read" { 2 * N } else { N };
+        let renewed = await_counts(&mut raw, "two renewal rounds", |(_, _, p, _)| {
+            p >= before.2 + 2 * round
+        })
+        .await;
+        await_counts(&mut raw, "every renewed key tracked again", |(_, _, _, t)| t == N).await;
         // right after the next round, a deletion: reported long before the round after it
-        await_counts(&mut raw, "the next renewal round, re-read", |(_, p, t)| {
-            p >= renewed.1 + N && t == N
+        await_counts(&mut raw, "the next renewal round, re-read", |(_, _, p, t)| {
+            p >= renewed.2 + round && t == N
         })
         .await;
         let victim = &guards[0];
@@ -373,13 +378,13 @@ async fn a_ttl_cut_short_is_reported_when_it_runs_out() {
         .unwrap();
     for kind in KINDS {
         // (a key read after it was deleted stays tracked: count from here)
-        let (_, _, tracked) = counts(&mut raw).await;
+        let (_, _, _, tracked) = counts(&mut raw).await;
         let g = kinds::open(kind, &c, &format!("cut:{kind}"))
             .lock()
             .await
             .unwrap();
         // tracked once the watch has read it
-        await_counts(&mut raw, "the hold tracked", |(_, _, t)| t > tracked).await;
+        await_counts(&mut raw, "the hold tracked", |(_, _, _, t)| t > tracked).await;
         let _: () = redis::cmd("PEXPIRE")
             .arg(g.key())
             .arg(300)

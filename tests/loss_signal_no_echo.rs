@@ -1,9 +1,9 @@
 //! The loss signal without the echo of our own writes: where the server tracks only the keys a
-//! script reads (Redis 7.2+, Valkey), the command connection tracks the held keys with `NOLOOP`,
-//! so renewals are neither pushed back nor read again; elsewhere the pub/sub connection tracks
-//! them as before, and every renewal is read again. Either way a deletion is reported at once,
-//! also after the command connection was cut (it reconnects without a word; the watch finds its
-//! tracking gone and turns it on again).
+//! script reads (Redis 7.2+, Valkey), a connection of the loss watch's own (the tracker) renews
+//! and tracks the held keys with `NOLOOP`, so renewals are neither pushed back nor read again;
+//! elsewhere the pub/sub connection tracks them as before, and every renewal is read again.
+//! Either way a deletion is reported at once, also after the tracker was cut (it reconnects
+//! without a word; the watch finds its tracking gone and turns it on again).
 
 mod common;
 
@@ -27,6 +27,86 @@ async fn calls(raw: &mut redis::aio::MultiplexedConnection) -> (u64, u64) {
             .map_or(0, |n| n.parse().unwrap())
     };
     (calls("hexists"), calls("pexpire"))
+}
+
+/// Without the echo, holding locks costs the client no command beyond the renewal calls (no
+/// `CLIENT CACHING`), and the server tracks the held keys alone: not the keys the application
+/// reads on `Client::connection()`, nor a lock someone else holds that an attempt found taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_held_keys_are_tracked_and_no_command_marks_them() {
+    init_tracing();
+    if !per_key_script_tracking() {
+        common::skip_unsupported(
+            "only_held_keys_are_tracked_and_no_command_marks_them",
+            "held keys are tracked without the echo only where the server tracks the keys a script reads (7.2+)",
+        );
+        return;
+    }
+    const N: u64 = 10;
+    let s = RedisServer::start();
+    let c = s
+        .client(Config::default().with_lock_watchdog_timeout(Duration::from_secs(3)))
+        .await;
+    // another service's hold, which tracks nothing itself
+    let other = s
+        .client(Config::default().with_loss_detection(redisson_lock::LossDetection::Renewal))
+        .await;
+    let busy = other.lock("tracked:busy").unwrap().lock().await.unwrap();
+    let mut raw = s.conn().await;
+    let mut guards = Vec::new();
+    for i in 0..N {
+        guards.push(c.lock(&format!("tracked:{i}")).unwrap().lock().await.unwrap());
+    }
+    let stat = |raw: &redis::aio::MultiplexedConnection| {
+        let mut raw = raw.clone();
+        async move {
+            let info = info_sections(&mut raw, &["commandstats", "stats"]).await;
+            let caching = common::faults::info_field(&info, "cmdstat_client|caching")
+                .and_then(|v| v.split(',').find_map(|p| p.strip_prefix("calls=")))
+                .map_or(0, |n| n.parse::<u64>().unwrap());
+            let tracked: u64 =
+                common::faults::info_field(&info, "tracking_total_keys").map_or(0, |n| n.parse().unwrap());
+            (caching, tracked)
+        }
+    };
+    eventually(Duration::from_secs(10), "every held key tracked", || {
+        let raw = raw.clone();
+        async move { stat(&raw).await.1 == N }
+    })
+    .await;
+    // the application reads its own keys on the client's connection, and an attempt finds a
+    // lock taken
+    let mut app = c.connection();
+    for i in 0..5 {
+        let _: Option<String> = redis::cmd("GET")
+            .arg(format!("tracked:app:{i}"))
+            .query_async(&mut app)
+            .await
+            .unwrap();
+    }
+    assert!(c
+        .lock("tracked:busy")
+        .unwrap()
+        .try_lock()
+        .await
+        .unwrap()
+        .is_none());
+    // two renewal rounds
+    let (_, p0) = calls(&mut raw).await;
+    eventually(Duration::from_secs(20), "two renewal rounds", || {
+        let mut raw = raw.clone();
+        async move { calls(&mut raw).await.1 >= p0 + 2 * N }
+    })
+    .await;
+    let (caching, tracked) = stat(&raw).await;
+    assert_eq!(caching, 0, "CLIENT CACHING was sent");
+    assert_eq!(tracked, N, "the server tracks {tracked} keys for {N} holds");
+    for g in guards {
+        g.unlock().await.unwrap();
+    }
+    busy.unlock().await.unwrap();
+    c.shutdown().await.unwrap();
+    other.shutdown().await.unwrap();
 }
 
 /// Several renewal rounds of 20 holds: each round's script checks (`HEXISTS`) and extends
@@ -94,16 +174,16 @@ async fn renewals_are_read_again_only_where_they_are_echoed() {
     c.shutdown().await.unwrap();
 }
 
-/// The command connection cut (`CLIENT KILL`): it reconnects on its own at its next request,
+/// The tracker cut (`CLIENT KILL`): it reconnects on its own at its next request,
 /// without tracking. Within about a second the watch finds that out, turns tracking on again and
 /// reads every hold, so a deletion after that is reported at once again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_command_connection_that_reconnected_tracks_again() {
+async fn a_tracker_that_reconnected_tracks_again() {
     init_tracing();
     if !per_key_script_tracking() {
         common::skip_unsupported(
-            "a_command_connection_that_reconnected_tracks_again",
-            "the command connection tracks only on servers that track the keys a script reads (7.2+)",
+            "a_tracker_that_reconnected_tracks_again",
+            "the tracker tracks only on servers that track the keys a script reads (7.2+)",
         );
         return;
     }
@@ -129,7 +209,7 @@ async fn a_command_connection_that_reconnected_tracks_again() {
                 })
         }
     };
-    eventually(Duration::from_secs(10), "the command connection tracks", || {
+    eventually(Duration::from_secs(10), "the tracker tracks", || {
         let raw = raw.clone();
         async move { redirected(&raw).await.is_some() }
     })
@@ -142,16 +222,12 @@ async fn a_command_connection_that_reconnected_tracks_again() {
         .query_async(&mut raw)
         .await
         .unwrap();
-    // a new command connection, tracking again
-    eventually(
-        Duration::from_secs(10),
-        "the new command connection tracks",
-        || {
-            let raw = raw.clone();
-            let id = id.clone();
-            async move { redirected(&raw).await.is_some_and(|now| now != id) }
-        },
-    )
+    // a new tracker, tracking again
+    eventually(Duration::from_secs(10), "the new tracker tracks", || {
+        let raw = raw.clone();
+        let id = id.clone();
+        async move { redirected(&raw).await.is_some_and(|now| now != id) }
+    })
     .await;
     assert!(held.is_held(), "the hold is in place");
     let _: () = redis::cmd("DEL")
@@ -165,22 +241,24 @@ async fn a_command_connection_that_reconnected_tracks_again() {
     c.shutdown().await.unwrap();
 }
 
-/// `ClientStats::loss_signal` says which of the paths the client took: without the echo where
-/// the server tracks the keys a script reads, with it elsewhere, renewal only when configured
-/// so, and renewal once the client shut down.
+/// `ClientStats::loss_signal` says which of the paths the client took, from the moment it is
+/// connected: without the echo where the server tracks the keys a script reads, with it
+/// elsewhere, renewal only when configured so, and renewal once the client shut down.
 #[tokio::test]
 async fn the_client_says_how_it_learns_a_loss() {
     use redisson_lock::{LossDetection, LossSignal};
     init_tracing();
     let s = RedisServer::start();
     let c = s.client(Config::default()).await;
-    let g = c.lock("signal:held").unwrap().lock().await.unwrap();
     let want = if per_key_script_tracking() {
         LossSignal::TrackingWithoutEcho
     } else {
         LossSignal::Tracking
     };
-    eventually(Duration::from_secs(10), "the loss watch's path", || {
+    // decided before the client is handed out (what `doctor` reports), and kept while it holds
+    assert_eq!(c.stats().loss_signal, want, "right after connect");
+    let g = c.lock("signal:held").unwrap().lock().await.unwrap();
+    eventually(Duration::from_secs(10), "the hold read", || {
         let c = c.clone();
         async move { c.stats().loss_signal == want }
     })

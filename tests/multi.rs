@@ -482,7 +482,7 @@ async fn multi_lock_leases_hold_for_the_work_under_contention() {
 
 /// What the multi-lock's lease rests on, for every kind: `extend_lease` gives a leased hold a new
 /// lease from now (the key's TTL and the guard's lease), never shortens the TTL another hold of
-/// the owner needs, is refused for a watchdog hold, and on a hold whose field is gone reports it
+/// the owner needs (and gives a key made persistent a TTL again), is refused for a watchdog hold, and on a hold whose field is gone reports it
 /// lost without re-creating the lock.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn extend_lease_gives_a_leased_hold_a_new_lease_of_every_kind() {
@@ -507,6 +507,18 @@ async fn extend_lease_gives_a_leased_hold_a_new_lease_of_every_kind() {
         // a shorter lease than what is left never shortens the TTL
         g.extend_lease(Duration::from_secs(1)).await.unwrap();
         assert!(pttl(&mut raw, &key).await > 18_000, "{kind}: not shortened");
+        // a key someone made persistent gets a TTL again (it must not outlive its holders)
+        let _: bool = redis::cmd("PERSIST")
+            .arg(&key)
+            .query_async(&mut raw)
+            .await
+            .unwrap();
+        g.extend_lease(Duration::from_secs(5)).await.unwrap();
+        let ttl = pttl(&mut raw, &key).await;
+        assert!(
+            ttl > 0 && ttl <= 20_000,
+            "{kind}: PTTL {ttl} after PERSIST and extending"
+        );
         // a hold whose field is gone: lost, nothing re-created
         let _: () = raw.del(&key).await.unwrap();
         assert!(matches!(

@@ -63,8 +63,8 @@ async fn table_smaller_than_the_holds(extra: &[&str]) {
         .unwrap_or("?")
         .trim()
         .to_owned();
-    // where the command connection tracked (no echo), a full table moves tracking to the pub/sub
-    // connection, where evictions are pushed (the command connection's own reads' are not)
+    // where the tracker tracked (no echo), a full table moves tracking to the pub/sub
+    // connection, where evictions are pushed (the tracker's own reads' are not)
     common::eventually(
         Duration::from_secs(10),
         "tracking on the pub/sub connection",
@@ -111,5 +111,66 @@ async fn table_smaller_than_the_holds(extra: &[&str]) {
             assert!(g.is_held(), "hold {i}: {:?}", g.state());
         }
     }
+    c.shutdown().await.unwrap();
+}
+
+/// A burst of new holds is not a full table: while the watch still reads them (a few thousand
+/// per round), the server tracks fewer keys than the client holds, and the once-a-second check
+/// must not take that for evictions. Where held keys are tracked without the echo, the client
+/// keeps doing so through the burst and after it, and the server ends up tracking every key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_new_holds_is_not_a_full_table() {
+    use futures::StreamExt;
+    init_tracing();
+    let v = common::server_version();
+    if !(v.valkey || (v.major, v.minor) >= (7, 2)) {
+        common::skip_unsupported(
+            "a_burst_of_new_holds_is_not_a_full_table",
+            "held keys are tracked without the echo only where the server tracks the keys a script reads (7.2+)",
+        );
+        return;
+    }
+    const N: usize = 80_000;
+    let s = RedisServer::start();
+    let mut raw = s.conn().await;
+    let c = s.client(Config::default()).await;
+    assert_eq!(c.stats().loss_signal, LossSignal::TrackingWithoutEcho);
+    let started = Instant::now();
+    let held: Vec<_> = futures::stream::iter(0..N)
+        .map(|i| {
+            let lock = c.lock(&format!("burst:{i}")).unwrap();
+            async move { lock.lock().await.unwrap() }
+        })
+        .buffer_unordered(256)
+        .collect()
+        .await;
+    eprintln!("{N} holds taken in {:?}", started.elapsed());
+    common::eventually(Duration::from_secs(60), "every held key tracked", || {
+        let mut raw = raw.clone();
+        async move {
+            let info: String = redis::cmd("INFO")
+                .arg("stats")
+                .query_async(&mut raw)
+                .await
+                .unwrap();
+            info.lines()
+                .find_map(|l| l.strip_prefix("tracking_total_keys:"))
+                .is_some_and(|n| n.trim() == N.to_string())
+        }
+    })
+    .await;
+    assert_eq!(
+        c.stats().loss_signal,
+        LossSignal::TrackingWithoutEcho,
+        "the burst was taken for a full tracking table"
+    );
+    let _: () = raw.del(held[0].key()).await.unwrap();
+    assert_eq!(
+        tokio::time::timeout(Duration::from_secs(5), held[0].lost())
+            .await
+            .ok(),
+        Some(LostReason::OwnerGone)
+    );
+    drop(held);
     c.shutdown().await.unwrap();
 }

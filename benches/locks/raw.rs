@@ -23,7 +23,12 @@ pub(crate) const UNLOCK_LUA: &str = concat!(
     "\n",
     include_str!("../../lua/lock/unlock.lua")
 );
-pub(crate) const RENEW_LUA: &str = include_str!("../../lua/lock/renew_batch.lua");
+/// `lua/lock/renew_batch.lua` with its prelude (`extend_ttl`), as `src/script.rs` assembles it.
+pub(crate) const RENEW_LUA: &str = concat!(
+    include_str!("../../lua/common/extend_ttl.lua"),
+    "\n",
+    include_str!("../../lua/lock/renew_batch.lua")
+);
 /// Same length as our fields (`<uuid>:<task id>`).
 pub(crate) const RAW_FIELD: &str = "00000000-0000-4000-8000-000000000000:1";
 pub(crate) const LEASE_MS: u64 = 30_000;

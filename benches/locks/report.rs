@@ -35,9 +35,16 @@ pub(crate) fn summary(j: &serde_json::Map<String, Value>, target_us: f64) -> Str
                 verdict(r >= 0.9)
             );
             let cpu = f(&v["ratio_client_cpu_ours_vs_floor"]);
+            // the spread of the paired repeats: on a shared machine it is often wider than the
+            // target's margin, so the verdict of one run is read with it
+            let (lo, hi) = (
+                f(&v["ratio_client_cpu_ours_vs_floor_min"]),
+                f(&v["ratio_client_cpu_ours_vs_floor_max"]),
+            );
+            let repeats = v["ratio_client_cpu_repeats"].as_u64().unwrap_or(0);
             let _ = writeln!(
                 s,
-                "| 2. client CPU per lock + unlock, {c} tasks, vs raw EVALSHA pairs | {cpu:.2}× | ≤ 1.2× | {} |",
+                "| 2. client CPU per lock + unlock, {c} tasks, vs raw EVALSHA pairs | {cpu:.2}× ({lo:.2}–{hi:.2}× over {repeats} paired repeats) | ≤ 1.2× | {} |",
                 verdict(cpu <= 1.2)
             );
             let rj = f(&v["ratio_ours_vs_redisson"]);
@@ -180,8 +187,6 @@ fn loss_rows(s: &mut String, l: &Value) {
     let c = &l["cost"];
     let (ct, cr) = (&c["tracking"], &c["renewal"]);
     let n = c["locks"].as_u64().unwrap_or(0);
-    // without the echo each renewal call is tracked by a `CLIENT CACHING YES` sent before it:
-    // twice the renewal-only calls is the floor of that design
     let cmd_ratio = f(&ct["client_cmds_per_s"]) / f(&cr["client_cmds_per_s"]);
     let no_echo = ct["loss_signal"] == "TrackingWithoutEcho";
     let _ = writeln!(
@@ -193,11 +198,7 @@ fn loss_rows(s: &mut String, l: &Value) {
         if cmd_ratio <= 1.1 {
             "meets".to_owned()
         } else if no_echo {
-            format!(
-                "**misses**; bound: one `CLIENT CACHING YES` per renewal call, {:.2}× ({:.0} renewal calls/s)",
-                (2.0 * f(&ct["evalsha_per_s"])) / f(&cr["client_cmds_per_s"]),
-                f(&ct["evalsha_per_s"])
-            )
+            "**misses** (without the echo: more than the renewal calls are sent)".to_owned()
         } else {
             "**misses** (each renewal pushed back and read again)".to_owned()
         }
@@ -302,7 +303,7 @@ fn loss_reading(s: &mut String, l: &Value) {
     let _ = writeln!(
         s,
         "  Holding {} locks (watchdog {}, renewal every {}): the client sends {:.0} commands/s with tracking against \
-         {:.0} with renewal only: {:.0} renewal calls/s plus {:.0} hold reads/s (`HEXISTS`, pipelined 1,000 per \
+         {:.0} with renewal only: {:.0} renewal calls/s plus {:.0} hold reads/s (`HEXISTS`, pipelined 200 per \
          call){} Server output {:.0} vs {:.0} KB/s, server CPU {:.1} vs {:.1} ms and client CPU {:.1} vs {:.1} ms per \
          renewal period, client heap {:.0} vs {:.0} B per lock, server memory {:.0} vs {:.0} B per lock (the \
          tracking table's entries); the server's tracking table holds {:.0} keys ({:.0} items, {:.0} prefixes) \
@@ -315,10 +316,10 @@ fn loss_reading(s: &mut String, l: &Value) {
         f(&ct["evalsha_per_s"]),
         f(&ct["holds_read_per_s"]),
         if f(&ct["holds_read_per_s"]) * per < 0.01 * f(&c["locks"]) {
-            ": renewals are not pushed back, as the command connection that sends them tracks the held keys \
-             (`CLIENT TRACKING ON REDIRECT <pub/sub connection> NOLOOP OPTIN`), each renewal call goes after a \
-             `CLIENT CACHING YES`, and the renewal script's `EXISTS` after its writes keeps every key tracked, \
-             so holding a lock costs no read per renewal."
+            ": renewals are not pushed back, as the connection that sends them (the loss watch's own, which \
+             sends nothing else) tracks the held keys (`CLIENT TRACKING ON REDIRECT <pub/sub connection> NOLOOP`), \
+             and the renewal script's `EXISTS` after its writes keeps every key tracked, so holding a lock costs \
+             no read and no other command per renewal."
                 .to_owned()
         } else {
             format!(

@@ -377,13 +377,21 @@ pub(crate) fn summary_rows(s: &mut String, v: &Value) {
             f(&h["redisson"]["server_us"])
         );
     }
+    // the target: ours ≤ 1.1× Redisson's per renewal; with tracking, the server also keeps the
+    // key in its tracking table (the renewal's write drops it, the script's EXISTS puts it back):
+    // the same scripts without tracking (`LossDetection::Renewal`, same run) show that share
+    let mut worst = 0.0f64;
+    let mut bound = 0.0f64;
     let renew: Vec<String> = KINDS
         .iter()
         .filter_map(|(kind, lab)| {
             let k = &v["held"][kind];
             k["ratio_renewal_cpu_ours_vs_redisson"].as_f64().map(|r| {
+                worst = worst.max(r);
+                let plain = f(&k["ratio_renewal_cpu_ours_renewal_vs_redisson"]);
+                bound = bound.max(plain);
                 format!(
-                    "{lab} {r:.2}× ({:.1} vs {:.1} µs)",
+                    "{lab} {r:.2}× ({:.1} vs {:.1} µs; {plain:.2}× without tracking)",
                     f(&k["ours"]["renewal"]["server_us"]),
                     f(&k["redisson"]["renewal"]["server_us"])
                 )
@@ -391,9 +399,16 @@ pub(crate) fn summary_rows(s: &mut String, v: &Value) {
         })
         .collect();
     if !renew.is_empty() {
+        let verdict = if worst <= 1.1 {
+            "meets".to_owned()
+        } else if bound <= 1.1 {
+            "**misses** with tracking; the same scripts and commands without it meet (the rest is keeping each renewed key tracked: its write drops it from the server's tracking table and a read puts it back, the renewal script's own `EXISTS` without the echo, the loss watch's read after the push with it)".to_owned()
+        } else {
+            "**misses**".to_owned()
+        };
         let _ = writeln!(
             s,
-            "| 8. server CPU per renewal of one held lock, ours vs Redisson | {} | – | – |",
+            "| 8. server CPU per renewal of one held lock, ours vs Redisson | {} | ≤ 1.1× | {verdict} |",
             renew.join("; ")
         );
     }

@@ -474,7 +474,7 @@ pub(crate) enum Outcome {
 
 /// A command's failure: one line for stderr.
 #[derive(Debug)]
-pub(crate) struct Failure(String);
+pub(crate) struct Failure(pub(crate) String);
 
 impl From<Error> for Failure {
     fn from(e: Error) -> Self {

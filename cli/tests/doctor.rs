@@ -312,6 +312,15 @@ async fn good_server_passes() {
         "{}",
         r.stdout
     );
+    // the loss signal's path a lock client takes here: without the echo where the server tracks
+    // only the keys a script reads (Redis 7.2+, Valkey), with it elsewhere
+    let loss = r.line("loss-detection");
+    assert!(loss.starts_with("ok    loss-detection: tracking"), "{loss}");
+    if v.valkey || (v.major, v.minor) >= (7, 2) {
+        assert!(loss.contains("without the echo"), "{v}: {loss}");
+    } else {
+        assert!(loss.contains("pushed back and read again"), "{v}: {loss}");
+    }
     // each feature as the server answers it directly (never from the version string)
     let features = r.line("features");
     assert!(features.starts_with("ok    features: RESP3 yes"), "{features}");

@@ -41,9 +41,7 @@ for i, group in ipairs(KEYS) do
           redis.call('hset', group, expire_field, until_ms)
         end
       end
-      if redis.call('pttl', group) < lease then
-        redis.call('pexpire', group, lease)
-      end
+      extend_ttl(group, ARGV[1])
       renewed[i] = 1
       extended[#extended + 1] = group
     else

@@ -8,13 +8,11 @@
 -- of the same owner may have a longer lease), and a missing lock is never re-created.
 -- Reply: an array with, per key in order, 1 = renewed, 0 = the owner's field is gone,
 --        2 = the key holds another type.
-local ttl_ms = tonumber(ARGV[1])
 local renewed, extended = {}, {}
 for i, lock_key in ipairs(KEYS) do
   local held = redis.pcall('hexists', lock_key, ARGV[i + 1])
   if held == 1 then
-    if redis.call('pttl', lock_key) < ttl_ms then
-      redis.call('pexpire', lock_key, ARGV[1])
+    if extend_ttl(lock_key, ARGV[1]) then
       extended[#extended + 1] = lock_key
     end
     renewed[i] = 1

@@ -36,8 +36,7 @@ for pair = 1, #KEYS, 2 do
       flags[#flags + 1] = 0
     end
   end
-  if alive and redis.call('pttl', lock_key) < ttl_ms then
-    redis.call('pexpire', lock_key, ARGV[1])
+  if alive and extend_ttl(lock_key, ARGV[1]) then
     extended[#extended + 1] = lock_key
   end
 end

@@ -123,7 +123,7 @@ pub fn unlock(
     Some(1)
 }
 
-/// `lua/lock/renew_batch.lua` (sent by `src/watchdog.rs`) for one key: the owner's field present → the TTL is raised to
+/// `lua/lock/renew_batch.lua` (with `lua/common/extend_ttl.lua`; sent by `src/watchdog.rs`) for one key: the owner's field present → the TTL is raised to
 /// `ttl` (never shortened). Whether it was renewed.
 pub fn renew(r: &mut Redis, field: Field, ttl: i64) -> bool {
     if r.hget(Key::Lock, field).is_none() {

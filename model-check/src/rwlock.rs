@@ -191,7 +191,7 @@ pub fn write_unlock(
     Some(1)
 }
 
-/// `lua/rw/read_renew_batch.lua` (sent by `src/watchdog.rs`) for one reader: its timeout keys get the TTL and the hash lives
+/// `lua/rw/read_renew_batch.lua` (with `lua/common/extend_ttl.lua`; sent by `src/watchdog.rs`) for one reader: its timeout keys get the TTL and the hash lives
 /// at least that long. Whether the field was still there.
 pub fn read_renew(r: &mut Redis, owner: Owner, ttl: i64) -> bool {
     match r.hget(Key::Lock, Field::Holder(owner)) {

@@ -42,8 +42,13 @@ pub const SCRIPTS: &[Script] = &[
     },
     Script {
         path: "lua/lock/renew_batch.lua",
-        fingerprint: 0x837b8fd3d8a7eb1c,
+        fingerprint: 0x95f21959e62d8fbc,
         model: "rlock::renew",
+    },
+    Script {
+        path: "lua/common/extend_ttl.lua",
+        fingerprint: 0x3f52a069321e14fc,
+        model: "rlock::renew, rwlock::read_renew (the hash's TTL raised, never shortened; a key without one gets one)",
     },
     Script {
         path: "lua/fenced/acquire.lua",
@@ -92,7 +97,7 @@ pub const SCRIPTS: &[Script] = &[
     },
     Script {
         path: "lua/rw/read_renew_batch.lua",
-        fingerprint: 0x53d48b3c91cf26ee,
+        fingerprint: 0x89d9af6792b3b5a1,
         model: "rwlock::read_renew",
     },
 ];

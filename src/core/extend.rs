@@ -42,12 +42,19 @@ pub(crate) async fn extend<K: AcquireKind>(
     let Some(need_ms) = client.holds.begin_extend(&turn, lease, until, new_until) else {
         return Err(not_held());
     };
-    // the extension writes the key: where tracking is NOLOOP it reads it again, to stay tracked
-    let track = client.invalidated.no_echo();
-    let inv = script::renewal_of(core.kind).renew(need_ms, &[(&*core.key, vec![&**field])], track);
+    // as a renewal: on the loss watch's own connection, if held keys are tracked for it, reading
+    // the key again after the write, so that it stays tracked
+    let tracker = client.invalidated.tracker();
+    let inv =
+        script::renewal_of(core.kind).renew(need_ms, &[(&*core.key, vec![&**field])], tracker.is_some());
     let (flags, _): (Vec<i64>, _) = client
         .replica_sync
-        .run_tracked(&client.conn, cfg.command_timeout, &core.key, &inv, track)
+        .run(
+            tracker.unwrap_or(&client.conn),
+            cfg.command_timeout,
+            &core.key,
+            &inv,
+        )
         .await?;
     match flags.first() {
         Some(1) => {

@@ -11,7 +11,6 @@ use crate::holds::{LateGrant, Mode, ReleasePlan, Released, Turn};
 use crate::inner::ClientInner;
 use crate::kind::{with_channel, AcquireKind, Ctx, Kind, ReleaseArgs};
 use crate::lease::Lease;
-use crate::lost::LostReason;
 use crate::once::Once;
 use crate::Unlocked;
 use redis::{FromRedisValue, Value};
@@ -176,8 +175,6 @@ impl Releaser {
         self.client
             .holds
             .released(&f.turn, f.lease.as_ref(), &f.plan, f.sent_at, outcome);
-        // the release wrote the key: where that untracked it, the holds left on it are read again
-        self.client.invalidated.wrote(&self.key);
         match &result {
             Ok(u) => {
                 tracing::debug!(key = %self.key, field = %field, kind = self.kind.label(), outcome = ?u, "released")
@@ -206,6 +203,7 @@ impl Releaser {
             self.kind.force_release(&self.ctx(channel, ""))
         });
         let timeout = self.client.config.command_timeout;
+        let forcing = self.client.holds.forcing(&self.key);
         let (r, _): (i64, _) = self
             .client
             .replica_sync
@@ -215,7 +213,7 @@ impl Releaser {
         if r == 1 {
             // only a lock that was really deleted ends this client's holds (a read-side force on
             // a write-locked lock changes nothing)
-            self.client.holds.lose_key(&self.key, LostReason::ForceUnlocked);
+            forcing.deleted(|_| true);
         }
         tracing::info!(key = %self.key, kind = self.kind.label(), deleted = r == 1, "force unlock");
         Ok(r == 1)

@@ -39,7 +39,9 @@ use crate::lease::{after, Lease, Slot};
 use crate::lost::{LeaseState, LostReason};
 
 mod extend;
+mod force;
 mod turn;
+mod watch;
 pub(crate) use turn::Turn;
 
 /// How one hold keeps its key alive.
@@ -130,6 +132,8 @@ struct Table {
     closed: bool,
     /// Turns taken (see [`turn`]).
     turns: usize,
+    /// Keys this client is force-unlocking (see [`force`]).
+    forcing: HashMap<Arc<str>, force::ForceWait>,
 }
 
 impl Table {
@@ -578,168 +582,11 @@ impl Holds {
         }
     }
 
-    /// Ends every epoch on `key` (this client force-unlocked it).
-    pub(crate) fn lose_key(&self, key: &str, reason: LostReason) {
-        self.lose_fields(key, reason, |_| true)
-    }
-
-    /// Ends the epochs on `key` whose field `which` picks (this client force-unlocked part of
-    /// a key that holds several locks: a grouped lock's values).
-    pub(crate) fn lose_fields(&self, key: &str, reason: LostReason, which: impl Fn(&str) -> bool) {
-        let mut t = self.table.lock();
-        let mut fields = Vec::new();
-        if let Some(owners) = t.locks.get(key) {
-            owners.for_each(|r| {
-                if which(r.field()) {
-                    r.lock().end(LeaseState::Lost(reason));
-                    fields.push(r.field().clone());
-                }
-            });
-        }
-        for f in fields {
-            t.tidy(key, &f);
-        }
-    }
-
-    /// Watchdog: the epochs to renew now. Epochs that lapsed are ended and reported.
-    pub(crate) fn renewal_items(&self) -> Vec<RenewalItem> {
-        let mut items = Vec::new();
-        let mut t = self.table.lock();
-        let mut lapsed: Vec<(Arc<str>, Arc<str>)> = Vec::new();
-        for (key, owners) in t.locks.iter() {
-            owners.for_each(|r| {
-                let mut s = r.lock();
-                if !s.open() {
-                    // ended without the table being told (a guard read its lapsed deadline):
-                    // nothing refers to it through the table any more
-                    if !s.busy {
-                        lapsed.push((key.clone(), r.field().clone()));
-                    }
-                    return;
-                }
-                if s.live() {
-                    if s.watchdog > 0 {
-                        items.push(RenewalItem {
-                            key: key.clone(),
-                            field: r.field().clone(),
-                            lease: r.clone(),
-                            renewal: crate::script::renewal_of(s.kind),
-                        });
-                    }
-                } else {
-                    let state = s.state_now();
-                    tracing::warn!(key = %key, field = %r.field(), ?state,
-                        "lock lost: no grant or renewal succeeded before the hold's deadline");
-                    s.end(LeaseState::Held);
-                    lapsed.push((key.clone(), r.field().clone()));
-                }
-            });
-        }
-        for (k, f) in lapsed {
-            t.tidy(&k, &f);
-        }
-        items
-    }
-
-    /// The open epochs on `keys` (on every key: `None`), for the loss watch to re-read. Open,
-    /// not live: reading Redis neither ends an epoch whose deadline passed unobserved nor
-    /// extends one (whoever reads the state next decides), so a renewal answered late can
-    /// still keep it ([`Slot::renewed`](crate::lease::Slot::renewed)).
-    pub(crate) fn live_items(&self, keys: Option<&std::collections::HashSet<Arc<str>>>) -> Vec<RenewalItem> {
-        let t = self.table.lock();
-        let mut items = Vec::new();
-        let mut add = |key: &Arc<str>, owners: &Owners| {
-            owners.for_each(|r| {
-                let s = r.lock();
-                if s.open() {
-                    items.push(RenewalItem {
-                        key: key.clone(),
-                        field: r.field().clone(),
-                        lease: r.clone(),
-                        renewal: crate::script::renewal_of(s.kind),
-                    });
-                }
-            });
-        };
-        match keys {
-            None => t.locks.iter().for_each(|(k, o)| add(k, o)),
-            Some(keys) => {
-                for k in keys {
-                    if let Some((key, owners)) = t.locks.get_key_value(&**k) {
-                        add(key, owners);
-                    }
-                }
-            }
-        }
-        items
-    }
-
     /// Drops the field's record if its epoch has ended and no operation is in flight: a guard
     /// of an ended hold was dropped (its epoch may have ended lazily, when someone read its
     /// lapsed deadline, with nobody holding the table).
     pub(crate) fn forget_ended(&self, key: &str, field: &str) {
         self.table.lock().tidy(key, field);
-    }
-
-    /// Watchdog: `item` was renewed by a request sent at `sent_at`.
-    pub(crate) fn renewed(&self, item: &RenewalItem, sent_at: Instant) {
-        let t = self.table.lock();
-        let Some(r) = t.get(&item.key, &item.field) else {
-            return;
-        };
-        if !Arc::ptr_eq(r, &item.lease) {
-            return;
-        }
-        let mut s = r.lock();
-        // only while the epoch still has watchdog holds: a release in between may have set a
-        // shorter TTL that this renewal's reply must not paper over
-        if s.watchdog > 0 && s.open() {
-            let until = after(sent_at, self.config.trusted_for(self.watchdog_timeout));
-            s.renewed(sent_at, until, LostReason::RenewalFailed);
-        }
-    }
-
-    /// Watchdog: renewal found the owner's field gone (or the key of another type).
-    pub(crate) fn owner_gone(&self, item: &RenewalItem) {
-        let mut t = self.table.lock();
-        item.lease.lock().end(LeaseState::Lost(LostReason::OwnerGone));
-        t.tidy(&item.key, &item.field);
-    }
-
-    /// Loss watch: the owner's field is gone from Redis. A hold whose deadline passed before
-    /// (its lease ran out, no renewal came in time) ended by that deadline, and keeps that
-    /// reason; any other ends as `OwnerGone`. True when this call ended it as `OwnerGone`.
-    pub(crate) fn field_gone(&self, item: &RenewalItem) -> bool {
-        let mut t = self.table.lock();
-        let ended_here = {
-            let mut s = item.lease.lock();
-            let held = s.state_now() == LeaseState::Held;
-            s.end(LeaseState::Lost(LostReason::OwnerGone));
-            held
-        };
-        t.tidy(&item.key, &item.field);
-        ended_here
-    }
-
-    /// Number of fields being renewed by the watchdog.
-    pub(crate) fn renewing(&self) -> usize {
-        let t = self.table.lock();
-        let mut n = 0;
-        for owners in t.locks.values() {
-            owners.for_each(|r| {
-                let s = r.lock();
-                if s.watchdog > 0 && s.open() {
-                    n += 1;
-                }
-            });
-        }
-        n
-    }
-
-    /// Number of (lock, field) records, live or in use (for tests and diagnostics).
-    pub(crate) fn entries(&self) -> usize {
-        let t = self.table.lock();
-        t.locks.values().map(Owners::len).sum()
     }
 
     pub(crate) fn is_closed(&self) -> bool {

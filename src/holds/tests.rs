@@ -376,3 +376,50 @@ async fn a_closed_table_starts_no_acquisition_and_tells_when_nothing_is_in_fligh
     assert!(h.is_idle());
     assert_eq!(h.entries(), 0);
 }
+
+/// The loss watch's view of the field's hold.
+fn item(k: &Arc<str>, f: &Arc<str>, lease: &Arc<Lease>) -> RenewalItem {
+    RenewalItem {
+        key: k.clone(),
+        field: f.clone(),
+        lease: lease.clone(),
+        renewal: crate::script::renewal_of(<crate::kinds::Reentrant as crate::kind::AcquireKind>::INSTANCE),
+    }
+}
+
+#[tokio::test]
+async fn a_hold_found_gone_during_this_clients_force_reports_what_the_force_did() {
+    let h = holds();
+    let (k, f) = names();
+    // the force deleted the key: the loss watch saw it first, the force's reply decides
+    let t = h.turn(&k, &f, &DUMMY).await;
+    let a = grant(&h, &t, Mode::Watchdog, Instant::now(), 30_000, 1);
+    drop(t);
+    let forcing = h.forcing(&k);
+    assert!(
+        !h.field_gone(&item(&k, &f, &a)),
+        "ended by the force's outcome, not here"
+    );
+    assert_eq!(a.state(), LeaseState::Held, "not before the force's reply");
+    forcing.deleted(|_| true);
+    assert_eq!(a.state(), LeaseState::Lost(LostReason::ForceUnlocked));
+    assert_eq!(h.entries(), 0);
+
+    // the force deleted nothing (or failed, or was dropped): the field went for another reason
+    let t = h.turn(&k, &f, &DUMMY).await;
+    let b = grant(&h, &t, Mode::Watchdog, Instant::now(), 30_000, 1);
+    drop(t);
+    let forcing = h.forcing(&k);
+    h.owner_gone(&item(&k, &f, &b));
+    assert_eq!(b.state(), LeaseState::Held);
+    drop(forcing);
+    assert_eq!(b.state(), LeaseState::Lost(LostReason::OwnerGone));
+    assert_eq!(h.entries(), 0);
+
+    // with no force in flight, a field found gone ends at once
+    let t = h.turn(&k, &f, &DUMMY).await;
+    let c = grant(&h, &t, Mode::Watchdog, Instant::now(), 30_000, 1);
+    drop(t);
+    assert!(h.field_gone(&item(&k, &f, &c)));
+    assert_eq!(c.state(), LeaseState::Lost(LostReason::OwnerGone));
+}

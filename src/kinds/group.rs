@@ -191,7 +191,7 @@ impl Renewal for GroupRenewal {
 lua!(GROUP_ACQUIRE, "group/acquire", with "common/attempt");
 lua!(GROUP_UNLOCK, "group/unlock", with "common/notify");
 lua!(GROUP_FORCE_UNLOCK, "group/force_unlock", with "common/notify");
-lua!(GROUP_RENEW_BATCH, "group/renew_batch");
+lua!(GROUP_RENEW_BATCH, "group/renew_batch", with "common/extend_ttl");
 lua!(GROUP_IS_LOCKED, "group/is_locked");
 lua!(GROUP_HOLD_COUNT, "group/hold_count");
 

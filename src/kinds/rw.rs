@@ -437,7 +437,7 @@ impl Renewal for ReadRenewal {
     }
 }
 
-lua!(RW_READ_RENEW_BATCH, "rw/read_renew_batch");
+lua!(RW_READ_RENEW_BATCH, "rw/read_renew_batch", with "common/extend_ttl");
 
 impl super::KindLayout for Read {
     const LAYOUT: &'static Layout = &READ_LAYOUT;

@@ -23,9 +23,10 @@
 //! cut), the watch turns tracking on again on the new connection and reads every hold in one
 //! batched call, so a hold the restart lost is reported within one reconnect.
 //!
-//! On a single server that tracks only the keys a script reads, the command connection tracks the
-//! held keys instead, without the echo of our own writes ([`no_echo`]): a renewal is then neither
-//! pushed back nor read again; what follows is otherwise the same.
+//! On a single server that tracks only the keys a script reads, a connection of the watch's own
+//! tracks the held keys instead, and the renewals go on it, without the echo of its writes
+//! ([`no_echo`]): a renewal is then neither pushed back nor read again; what follows is otherwise
+//! the same.
 //!
 //! This is done on every topology with a RESP3 pub/sub connection: a single server (or a
 //! connection of the caller's own); a Sentinel master, where a move of the master turns
@@ -55,10 +56,12 @@ mod quiet;
 use no_echo::{NoEcho, NotNow};
 use quiet::Quiet;
 
-/// Holds read per pipeline (a `HEXISTS` each).
-const BATCH: usize = 1_000;
+/// Holds read per pipeline (a `HEXISTS` each): a pipeline is written to the connection's buffer
+/// whole, and the buffer keeps the size it grew to for the client's life, so a pipeline is kept
+/// about as large as a renewal call (some 14 KB).
+const BATCH: usize = 200;
 /// Pipelines of one round in flight at once.
-const READS_IN_FLIGHT: usize = 4;
+const READS_IN_FLIGHT: usize = 20;
 /// Changed keys read per round (the rest in the next rounds): what a round holds in memory
 /// stays small when a renewal round of 100,000 holds is pushed back.
 const KEYS_PER_ROUND: usize = READS_IN_FLIGHT * BATCH;
@@ -86,7 +89,7 @@ const TRACKING_CHECK: Duration = Duration::from_secs(1);
 pub(crate) async fn start(
     holds: &Arc<Holds>,
     pubsub: Option<&PubSubConn>,
-    conn: &Connection,
+    opener: Option<&redis::Client>,
     client_id: &str,
     invalidated: &Arc<Invalidated>,
     config: &Config,
@@ -103,16 +106,22 @@ pub(crate) async fn start(
     invalidated.set_active(true);
     // the first round turns tracking on
     invalidated.disconnected();
-    // a single server: its command connection may track without the echo (the first round
+    // a single server: a connection of the watch's own may track without the echo (the probe
     // finds out); Sentinel and cluster connections track on the pub/sub connection
-    let own = match (pubsub, conn) {
-        (PubSubConn::Manager(p), Connection::Manager(_)) => {
-            let own = NoEcho::new(conn.clone(), client_id);
-            let p = Connection::Manager(p.clone());
-            own.probe_at_connect(&p, invalidated, config.command_timeout)
-                .await;
-            Some(own)
-        }
+    let own = match (pubsub, opener) {
+        (PubSubConn::Manager(p), Some(opener)) => match NoEcho::open(opener, client_id, config).await {
+            Ok(own) => {
+                invalidated.set_tracker(own.conn().clone());
+                let p = Connection::Manager(p.clone());
+                own.start_at_connect(&p, invalidated, config.command_timeout)
+                    .await;
+                Some(own)
+            }
+            Err(e) => {
+                tracing::info!(error = %e, "loss detection: no connection of its own (tracking on the pub/sub connection: the renewals are pushed back and read again)");
+                None
+            }
+        },
         _ => None,
     };
     let task = LossWatcher {
@@ -130,8 +139,9 @@ pub(crate) async fn start(
 
 struct LossWatcher {
     holds: Weak<Holds>,
-    /// Tracking on the command connection, without the echo of our own writes ([`no_echo`]),
-    /// unless the server was found not to do it; `None`: on the pub/sub connection.
+    /// Tracking on a connection of the watch's own, without the echo of its writes
+    /// ([`no_echo`]), unless the server was found not to do it; `None`: on the pub/sub
+    /// connection.
     own: Option<NoEcho>,
     /// A hold read after a reported change whose key has a TTL below this (shorter than any our
     /// renewals leave: the watchdog timeout less one renewal period) is read again when that TTL
@@ -157,7 +167,7 @@ enum Round {
 }
 
 impl LossWatcher {
-    /// The command connection's tracking, unless the server was found not to do it.
+    /// The own connection's tracking, unless the server was found not to do it.
     fn active_own(&self) -> Option<&NoEcho> {
         self.own.as_ref().filter(|o| !o.given_up())
     }
@@ -168,8 +178,8 @@ impl LossWatcher {
         let mut expiries: BTreeMap<Instant, Vec<Arc<str>>> = BTreeMap::new();
         let mut deferred: BTreeMap<Instant, Vec<Arc<str>>> = BTreeMap::new();
         let mut last_read = Instant::now();
-        // a cluster's client may replace a node's connection, and the command connection (when
-        // it tracks) reconnects, without a word: tracking is checked while holds are held
+        // a cluster's client may replace a node's connection, and the watch's own connection
+        // (when it tracks) reconnects, without a word: tracking is checked while holds are held
         let mut check_tracking =
             self.own.is_some() || self.pubsub.tracking_conn().is_some_and(|c| c.is_cluster());
         let mut next_check = Instant::now() + TRACKING_CHECK;
@@ -217,7 +227,7 @@ impl LossWatcher {
             if check_tracking && Instant::now() >= next_check {
                 next_check = Instant::now() + TRACKING_CHECK;
                 if holds.entries() > 0 {
-                    check_tracking = self.check_tracking(holds.entries()).await;
+                    check_tracking = self.check_tracking(&holds).await;
                 }
             }
             let mut pending = self.invalidated.take(KEYS_PER_ROUND);
@@ -406,14 +416,17 @@ impl LossWatcher {
     /// this client's connection to it; where it is off, tracking is turned on again on every
     /// master and every hold read (which also covers a read that raced a replacement). Returns
     /// false when the servers refuse the question (ACL, or a server before 6.2): replacements
-    /// are then noticed by renewal only. Where the command connection tracks (no echo), it is
+    /// are then noticed by renewal only. Where the watch's own connection tracks (no echo), it is
     /// asked the same of its redirect, and the server's tracking table is looked at: once it is
-    /// full (`holds` the client's hold entries), the pub/sub connection tracks instead, where
-    /// evictions are pushed.
-    async fn check_tracking(&self, holds: usize) -> bool {
+    /// full, the pub/sub connection tracks instead, where evictions are pushed.
+    async fn check_tracking(&self, holds: &Holds) -> bool {
         if let Some(own) = self.active_own() {
+            // the keys that must be tracked: those of live holds, but the ones not read yet
+            // (they wait in `invalidated`; this task is the only reader). Counted after the
+            // server's count, so a hold taken or released meanwhile errs towards "not short".
+            let expected = || holds.live_keys().saturating_sub(self.invalidated.pending_keys());
             return match own.tracks(self.command_timeout).await {
-                Ok(true) if own.table_full(holds, self.command_timeout).await == Some(true) => {
+                Ok(true) if own.table_full(expected, self.command_timeout).await == Some(true) => {
                     own.give_up("the server's tracking table is full: an eviction a read of this client's causes is not pushed to it (NOLOOP)", self.command_timeout).await;
                     self.invalidated.set_no_echo(false);
                     self.invalidated.disconnected();
@@ -421,7 +434,7 @@ impl LossWatcher {
                 }
                 Ok(true) => true,
                 Ok(false) => {
-                    tracing::debug!("loss detection: the command connection no longer tracks into the pub/sub connection (one of them reconnected): tracking on again, reading every hold");
+                    tracing::debug!("loss detection: the watch's own connection no longer tracks into the pub/sub connection (one of them reconnected): tracking on again, reading every hold");
                     self.invalidated.disconnected();
                     true
                 }
@@ -489,12 +502,7 @@ impl LossWatcher {
     async fn read(&self, conn: &Connection, holds: &Holds, chunk: &[RenewalItem], ttls: bool) -> Read {
         let mut pipe = redis::pipe();
         pipe.ignore_errors();
-        // tracking on the command connection is OPTIN: each read is to be tracked
-        let caching = self.invalidated.no_echo() && self.active_own().is_some();
         for it in chunk {
-            if caching {
-                pipe.cmd("CLIENT").arg("CACHING").arg("YES").ignore();
-            }
             it.renewal.presence(&mut pipe, &it.key, &it.field);
         }
         // (a key with two holds of this client is asked once)

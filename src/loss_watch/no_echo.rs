@@ -1,31 +1,31 @@
 //! Tracking without the echo of our own writes, where the server does it.
 //!
-//! The server tracks held keys for the **command connection**, which renews, re-enters and
-//! releases them, with `CLIENT TRACKING ON REDIRECT <pub/sub connection> NOLOOP OPTIN`: its
-//! pushes go to the pub/sub connection (where the hub reads them), a change made by the command
-//! connection itself is not pushed at all, and only the reads of a call that `CLIENT CACHING YES`
-//! goes before are tracked: the watch's reads of held keys and the renewals, never a request
-//! latch an acquire script checks, a lock someone else holds, or an application's own reads on
-//! the client's connection. A renewal then costs no push and no read, where the
-//! tracking of the pub/sub connection pushes every renewed key back and the watch reads it again.
+//! The watch opens a connection of its own, the **tracker**, which renews and extends held keys
+//! and reads them (nothing else is sent on it), with `CLIENT TRACKING ON REDIRECT <pub/sub
+//! connection> NOLOOP`: its pushes go to the pub/sub connection (where the hub reads them), and a
+//! change the tracker makes itself is not pushed at all. Every read on it is tracked, so no
+//! `CLIENT CACHING` goes with any call; the application's reads and the acquire scripts (which
+//! read request latches and locks others hold) go on the command connection, which does not
+//! track. A renewal then costs no push and no read, where the tracking of the pub/sub connection
+//! pushes every renewed key back and the watch reads it again. The command connection's own writes
+//! to held keys (a re-entry, a release that leaves holds) are pushed, as any other client's are,
+//! and read again.
 //!
-//! A write untracks the key it changes even when it is not pushed, so whatever writes a held key
-//! reads it again: the renewal scripts (and a lease extension) end with one `EXISTS` of the keys
-//! they extended, and the watch reads a key again after the client's other writes (a grant, a
-//! release).
+//! A write untracks the key it changes even when it is not pushed, so the renewal scripts (and a
+//! lease extension) end with one `EXISTS` of the keys they extended.
 //!
 //! Chosen by what the server does, once, at connect: a probe (`lua/common/tracking_probe.lua`, on the pub/sub
 //! connection before it tracks anything else) must show a key that a script of the tracking
 //! connection wrote and then read still pushed when another connection changes it, and a key the
 //! script declared without reading it not tracked: a server that tracks every key a script
-//! declares (Redis before 7.2) would track every channel name and request latch our scripts
-//! declare on the command connection, and push each one's changes. Then tracking with `REDIRECT`
-//! and `NOLOOP` must be accepted, and `CLIENT TRACKINGINFO` must say so. Otherwise (such a server,
-//! an ACL that refuses `CLIENT ID`, `CLIENT TRACKINGINFO` or the probe keys, a proxy), the pub/sub
-//! connection tracks as before. Tracking lives and dies with a connection, and the command
-//! connection reconnects on its own: while holds are held, `CLIENT TRACKINGINFO` is asked once a
-//! second whether it still tracks into the pub/sub connection it was turned on for; if not,
-//! tracking is turned on again and every hold read.
+//! declares (Redis before 7.2) would track every key our renewal scripts declare. Then tracking
+//! with `REDIRECT` and `NOLOOP` must be accepted, and `CLIENT TRACKINGINFO` must say so.
+//! Otherwise (such a server, an ACL that refuses `CLIENT ID`, `CLIENT TRACKINGINFO` or the probe
+//! keys, a proxy), the pub/sub connection tracks as before and the renewals go on the command
+//! connection. Tracking lives and dies with a connection, and the tracker reconnects on its own:
+//! while holds are held, `CLIENT TRACKINGINFO` is asked once a second whether it still tracks
+//! into the pub/sub connection it was turned on for; if not, tracking is turned on again and
+//! every hold read.
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -42,7 +42,7 @@ const PROBE_TTL_MS: u64 = 10_000;
 /// How long the probe waits for its push at most.
 const PROBE_WAIT: Duration = Duration::from_secs(1);
 
-/// The command connection's tracking.
+/// The tracker: a connection of the loss watch's own, and its tracking.
 pub(super) struct NoEcho {
     conn: Connection,
     /// The probe's keys: the one its script reads, the one it only declares.
@@ -68,7 +68,23 @@ pub(super) enum NotNow {
 }
 
 impl NoEcho {
-    pub(super) fn new(conn: Connection, client_id: &str) -> NoEcho {
+    /// Opens the tracker from the client the command connection was opened from.
+    pub(super) async fn open(
+        opener: &redis::Client,
+        client_id: &str,
+        config: &crate::config::Config,
+    ) -> crate::Result<NoEcho> {
+        // (the manager retries a first connection that fails: bounded by the connect timeout)
+        let conn = tokio::time::timeout(
+            config.connect_timeout,
+            opener.get_connection_manager_with_config(config.manager_config()),
+        )
+        .await
+        .map_err(|_| Error::CommandTimeout(config.connect_timeout))??;
+        Ok(NoEcho::new(Connection::Manager(conn), client_id))
+    }
+
+    fn new(conn: Connection, client_id: &str) -> NoEcho {
         NoEcho {
             conn,
             probe_keys: [1, 2].map(|n| format!("redisson_lock_probe:{{{client_id}}}:{n}")),
@@ -80,7 +96,7 @@ impl NoEcho {
         }
     }
 
-    /// The connection held keys are read on, so that they are tracked for it.
+    /// The tracker: held keys are renewed and read on it, so that they are tracked for it.
     pub(super) fn conn(&self) -> &Connection {
         &self.conn
     }
@@ -90,8 +106,8 @@ impl NoEcho {
         self.given_up.load(Ordering::SeqCst)
     }
 
-    /// Gives up for good (the pub/sub connection tracks from now on); the command connection's
-    /// tracking is turned off, so that it pushes nothing more.
+    /// Gives up for good (the pub/sub connection tracks from now on); the tracker's tracking is
+    /// turned off, so that it pushes nothing more.
     pub(super) async fn give_up(&self, why: &str, timeout: Duration) {
         self.given_up.store(true, Ordering::SeqCst);
         tracing::info!(why, "loss detection: tracking on the pub/sub connection (the renewals are pushed back and read again)");
@@ -102,25 +118,26 @@ impl NoEcho {
         }
     }
 
-    /// The probe, at connect: what the server does decides before the client is handed out. A
-    /// probe that could not run (a call failed) runs again when tracking is first turned on.
-    pub(super) async fn probe_at_connect(
+    /// At connect, so that the client is handed out on the path it will take: the probe, then
+    /// tracking on for the tracker. A call that failed (not a refusal) is tried again by the
+    /// watch's first round.
+    pub(super) async fn start_at_connect(
         &self,
         pubsub: &Connection,
         invalidated: &Invalidated,
         timeout: Duration,
     ) {
-        match self.probe(pubsub, invalidated, timeout).await {
-            Ok(()) => self.probed.store(true, Ordering::SeqCst),
+        match self.on(pubsub, invalidated, timeout).await {
+            Ok(()) => invalidated.set_no_echo(true),
             Err(NotNow::Unsupported(why)) => self.give_up(&why, timeout).await,
             Err(NotNow::Failed(e)) => {
-                tracing::debug!(error = %e, "loss detection: the tracking probe failed; trying again with tracking")
+                tracing::debug!(error = %e, "loss detection: tracking without the echo could not be set up at connect; trying again in the first round")
             }
         }
     }
 
-    /// Turns tracking on for the command connection, redirected to `pubsub` (the pub/sub
-    /// connection); the first time, the probe shows that the server does it.
+    /// Turns tracking on for the tracker, redirected to `pubsub` (the pub/sub connection); the
+    /// first time, the probe shows that the server does it.
     pub(super) async fn on(
         &self,
         pubsub: &Connection,
@@ -133,12 +150,7 @@ impl NoEcho {
         }
         let id = pubsub_id(pubsub, timeout).await?;
         let mut on = redis::cmd("CLIENT");
-        on.arg("TRACKING")
-            .arg("ON")
-            .arg("REDIRECT")
-            .arg(id)
-            .arg("NOLOOP")
-            .arg("OPTIN");
+        on.arg("TRACKING").arg("ON").arg("REDIRECT").arg(id).arg("NOLOOP");
         match script::cmd::<Value>(&self.conn, timeout, "", &on).await {
             Ok(Value::Okay) => {}
             Ok(other) => {
@@ -146,7 +158,7 @@ impl NoEcho {
                     "CLIENT TRACKING ON REDIRECT answered {other:?}"
                 )))
             }
-            Err(e) => return Err(classify("CLIENT TRACKING ON REDIRECT ... NOLOOP OPTIN", e)),
+            Err(e) => return Err(classify("CLIENT TRACKING ON REDIRECT ... NOLOOP", e)),
         }
         self.redirect.store(id, Ordering::SeqCst);
         if !self.tracks(timeout).await? {
@@ -155,13 +167,13 @@ impl NoEcho {
             ));
         }
         tracing::debug!(
-            "loss detection: tracking on the command connection, without the echo of our own writes"
+            "loss detection: tracking on the watch's own connection, without the echo of its writes"
         );
         Ok(())
     }
 
-    /// Whether the command connection still tracks into the pub/sub connection it was turned
-    /// on for (it does not after either reconnected).
+    /// Whether the tracker still tracks into the pub/sub connection it was turned on for (it
+    /// does not after either reconnected).
     pub(super) async fn tracks(&self, timeout: Duration) -> std::result::Result<bool, NotNow> {
         let mut info = redis::cmd("CLIENT");
         info.arg("TRACKINGINFO");
@@ -175,10 +187,14 @@ impl NoEcho {
     /// Whether the server's tracking table has been dropping keys for reads of this
     /// connection's own: such a drop counts as this connection's change, so `NOLOOP` keeps it
     /// from being pushed, and the key is no longer watched. Told by the table holding fewer keys
-    /// (`INFO stats`' `tracking_total_keys`) than this client has holds at two checks in a row (a
-    /// new hold's key is tracked within milliseconds; `holds` may count a key twice, which errs
-    /// on the safe side). `None` when `INFO` is refused (then it is not asked again) or failed.
-    pub(super) async fn table_full(&self, holds: usize, timeout: Duration) -> Option<bool> {
+    /// (`INFO stats`' `tracking_total_keys`) than `expected()`, the held keys the watch has read
+    /// (counted after the server's count), at two checks in a row. `None` when `INFO` is refused
+    /// (then it is not asked again) or failed.
+    pub(super) async fn table_full(
+        &self,
+        expected: impl FnOnce() -> usize,
+        timeout: Duration,
+    ) -> Option<bool> {
         if self.info_refused.load(Ordering::SeqCst) {
             return None;
         }
@@ -201,7 +217,7 @@ impl NoEcho {
             .lines()
             .find_map(|l| l.strip_prefix("tracking_total_keys:"))
             .and_then(|n| n.trim().parse().ok())?;
-        let short = if tracked < holds as u64 {
+        let short = if tracked < expected() as u64 {
             self.short_checks.fetch_add(1, Ordering::SeqCst) + 1
         } else {
             self.short_checks.store(0, Ordering::SeqCst);
@@ -212,7 +228,7 @@ impl NoEcho {
 
     /// Shows on the pub/sub connection (which reads nothing else yet, so the tracking entries
     /// are the probe's alone) what the server does: with `NOLOOP` tracking on, it runs the probe
-    /// script; the command connection then writes both probe keys, and the push of the read key
+    /// script; the tracker then writes both probe keys, and the push of the read key
     /// must come, the other's not before it. Tracking is turned off again.
     async fn probe(
         &self,
@@ -221,10 +237,10 @@ impl NoEcho {
         timeout: Duration,
     ) -> std::result::Result<(), NotNow> {
         let mut on = redis::cmd("CLIENT");
-        on.arg("TRACKING").arg("ON").arg("NOLOOP").arg("OPTIN");
+        on.arg("TRACKING").arg("ON").arg("NOLOOP");
         script::cmd::<Value>(pubsub, timeout, "", &on)
             .await
-            .map_err(|e| classify("CLIENT TRACKING ON NOLOOP OPTIN", e))?;
+            .map_err(|e| classify("CLIENT TRACKING ON NOLOOP", e))?;
         let outcome = self.probe_keys(pubsub, invalidated, timeout).await;
         let mut off = redis::cmd("CLIENT");
         off.arg("TRACKING").arg("OFF");
@@ -243,7 +259,7 @@ impl NoEcho {
         let [read, unread] = &self.probe_keys;
         let mut inv = script::TRACKING_PROBE.prepare_invoke();
         inv.key(read).key(unread).arg(PROBE_TTL_MS);
-        script::run_tracked::<Value>(pubsub, timeout, read, &inv, true)
+        script::run::<Value>(pubsub, timeout, read, &inv)
             .await
             .map_err(|e| classify("the tracking probe's script", e))?;
         // the unread key first: its push, if the server sends one, comes before the other's

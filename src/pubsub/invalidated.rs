@@ -9,8 +9,9 @@
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
+use crate::conn::Connection;
 use crate::primitives::{Mutex, Notify};
 
 /// What the loss watch has to look at.
@@ -39,11 +40,13 @@ impl Pending {
 pub(crate) struct Invalidated {
     /// A loss watch runs: collect.
     active: AtomicBool,
-    /// The server tracks held keys for the command connection, with `NOLOOP` (see
-    /// `loss_watch`): our own writes are not pushed back, but each untracks the key it
-    /// changes, so whoever writes a held key must have it read again (the renewals read the
-    /// keys they renew in their own script).
+    /// The server tracks held keys for the loss watch's own connection, with `NOLOOP` (see
+    /// `loss_watch`): the renewals and lease extensions sent on it are not pushed back, and
+    /// they read the keys they write in their own script, which keeps them tracked.
     no_echo: AtomicBool,
+    /// That connection, once opened: nothing but the renewals, the lease extensions and the
+    /// watch's reads of held keys is sent on it.
+    tracker: OnceLock<Connection>,
     pending: Mutex<Pending>,
     wake: Notify,
 }
@@ -67,10 +70,22 @@ impl Invalidated {
         self.active.load(Ordering::SeqCst)
     }
 
-    /// Whether held keys are tracked for the command connection with `NOLOOP` (our own writes
-    /// untrack them silently: see the field).
+    /// Whether held keys are tracked for the loss watch's own connection with `NOLOOP` (see the
+    /// field).
     pub(crate) fn no_echo(&self) -> bool {
         self.is_active() && self.no_echo.load(Ordering::SeqCst)
+    }
+
+    /// The connection that renews and extends held keys: the loss watch's own while held keys
+    /// are tracked for it (its writes are then not pushed back), else `None` (the command
+    /// connection).
+    pub(crate) fn tracker(&self) -> Option<&Connection> {
+        self.tracker.get().filter(|_| self.no_echo())
+    }
+
+    /// The loss watch's own connection (set once, when the client is built).
+    pub(crate) fn set_tracker(&self, conn: Connection) {
+        let _ = self.tracker.set(conn);
     }
 
     /// How a lost hold is learnt now.
@@ -86,12 +101,9 @@ impl Invalidated {
         self.no_echo.store(on, Ordering::SeqCst);
     }
 
-    /// A write of our own changed `key` (a release that left holds, a lease extension, a
-    /// downgrade): where it untracked the key ([`no_echo`](Self::no_echo)), it is read again.
-    pub(crate) fn wrote(&self, key: &Arc<str>) {
-        if self.no_echo() {
-            self.key(key);
-        }
+    /// How many keys wait to be read.
+    pub(crate) fn pending_keys(&self) -> usize {
+        self.pending.lock().keys.len()
     }
 
     /// Whether `key` is reported changed and not taken yet (the tracking probe's key).

@@ -439,8 +439,8 @@ impl Bench {
             "Cost of holding {} locks (one client, one owner, watchdog mode with `lock_watchdog_timeout` = {}: renewal \
              every {}), each mode on an empty server in turn. Commands/s = what the client sends (EVALSHA, EVAL, \
              (UN)SUBSCRIBE, CLIENT, PING, latch DEL, and the loss watch's pipelined `HEXISTS`, one per hold read, \
-             and `PTTL`, one per key read after a reported change: `HEXISTS` − `PEXPIRE` and `PTTL` − `PEXPIRE`, as \
-             the renewal script runs one of each per renewed key; INFO commandstats deltas, the \
+             and `PTTL`, one per key read after a reported change: `HEXISTS` − `PEXPIRE` and `PTTL` (− `PEXPIRE` where the server has no `PEXPIRE ... GT`), as \
+             the renewal script runs one `HEXISTS` and one `PEXPIRE` per renewed key; INFO commandstats deltas, the \
              scripts' own commands excluded) over {} after one period; server output = INFO `total_net_output_bytes` over the same window (the \
              invalidation pushes are there); heap = live heap bytes after − before acquiring, per lock, its low and high over the window, as in section 4; \
              server memory = INFO `used_memory`, same; tracking table = INFO `tracking_total_keys` / `_items` / \
@@ -519,8 +519,8 @@ impl Bench {
         let _ = writeln!(
             md,
             "\nMeanwhile the Tracking client's loss watch read {:.4} holds per Tracking operation (pipelined `HEXISTS` on \
-             its pub/sub connection, from INFO commandstats: `HEXISTS` − the unlock script's (one per `PUBLISH`) − the \
-             renewal script's (one per `PTTL`); a hold still held when the 10 ms gathering window after its \
+             its tracking connection, from INFO commandstats: `HEXISTS` − the unlock script's (one per `PUBLISH`) − the \
+             renewal script's (one per renewed key: `PEXPIRE` − `HINCRBY`, as every grant extends its key once); a hold still held when the 10 ms gathering window after its \
              acquisition ends is read, and its key is then tracked, so its release is pushed too).\n",
             rt("tracking_holds_read_per_op").0
         );
@@ -590,11 +590,13 @@ impl Bench {
         ren.shutdown().await.unwrap();
         // what the Tracking client's watch read meanwhile: its pipelined HEXISTS. The others
         // run in scripts: the unlock script's (one per full release, which publishes once) and
-        // the renewal script's (one PTTL each); acquire.lua finds the key free before HEXISTS.
+        // the renewal script's (one per renewed key, which gets a PEXPIRE, as every grant does
+        // with its HINCRBY); acquire.lua finds the key free before HEXISTS.
         let cd = stats_delta(&c0, &c1);
         let g = |k: &str| cd.get(k).copied().unwrap_or(0);
         let tracking_ops = 2 * s.lat_rounds * s.lat_iters;
-        let reads = g("hexists").saturating_sub(g("pttl") + g("publish"));
+        let renewed = g("pexpire").saturating_sub(g("hincrby"));
+        let reads = g("hexists").saturating_sub(renewed + g("publish"));
         let reads_per_op = reads as f64 / tracking_ops as f64;
         let mut ratios = Vec::new();
         for (op, _, _) in ops {
@@ -710,10 +712,12 @@ impl Bench {
         let d = stats_delta(&c0, &c1);
         let g = |k: &str| d.get(k).copied().unwrap_or(0);
         // the watch reads holds with pipelined `HEXISTS` (one per hold) and, after a reported
-        // change, `PTTL` (one per key); the renewal script runs one `HEXISTS`, one `PTTL` and one
-        // `PEXPIRE` per renewed key (and nothing else here writes with PEXPIRE)
+        // change, `PTTL` (one per key); the renewal script runs one `HEXISTS` and one `PEXPIRE`
+        // per renewed key (and nothing else here writes with PEXPIRE), and a `PTTL` before each
+        // where the server has no `PEXPIRE ... GT`
         let reads = g("hexists").saturating_sub(g("pexpire"));
-        let ttl_reads = g("pttl").saturating_sub(g("pexpire"));
+        let renewal_ttls = if pexpire_gt(&mut a).await { 0 } else { g("pexpire") };
+        let ttl_reads = g("pttl").saturating_sub(renewal_ttls);
         let client_cmds = top_level_calls(&d, false)
             + reads
             + ttl_reads
@@ -749,4 +753,16 @@ impl Bench {
             "tracking_prefixes": prefixes, "tracking_connections": tc1 - tc0,
         })
     }
+}
+
+/// Whether the server takes `PEXPIRE key ms GT` (Redis 7.0+): the renewal script then needs no
+/// `PTTL` before it.
+async fn pexpire_gt(conn: &mut redis::aio::ConnectionManager) -> bool {
+    redis::cmd("PEXPIRE")
+        .arg("bench:pexpire-gt-probe")
+        .arg(1)
+        .arg("GT")
+        .query_async::<i64>(conn)
+        .await
+        .is_ok()
 }

@@ -107,15 +107,19 @@ impl Bench {
             };
             let ours_r = rr("ours", "floor");
             // client CPU per op, ours over the floor's, paired per repeat
-            let cpu_ratio = |k: &str, base: &str| -> f64 {
+            // (median, min, max, repeats)
+            let cpu_ratio = |k: &str, base: &str| -> (f64, f64, f64, usize) {
                 let per = |name: &str| -> Vec<f64> {
                     cpu.get(c)
                         .and_then(|m| m.get(name))
                         .map(|v| v.iter().map(|x| x.0).collect())
                         .unwrap_or_default()
                 };
-                paired(&per(k), &per(base)).0
+                let (a, b) = (per(k), per(base));
+                let (med, lo, hi) = paired(&a, &b);
+                (med, lo, hi, a.len().min(b.len()))
             };
+            let cpu_r = cpu_ratio("ours", "floor");
             let _ = writeln!(
                 md,
                 "| {c} | {:.0} | {:.0} | {} | ≥ 0.9× — {} | {} | {:.0} | {} | {} | {} | {} |",
@@ -157,7 +161,10 @@ impl Bench {
                     "ratio_ours_vs_redisson": if m.contains_key("redisson") { rr("ours", "redisson").0 } else { f64::NAN },
                     "ratio_redisson_vs_floor": if m.contains_key("redisson") { rr("redisson", "floor").0 } else { f64::NAN },
                     "ratio_floor_del_vs_floor": rr("floor_del", "floor").0,
-                    "ratio_client_cpu_ours_vs_floor": cpu_ratio("ours", "floor"),
+                    "ratio_client_cpu_ours_vs_floor": cpu_r.0,
+                    "ratio_client_cpu_ours_vs_floor_min": cpu_r.1,
+                    "ratio_client_cpu_ours_vs_floor_max": cpu_r.2,
+                    "ratio_client_cpu_repeats": cpu_r.3,
                     "cpu": cpu_c,
                 }),
             );

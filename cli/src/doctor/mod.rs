@@ -154,6 +154,16 @@ pub(crate) async fn doctor(target: &Target, out: &Out, args: DoctorArgs) -> Resu
         })
         .collect();
 
+    // the loss signal's path, asked of a lock client connected as a service's would be (its
+    // set-up writes and deletes a probe key, `redisson_lock_probe:{<client id>}:*`)
+    let path = match target.connect(true).await {
+        Ok(session) => {
+            let path = session.client.stats().loss_signal;
+            let _ = session.client.shutdown().await;
+            Ok(path)
+        }
+        Err(e) => Err(e.0),
+    };
     let checks = vec![
         server[0].clone(),
         server[1].clone(),
@@ -163,7 +173,7 @@ pub(crate) async fn doctor(target: &Target, out: &Out, args: DoctorArgs) -> Resu
         d.one_address(&topology).await,
         d.round_trip().await,
         d.clock().await,
-        d.loss_detection().await,
+        d.loss_detection(path).await,
         server[4].clone(),
         d.features().await,
         d.acl(&args, url_user.as_deref()).await,

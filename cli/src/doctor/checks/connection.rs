@@ -3,6 +3,8 @@
 
 use std::time::{Duration, Instant};
 
+use redisson_lock::LossSignal;
+
 use super::{is_noperm, reason, Doctor, Refused};
 use crate::doctor::{check, skipped, Check, Status};
 use crate::now_ms;
@@ -44,8 +46,9 @@ impl Doctor {
     }
 
     /// How soon a client learns that a lock it holds is gone: within about one round trip where
-    /// the server allows `CLIENT TRACKING` (Redis 6+), else at the next renewal.
-    pub(in crate::doctor) async fn loss_detection(&mut self) -> Check {
+    /// the server allows `CLIENT TRACKING` (Redis 6+), else at the next renewal; and `path`, what
+    /// a lock client connected here takes (or why none could be connected).
+    pub(in crate::doctor) async fn loss_detection(&mut self, path: Result<LossSignal, String>) -> Check {
         const NAME: &str = "loss-detection";
         const RENEWAL: &str =
             "a lost lock is reported through lost() at the next renewal (within lock_watchdog_timeout / 3)";
@@ -62,11 +65,29 @@ impl Doctor {
                     .query_async(&mut self.conn)
                     .await;
                 drop(off); // only this probe's connection was tracking
-                check(
-                    NAME,
-                    Status::Ok,
-                    "tracking: a deleted, flushed, expired or force-unlocked lock is reported through lost() within about one round trip",
-                )
+                const TRACKING: &str = "tracking: a deleted, flushed, expired or force-unlocked lock is reported through lost() within about one round trip";
+                match path {
+                    Ok(LossSignal::TrackingWithoutEcho) => check(
+                        NAME,
+                        Status::Ok,
+                        format!("{TRACKING}, without the echo of the client's own renewals (a connection of the loss watch's own tracks the held keys: one more connection per client)"),
+                    ),
+                    Ok(LossSignal::Renewal) => check(
+                        NAME,
+                        Status::Warn,
+                        format!("CLIENT TRACKING is allowed, but a lock client connected here runs renewal only (no RESP3 pub/sub connection): {RENEWAL}"),
+                    ),
+                    Ok(_) => check(
+                        NAME,
+                        Status::Ok,
+                        format!("{TRACKING}; each renewal is pushed back and read again (on a single Redis 7.2+ or Valkey, with +client|id +client|trackinginfo, a connection of the client's own tracks without that echo)"),
+                    ),
+                    Err(why) => check(
+                        NAME,
+                        Status::Ok,
+                        format!("{TRACKING} (the path a lock client takes is not known: connecting one failed: {why})"),
+                    ),
+                }
             }
             Err(e) if is_noperm(&e) => check(
                 NAME,
