@@ -383,7 +383,7 @@ fn item(k: &Arc<str>, f: &Arc<str>, lease: &Arc<Lease>) -> RenewalItem {
         key: k.clone(),
         field: f.clone(),
         lease: lease.clone(),
-        renewal: crate::script::renewal_of(<crate::kinds::Reentrant as crate::kind::AcquireKind>::INSTANCE),
+        renewal: crate::script::renewal_of(&DUMMY),
     }
 }
 
