@@ -372,7 +372,10 @@ impl ClientBuilder {
                 )
                 .await?;
                 (
-                    Connection::Sentinel(crate::sentinel::SentinelConnection(link.clone())),
+                    Connection::Sentinel(crate::sentinel::SentinelConnection::new(
+                        link.clone(),
+                        crate::sentinel::Role::Commands,
+                    )),
                     Some(PubSubConn::Sentinel(link)),
                     None,
                 )

@@ -1,8 +1,9 @@
 //! Redis Sentinel: the master of a named service, followed across failovers.
 //!
 //! A [`SentinelLink`] asks the sentinels for the master of the service, keeps one reconnecting
-//! command connection and one RESP3 pub/sub connection to it, and moves both to the new master
-//! when the topology changes. It learns of a change in three ways:
+//! command connection and one RESP3 pub/sub connection to it (and, where the loss watch tracks
+//! without the echo, the watch's own connection, opened on first use), and moves them all to
+//! the new master when the topology changes. It learns of a change in three ways:
 //!
 //! * a reply that says the node is no longer a usable master: `READONLY` (a demoted master or a
 //!   replica), `MASTERDOWN` (a replica that lost its master) or `LOADING` (a restarted node still
@@ -63,8 +64,22 @@ impl std::fmt::Debug for SentinelSpec {
 struct Bound {
     generation: u64,
     addr: String,
+    /// What the connections are opened from (the tracker is opened when first used).
+    client: redis::Client,
     commands: ConnectionManager,
     pubsub: Option<ConnectionManager>,
+    /// The loss watch's own connection to this master (see [`Role::Tracker`]), once used.
+    tracker: Option<ConnectionManager>,
+}
+
+/// Which of the master's connections a [`SentinelConnection`] sends on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// The command connection.
+    Commands,
+    /// The loss watch's own connection, where held keys are renewed and read so that they are
+    /// tracked for it alone; opened on each master when first used.
+    Tracker,
 }
 
 /// Where a link delivers what the master's pub/sub connection pushes (the client's pub/sub
@@ -136,6 +151,63 @@ impl SentinelLink {
     /// The address of the master in use (for diagnostics and tests).
     pub(crate) fn master_addr(&self) -> String {
         self.bound.lock().addr.clone()
+    }
+
+    /// How many times the link has moved to another master (every connection of one
+    /// generation is to the same master).
+    pub(crate) fn generation(&self) -> u64 {
+        self.bound.lock().generation
+    }
+
+    /// The current master's pub/sub connection with its generation, read together.
+    pub(crate) fn pubsub_at(&self) -> Option<(u64, ConnectionManager)> {
+        let b = self.bound.lock();
+        Some((b.generation, b.pubsub.clone()?))
+    }
+
+    /// The tracker of generation `generation`, opened there if need be; `None` once the link
+    /// has moved on.
+    pub(crate) async fn tracker_at(&self, generation: u64) -> RedisResult<Option<ConnectionManager>> {
+        let bound = self.current();
+        if bound.generation != generation {
+            return Ok(None);
+        }
+        self.conn_of(&bound, Role::Tracker).await.map(Some)
+    }
+
+    /// Closes the current master's tracker (the loss watch tracks on the pub/sub connection
+    /// from now on, so nothing opens it again).
+    pub(crate) fn drop_tracker(&self) {
+        self.bound.lock().tracker = None;
+    }
+
+    /// `bound`'s connection for `role`; the tracker is opened on first use, once per master.
+    async fn conn_of(&self, bound: &Bound, role: Role) -> RedisResult<ConnectionManager> {
+        match (role, &bound.tracker) {
+            (Role::Commands, _) => Ok(bound.commands.clone()),
+            (Role::Tracker, Some(t)) => Ok(t.clone()),
+            (Role::Tracker, None) => {
+                let opened = tokio::time::timeout(
+                    self.config.connect_timeout,
+                    bound
+                        .client
+                        .get_connection_manager_with_config(self.config.manager_config()),
+                )
+                .await
+                .map_err(|_| {
+                    redis::RedisError::from((
+                        redis::ErrorKind::Io,
+                        "connecting the loss watch's own connection to the master timed out",
+                    ))
+                })??;
+                let mut b = self.bound.lock();
+                if b.generation != bound.generation {
+                    // the master moved meanwhile: this connection is to the old one
+                    return Ok(opened);
+                }
+                Ok(b.tracker.get_or_insert(opened).clone())
+            }
+        }
     }
 
     /// Asks the sentinels for the master and moves there if it changed since `seen`. Returns
@@ -230,12 +302,12 @@ impl SentinelLink {
         false
     }
 
-    async fn request_one(self: &Arc<Self>, cmd: &Cmd) -> RedisResult<Value> {
+    async fn request_one(self: &Arc<Self>, role: Role, cmd: &Cmd) -> RedisResult<Value> {
         let bound = self.current();
-        let mut c = bound.commands;
+        let mut c = self.conn_of(&bound, role).await?;
         match c.req_packed_command(cmd).await {
             Err(e) if self.retry_after(bound.generation, &e).await => {
-                let mut c = self.current().commands;
+                let mut c = self.conn_of(&self.current(), role).await?;
                 c.req_packed_command(cmd).await
             }
             res => res,
@@ -244,22 +316,23 @@ impl SentinelLink {
 
     async fn request_many(
         self: &Arc<Self>,
+        role: Role,
         pipeline: &Pipeline,
         offset: usize,
         count: usize,
     ) -> RedisResult<Vec<Value>> {
         let bound = self.current();
-        let mut c = bound.commands;
+        let mut c = self.conn_of(&bound, role).await?;
         match c.req_packed_commands(pipeline, offset, count).await {
             Err(e) if self.retry_after(bound.generation, &e).await => {
-                let mut c = self.current().commands;
+                let mut c = self.conn_of(&self.current(), role).await?;
                 c.req_packed_commands(pipeline, offset, count).await
             }
             // a pipeline that ignores errors (a script and its WAIT) carries them in its replies;
             // a node that is no longer a writable master refused every write in it, so it is sent
             // once more on the new master
             Ok(replies) if replies.iter().any(moved_reply) && self.follow(bound.generation).await => {
-                let mut c = self.current().commands;
+                let mut c = self.conn_of(&self.current(), role).await?;
                 c.req_packed_commands(pipeline, offset, count).await
             }
             res => res,
@@ -423,8 +496,10 @@ async fn bind(
     Ok(Bound {
         generation,
         addr,
+        client: client.clone(),
         commands,
         pubsub,
+        tracker: None,
     })
 }
 
@@ -444,9 +519,17 @@ fn spawn_scanner(link: Weak<SentinelLink>, every: Duration) {
 
 /// The command connection of a sentinel-built client (see [`Connection::Sentinel`](crate::Connection)).
 #[derive(Clone)]
-pub struct SentinelConnection(pub(crate) Arc<SentinelLink>);
+pub struct SentinelConnection {
+    link: Arc<SentinelLink>,
+    role: Role,
+}
 
 impl SentinelConnection {
+    /// `link`'s connection for `role`, on whichever master the link is on.
+    pub(crate) fn new(link: Arc<SentinelLink>, role: Role) -> SentinelConnection {
+        SentinelConnection { link, role }
+    }
+
     /// `host:port` of the master this connection currently sends to.
     ///
     /// ```no_run
@@ -457,14 +540,14 @@ impl SentinelConnection {
     /// # }
     /// ```
     pub fn master_addr(&self) -> String {
-        self.0.master_addr()
+        self.link.master_addr()
     }
 }
 
 impl ConnectionLike for SentinelConnection {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
-        let link = self.0.clone();
-        Box::pin(async move { link.request_one(cmd).await })
+        let (link, role) = (self.link.clone(), self.role);
+        Box::pin(async move { link.request_one(role, cmd).await })
     }
 
     fn req_packed_commands<'a>(
@@ -473,11 +556,11 @@ impl ConnectionLike for SentinelConnection {
         offset: usize,
         count: usize,
     ) -> RedisFuture<'a, Vec<Value>> {
-        let link = self.0.clone();
-        Box::pin(async move { link.request_many(pipeline, offset, count).await })
+        let (link, role) = (self.link.clone(), self.role);
+        Box::pin(async move { link.request_many(role, pipeline, offset, count).await })
     }
 
     fn get_db(&self) -> i64 {
-        self.0.spec.db
+        self.link.spec.db
     }
 }

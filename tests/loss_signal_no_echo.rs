@@ -9,25 +9,11 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{eventually, info_sections, init_tracing, RedisServer};
+use common::{
+    eventually, hexists_pexpire_calls as calls, info_sections, init_tracing, per_key_script_tracking,
+    RedisServer,
+};
 use redisson_lock::Config;
-
-/// Whether this server tracks only the keys a script reads (what the client's probe finds).
-fn per_key_script_tracking() -> bool {
-    let v = common::server_version();
-    v.valkey || (v.major, v.minor) >= (7, 2)
-}
-
-/// `HEXISTS` and `PEXPIRE` calls so far (top-level and inside scripts).
-async fn calls(raw: &mut redis::aio::MultiplexedConnection) -> (u64, u64) {
-    let info = info_sections(raw, &["commandstats"]).await;
-    let calls = |cmd: &str| {
-        common::faults::info_field(&info, &format!("cmdstat_{cmd}"))
-            .and_then(|v| v.split(',').find_map(|p| p.strip_prefix("calls=")))
-            .map_or(0, |n| n.parse().unwrap())
-    };
-    (calls("hexists"), calls("pexpire"))
-}
 
 /// Without the echo, holding locks costs the client no command beyond the renewal calls (no
 /// `CLIENT CACHING`), and the server tracks the held keys alone: not the keys the application

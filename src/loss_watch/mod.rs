@@ -23,8 +23,9 @@
 //! cut), the watch turns tracking on again on the new connection and reads every hold in one
 //! batched call, so a hold the restart lost is reported within one reconnect.
 //!
-//! On a single server that tracks only the keys a script reads, a connection of the watch's own
-//! tracks the held keys instead, and the renewals go on it, without the echo of its writes
+//! On a single server or a Sentinel master that tracks only the keys a script reads, a
+//! connection of the watch's own tracks the held keys instead, and the renewals go on it,
+//! without the echo of its writes
 //! ([`no_echo`]): a renewal is then neither pushed back nor read again; what follows is otherwise
 //! the same.
 //!
@@ -106,24 +107,24 @@ pub(crate) async fn start(
     invalidated.set_active(true);
     // the first round turns tracking on
     invalidated.disconnected();
-    // a single server: a connection of the watch's own may track without the echo (the probe
-    // finds out); Sentinel and cluster connections track on the pub/sub connection
+    // a single server or a Sentinel master: a connection of the watch's own may track without
+    // the echo (the probe finds out); a cluster's connections track on the pub/sub connection
     let own = match (pubsub, opener) {
-        (PubSubConn::Manager(p), Some(opener)) => match NoEcho::open(opener, client_id, config).await {
-            Ok(own) => {
-                invalidated.set_tracker(own.conn().clone());
-                let p = Connection::Manager(p.clone());
-                own.start_at_connect(&p, invalidated, config.command_timeout)
-                    .await;
-                Some(own)
-            }
+        (PubSubConn::Manager(_), Some(opener)) => match NoEcho::open(opener, client_id, config).await {
+            Ok(own) => Some(own),
             Err(e) => {
                 tracing::info!(error = %e, "loss detection: no connection of its own (tracking on the pub/sub connection: the renewals are pushed back and read again)");
                 None
             }
         },
+        (PubSubConn::Sentinel(link), _) => Some(NoEcho::sentinel(link, client_id)),
         _ => None,
     };
+    if let (Some(own), Some(p)) = (&own, pubsub.tracking_conn()) {
+        invalidated.set_tracker(own.conn().clone());
+        own.start_at_connect(&p, invalidated, config.command_timeout)
+            .await;
+    }
     let task = LossWatcher {
         own,
         holds: holds.downgrade(),

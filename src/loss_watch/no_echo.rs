@@ -26,8 +26,17 @@
 //! while holds are held, `CLIENT TRACKINGINFO` is asked once a second whether it still tracks
 //! into the pub/sub connection it was turned on for; if not, tracking is turned on again and
 //! every hold read.
+//!
+//! Behind Sentinel the tracker is a connection to whichever master the link is on (opened there
+//! when first used), and the pub/sub connection moves with it. Tracking is turned on only with
+//! both on one master: the probe, the pub/sub connection's id, the redirect and its check use
+//! the pub/sub connection and the tracker of one generation of the link, so the tracker never
+//! redirects to an id read on another server (where it may be a stranger's); a move meanwhile
+//! starts it over on the new master. A redirect refused because the pub/sub connection dropped since its id was read
+//! is tried again, not taken for a server that cannot do it.
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use redis::Value;
@@ -36,6 +45,7 @@ use crate::conn::Connection;
 use crate::error::Error;
 use crate::pubsub::Invalidated;
 use crate::script;
+use crate::sentinel::{Role, SentinelConnection, SentinelLink};
 
 /// How long the probe keys live, in ms (the probe deletes them).
 const PROBE_TTL_MS: u64 = 10_000;
@@ -45,6 +55,9 @@ const PROBE_WAIT: Duration = Duration::from_secs(1);
 /// The tracker: a connection of the loss watch's own, and its tracking.
 pub(super) struct NoEcho {
     conn: Connection,
+    /// A Sentinel master's link: the tracker and the pub/sub connection move with the master,
+    /// so tracking is turned on only with both on one master (one generation of the link).
+    link: Option<Arc<SentinelLink>>,
     /// The probe's keys: the one its script reads, the one it only declares.
     probe_keys: [String; 2],
     /// The id of the pub/sub connection the tracking redirects to (-1: none yet).
@@ -81,12 +94,20 @@ impl NoEcho {
         )
         .await
         .map_err(|_| Error::CommandTimeout(config.connect_timeout))??;
-        Ok(NoEcho::new(Connection::Manager(conn), client_id))
+        Ok(NoEcho::new(Connection::Manager(conn), None, client_id))
     }
 
-    fn new(conn: Connection, client_id: &str) -> NoEcho {
+    /// The tracker of a Sentinel master: a connection of its own to whichever master `link` is
+    /// on (opened there when first used).
+    pub(super) fn sentinel(link: &Arc<SentinelLink>, client_id: &str) -> NoEcho {
+        let conn = Connection::Sentinel(SentinelConnection::new(link.clone(), Role::Tracker));
+        NoEcho::new(conn, Some(link.clone()), client_id)
+    }
+
+    fn new(conn: Connection, link: Option<Arc<SentinelLink>>, client_id: &str) -> NoEcho {
         NoEcho {
             conn,
+            link,
             probe_keys: [1, 2].map(|n| format!("redisson_lock_probe:{{{client_id}}}:{n}")),
             redirect: AtomicI64::new(-1),
             probed: AtomicBool::new(false),
@@ -116,6 +137,10 @@ impl NoEcho {
             off.arg("TRACKING").arg("OFF");
             let _ = script::cmd::<Value>(&self.conn, timeout, "", &off).await;
         }
+        if let Some(link) = &self.link {
+            // nothing is sent on it any more: a Sentinel client keeps its usual two connections
+            link.drop_tracker();
+        }
     }
 
     /// At connect, so that the client is handed out on the path it will take: the probe, then
@@ -136,35 +161,58 @@ impl NoEcho {
         }
     }
 
-    /// Turns tracking on for the tracker, redirected to `pubsub` (the pub/sub connection); the
-    /// first time, the probe shows that the server does it.
+    /// Turns tracking on for the tracker, redirected to `pubsub` (the pub/sub connection; of a
+    /// Sentinel master, the link's current one); the first time, the probe shows that the
+    /// server does it.
     pub(super) async fn on(
         &self,
         pubsub: &Connection,
         invalidated: &Invalidated,
         timeout: Duration,
     ) -> std::result::Result<(), NotNow> {
+        // a Sentinel master: the pub/sub connection and the tracker of one generation of the
+        // link, so of one master; a move meanwhile starts it over on the new master
+        let (generation, pubsub, tracker) = match &self.link {
+            Some(link) => {
+                let Some((generation, p)) = link.pubsub_at() else {
+                    return Err(moving());
+                };
+                let t = link
+                    .tracker_at(generation)
+                    .await
+                    .map_err(|e| NotNow::Failed(e.into()))?
+                    .ok_or_else(moving)?;
+                (generation, Connection::Manager(p), Connection::Manager(t))
+            }
+            None => (0, pubsub.clone(), self.conn.clone()),
+        };
         if !self.probed.load(Ordering::SeqCst) {
-            self.probe(pubsub, invalidated, timeout).await?;
+            self.probe(&pubsub, &tracker, invalidated, timeout).await?;
             self.probed.store(true, Ordering::SeqCst);
         }
-        let id = pubsub_id(pubsub, timeout).await?;
+        let id = pubsub_id(&pubsub, timeout).await?;
         let mut on = redis::cmd("CLIENT");
         on.arg("TRACKING").arg("ON").arg("REDIRECT").arg(id).arg("NOLOOP");
-        match script::cmd::<Value>(&self.conn, timeout, "", &on).await {
+        match script::cmd::<Value>(&tracker, timeout, "", &on).await {
             Ok(Value::Okay) => {}
             Ok(other) => {
                 return Err(NotNow::Unsupported(format!(
                     "CLIENT TRACKING ON REDIRECT answered {other:?}"
                 )))
             }
+            // the pub/sub connection dropped (or moved) since its id was asked: asked again
+            Err(Error::Redis(e)) if redirect_gone(&e) => return Err(NotNow::Failed(Error::Redis(e))),
             Err(e) => return Err(classify("CLIENT TRACKING ON REDIRECT ... NOLOOP", e)),
         }
         self.redirect.store(id, Ordering::SeqCst);
-        if !self.tracks(timeout).await? {
+        if !self.tracks_on(&tracker, timeout).await? {
             return Err(NotNow::Unsupported(
                 "CLIENT TRACKINGINFO does not show the redirect just turned on".into(),
             ));
+        }
+        if self.link.as_ref().is_some_and(|l| l.generation() != generation) {
+            // on the old master, which the holds are read on no more
+            return Err(moving());
         }
         tracing::debug!(
             "loss detection: tracking on the watch's own connection, without the echo of its writes"
@@ -175,9 +223,14 @@ impl NoEcho {
     /// Whether the tracker still tracks into the pub/sub connection it was turned on for (it
     /// does not after either reconnected).
     pub(super) async fn tracks(&self, timeout: Duration) -> std::result::Result<bool, NotNow> {
+        self.tracks_on(&self.conn, timeout).await
+    }
+
+    /// [`tracks`](Self::tracks), asked on `tracker` (a Sentinel master's, of one generation).
+    async fn tracks_on(&self, tracker: &Connection, timeout: Duration) -> std::result::Result<bool, NotNow> {
         let mut info = redis::cmd("CLIENT");
         info.arg("TRACKINGINFO");
-        let reply = script::cmd::<Value>(&self.conn, timeout, "", &info)
+        let reply = script::cmd::<Value>(tracker, timeout, "", &info)
             .await
             .map_err(|e| classify("CLIENT TRACKINGINFO", e))?;
         let redirect = self.redirect.load(Ordering::SeqCst);
@@ -233,6 +286,7 @@ impl NoEcho {
     async fn probe(
         &self,
         pubsub: &Connection,
+        tracker: &Connection,
         invalidated: &Invalidated,
         timeout: Duration,
     ) -> std::result::Result<(), NotNow> {
@@ -241,7 +295,7 @@ impl NoEcho {
         script::cmd::<Value>(pubsub, timeout, "", &on)
             .await
             .map_err(|e| classify("CLIENT TRACKING ON NOLOOP", e))?;
-        let outcome = self.probe_keys(pubsub, invalidated, timeout).await;
+        let outcome = self.probe_keys(pubsub, tracker, invalidated, timeout).await;
         let mut off = redis::cmd("CLIENT");
         off.arg("TRACKING").arg("OFF");
         if let Err(e) = script::cmd::<Value>(pubsub, timeout, "", &off).await {
@@ -253,6 +307,7 @@ impl NoEcho {
     async fn probe_keys(
         &self,
         pubsub: &Connection,
+        tracker: &Connection,
         invalidated: &Invalidated,
         timeout: Duration,
     ) -> std::result::Result<(), NotNow> {
@@ -268,7 +323,7 @@ impl NoEcho {
         let mut del = redis::cmd("DEL");
         del.arg(unread).arg(read);
         for (what, cmd) in [("SET", &set), ("DEL", &del)] {
-            script::cmd::<Value>(&self.conn, timeout, read, cmd)
+            script::cmd::<Value>(tracker, timeout, read, cmd)
                 .await
                 .map_err(|e| classify(&format!("{what} of the tracking probe's keys"), e))?;
         }
@@ -317,6 +372,20 @@ async fn pubsub_id(pubsub: &Connection, timeout: Duration) -> std::result::Resul
         .ok_or_else(|| NotNow::Unsupported("HELLO 3 answered without the connection's id".into()))
 }
 
+/// The Sentinel master moved while tracking was being turned on: tried again on the new one.
+fn moving() -> NotNow {
+    NotNow::Failed(Error::Redis(redis::RedisError::from((
+        redis::ErrorKind::Io,
+        "the Sentinel master moved while tracking was turned on",
+    ))))
+}
+
+/// `CLIENT TRACKING ... REDIRECT` refused because no connection has that id (any more).
+fn redirect_gone(e: &redis::RedisError) -> bool {
+    let text = e.to_string().to_ascii_lowercase();
+    text.contains("redirect") && text.contains("does not exist")
+}
+
 /// A failed call: refused for good, or to be tried again.
 fn classify(what: &str, e: Error) -> NotNow {
     match &e {
@@ -341,4 +410,32 @@ fn field_int(reply: &Value, name: &str) -> Option<i64> {
             _ => None,
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What Redis 6.2, 7.0 and Valkey 9.1 answer a redirect to an id no connection has.
+    fn reply(text: &str) -> redis::RedisError {
+        match redis::parse_redis_value(format!("-{text}\r\n").as_bytes()) {
+            Ok(Value::ServerError(e)) => e.into(),
+            other => panic!("not an error reply: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_redirect_to_a_connection_gone_is_tried_again_not_given_up() {
+        let gone = reply("ERR The client ID you want redirect to does not exist");
+        assert!(redirect_gone(&gone));
+        // a plain error reply would otherwise count as a server that cannot do it
+        assert!(matches!(
+            classify("CLIENT TRACKING", Error::Redis(gone)),
+            NotNow::Unsupported(_)
+        ));
+        assert!(!redirect_gone(&reply("ERR syntax error")));
+        assert!(!redirect_gone(&reply(
+            "NOPERM User x has no permissions to run the 'client|tracking' command"
+        )));
+    }
 }

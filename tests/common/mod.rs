@@ -630,6 +630,25 @@ pub async fn info_sections(raw: &mut redis::aio::MultiplexedConnection, sections
     infos.join("\r\n")
 }
 
+/// Whether this server tracks only the keys a script reads (Redis 7.2+, Valkey): where the
+/// client's probe finds that held keys can be tracked without the echo of its renewals.
+pub fn per_key_script_tracking() -> bool {
+    let v = server_version();
+    v.valkey || (v.major, v.minor) >= (7, 2)
+}
+
+/// `HEXISTS` and `PEXPIRE` calls so far (top-level and inside scripts): the loss watch's reads
+/// of held keys and the renewals' extensions.
+pub async fn hexists_pexpire_calls(raw: &mut redis::aio::MultiplexedConnection) -> (u64, u64) {
+    let info = info_sections(raw, &["commandstats"]).await;
+    let calls = |cmd: &str| {
+        faults::info_field(&info, &format!("cmdstat_{cmd}"))
+            .and_then(|v| v.split(',').find_map(|p| p.strip_prefix("calls=")))
+            .map_or(0, |n| n.parse().unwrap())
+    };
+    (calls("hexists"), calls("pexpire"))
+}
+
 /// Lock scripts Redis has run so far (`EVALSHA` and `EVAL` calls in `INFO commandstats`).
 pub async fn script_calls(raw: &mut redis::aio::MultiplexedConnection) -> u64 {
     let info: String = redis::cmd("INFO")

@@ -8,8 +8,8 @@ mod partition;
 
 use std::time::{Duration, Instant};
 
-use common::{eventually, RedisServer};
-use redisson_lock::{Client, Config, Connection, Error, LeaseState, Unlocked};
+use common::{eventually, hexists_pexpire_calls, per_key_script_tracking, RedisServer};
+use redisson_lock::{Client, Config, Connection, Error, LeaseState, LossSignal, Unlocked};
 
 use common::topology::{Topology, MASTER};
 
@@ -387,6 +387,12 @@ async fn a_hold_missing_on_the_new_master_is_reported_lost() {
         )
         .await;
     let first = t.master().await.expect("a master").port;
+    let want = expected_loss_signal();
+    assert_eq!(
+        c.stats().loss_signal,
+        want,
+        "the path the probe finds on the master"
+    );
     let g = c.lock("sentinel:lost").unwrap().lock().await.unwrap();
     let (promoted, _) = t.failover().await;
     let new_master = promoted.port;
@@ -409,6 +415,7 @@ async fn a_hold_missing_on_the_new_master_is_reported_lost() {
         .await
         .expect("lost() fires within 2 s of the deletion on the new master");
     assert_eq!(reason, redisson_lock::LostReason::OwnerGone);
+    assert_eq!(c.stats().loss_signal, want, "the same path on the new master");
     assert!(matches!(g.state(), LeaseState::Lost(_)), "{:?}", g.state());
     let err = g.unlock().await.unwrap_err();
     assert!(matches!(err, Error::NotHeld { .. }), "{err}");
@@ -416,5 +423,159 @@ async fn a_hold_missing_on_the_new_master_is_reported_lost() {
         "a hold missing on the new master was reported lost {:?} after it vanished",
         deleted.elapsed()
     );
+    c.shutdown().await.unwrap();
+}
+
+/// How the probe at connect makes a client learn a loss on this server: without the echo of its
+/// renewals where the server tracks only the keys a script reads, else with it.
+fn expected_loss_signal() -> LossSignal {
+    if per_key_script_tracking() {
+        LossSignal::TrackingWithoutEcho
+    } else {
+        LossSignal::Tracking
+    }
+}
+
+/// Connections to `server` of anyone but the sentinels and the replicas (and not the one that
+/// asks).
+async fn app_connections(server: &RedisServer) -> usize {
+    let mut raw = server.conn().await;
+    let me: i64 = redis::cmd("CLIENT")
+        .arg("ID")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    let list: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    list.lines()
+        .filter(|l| !l.starts_with(&format!("id={me} ")))
+        .filter(|l| !l.contains(" name=sentinel-"))
+        .filter(|l| !l.split(' ').any(|f| f.starts_with("flags=") && f.contains('S')))
+        .count()
+}
+
+/// Renewal rounds on `master`: how many of the `n` held keys the loss watch read again
+/// (`HEXISTS` beyond the renewal scripts' own checks) against how many extensions ran.
+async fn reads_per_renewals(master: &RedisServer, n: u64) -> (u64, u64) {
+    let mut raw = master.conn().await;
+    let (h0, p0) = hexists_pexpire_calls(&mut raw).await;
+    eventually(Duration::from_secs(20), "three renewal rounds", || {
+        let mut raw = raw.clone();
+        async move { hexists_pexpire_calls(&mut raw).await.1 >= p0 + 3 * n }
+    })
+    .await;
+    // the echoed reads of the last round come right after it
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (h1, p1) = hexists_pexpire_calls(&mut raw).await;
+    (h1 - h0, p1 - p0)
+}
+
+/// A Sentinel client tracks its held keys as a single-server client does: where the master
+/// tracks only the keys a script reads, on a connection of the loss watch's own that renews
+/// them, so renewals are not pushed back and read again, and it keeps that path on the new
+/// master after a failover (its own connection and the pub/sub connection move together);
+/// elsewhere every renewal is read again, and the client keeps no connection of the watch's
+/// own. Either way a deletion on the new master is reported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn renewals_are_not_read_again_where_the_master_tracks_without_the_echo_across_a_failover() {
+    common::init_tracing();
+    const N: u64 = 5;
+    let t = Topology::start().await;
+    let first = t.master().await.expect("a master");
+    let before = app_connections(first).await;
+    // a renewal round every 2 s; the holds outlive the failover's few seconds without one
+    let c = t
+        .client(
+            Config::default()
+                .with_lock_watchdog_timeout(Duration::from_secs(6))
+                .with_sentinel_scan_interval(Duration::from_millis(200)),
+        )
+        .await;
+    let want = expected_loss_signal();
+    assert_eq!(c.stats().loss_signal, want, "right after connect");
+    // the command and pub/sub connections, and the loss watch's own where it tracks there
+    let own = usize::from(want == LossSignal::TrackingWithoutEcho);
+    eventually(
+        Duration::from_secs(5),
+        "the client's connections to the master",
+        || async { app_connections(first).await == before + 2 + own },
+    )
+    .await;
+    let mut guards = Vec::new();
+    for i in 0..N {
+        guards.push(
+            c.lock(&format!("sentinel:echo:{i}"))
+                .unwrap()
+                .lock()
+                .await
+                .unwrap(),
+        );
+    }
+    let check = |(reads, extensions): (u64, u64), on: &str| {
+        eprintln!("{on}: {reads} HEXISTS for {extensions} extensions");
+        if want == LossSignal::TrackingWithoutEcho {
+            // the renewal scripts' own checks only (a round may have started since)
+            assert!(
+                reads <= extensions + N,
+                "{on}: {reads} HEXISTS for {extensions} extensions: renewals were read again"
+            );
+        } else {
+            assert!(
+                reads >= 2 * extensions - N,
+                "{on}: {reads} HEXISTS for {extensions} extensions: the echo read nothing again"
+            );
+        }
+    };
+    let mut raw = first.conn().await;
+    eventually(Duration::from_secs(10), "the holds read once", || {
+        let mut raw = raw.clone();
+        async move { hexists_pexpire_calls(&mut raw).await.0 >= N }
+    })
+    .await;
+    check(reads_per_renewals(first, N).await, "the first master");
+    let first = first.port;
+    replicate(t.master().await.expect("a master")).await;
+    let (promoted, _) = t.failover().await;
+    let new_master = promoted.port;
+    eventually(
+        Duration::from_secs(15),
+        "the client moved to the new master",
+        || async { master_port(&c) == new_master },
+    )
+    .await;
+    t.wait_demoted(first).await;
+    // the holds are read on the new master once tracking is on there
+    raw = promoted.conn().await;
+    eventually(
+        Duration::from_secs(10),
+        "the holds read on the new master",
+        || {
+            let mut raw = raw.clone();
+            async move { hexists_pexpire_calls(&mut raw).await.0 >= N }
+        },
+    )
+    .await;
+    check(reads_per_renewals(promoted, N).await, "the new master");
+    assert_eq!(c.stats().loss_signal, want, "the same path on the new master");
+    assert!(
+        guards.iter().all(|g| g.is_held()),
+        "the replicated holds survived"
+    );
+    let victim = guards.remove(0);
+    let _: i64 = redis::cmd("DEL")
+        .arg("sentinel:echo:0")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    let reason = tokio::time::timeout(Duration::from_secs(5), victim.lost())
+        .await
+        .expect("the deletion on the new master is reported");
+    assert_eq!(reason, redisson_lock::LostReason::OwnerGone);
+    for g in guards {
+        g.unlock().await.unwrap();
+    }
     c.shutdown().await.unwrap();
 }
