@@ -418,6 +418,7 @@ impl ClientBuilder {
         let id = uuid::Uuid::new_v4().to_string();
         crate::loss_watch::start(
             &holds,
+            &conn,
             pubsub.as_ref(),
             opener.as_ref(),
             &id,

@@ -53,7 +53,7 @@ pub struct AcquireArgs<'a> {
     /// The latch's TTL; 0 when the owner is new to the attempt and its field in the lock
     /// records the grant ([`AcquireKind::field_records_grant`]).
     pub latch_ms: u64,
-    /// The kind's wait budget for this acquisition ([`Kind::wait_budget`]).
+    /// The kind's wait budget for this acquisition ([`WaitQueue::wait_budget`]).
     pub wait_ms: u64,
     /// Whether the caller will wait when refused, or tries once.
     pub waits: bool,

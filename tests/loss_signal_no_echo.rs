@@ -235,6 +235,7 @@ async fn the_client_says_how_it_learns_a_loss() {
     use redisson_lock::{LossDetection, LossSignal};
     init_tracing();
     let s = RedisServer::start();
+    let before = common::app_connections(&s).await;
     let c = s.client(Config::default()).await;
     let want = if per_key_script_tracking() {
         LossSignal::TrackingWithoutEcho
@@ -243,6 +244,14 @@ async fn the_client_says_how_it_learns_a_loss() {
     };
     // decided before the client is handed out (what `doctor` reports), and kept while it holds
     assert_eq!(c.stats().loss_signal, want, "right after connect");
+    // the command and pub/sub connections, and the watch's own only where it tracks: a server
+    // the probe found unable to costs no connection more
+    let own = usize::from(want == LossSignal::TrackingWithoutEcho);
+    assert_eq!(
+        common::app_connections(&s).await,
+        before + 2 + own,
+        "the client's connections"
+    );
     let g = c.lock("signal:held").unwrap().lock().await.unwrap();
     eventually(Duration::from_secs(10), "the hold read", || {
         let c = c.clone();

@@ -9,7 +9,8 @@ use crate::error::Result;
 use crate::kind::AcquireKind;
 use crate::{LeaseState, LostReason, OwnerId, Ttl, Unlocked};
 
-/// Implementations of [`blocking_decls`]: the blocking `Lock`'s own method.
+/// Implementations of the methods `blocking_decls!` declares: each calls the blocking `Lock`'s
+/// own method.
 macro_rules! blocking_impls {
     ([$($(#[$d:meta])* $name:ident($($a:ident: $t:ty),*) -> $r:ty;)*]) => {
         $(fn $name(&self $(, $a: $t)*) -> Result<$r> {

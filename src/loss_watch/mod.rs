@@ -53,6 +53,7 @@ use redis::cluster_routing::{MultipleNodeRoutingInfo, ResponsePolicy, RoutingInf
 use redis::Value;
 
 mod no_echo;
+mod probe;
 mod quiet;
 use no_echo::{NoEcho, NotNow};
 use quiet::Quiet;
@@ -89,6 +90,7 @@ const TRACKING_CHECK: Duration = Duration::from_secs(1);
 /// for tracking and the deployment allows it. Returns whether it runs.
 pub(crate) async fn start(
     holds: &Arc<Holds>,
+    conn: &Connection,
     pubsub: Option<&PubSubConn>,
     opener: Option<&redis::Client>,
     client_id: &str,
@@ -109,15 +111,15 @@ pub(crate) async fn start(
     invalidated.disconnected();
     // a single server or a Sentinel master: a connection of the watch's own may track without
     // the echo (the probe finds out); a cluster's connections track on the pub/sub connection
+    let timeout = config.command_timeout;
     let own = match (pubsub, opener) {
-        (PubSubConn::Manager(_), Some(opener)) => match NoEcho::open(opener, client_id, config).await {
-            Ok(own) => Some(own),
-            Err(e) => {
-                tracing::info!(error = %e, "loss detection: no connection of its own (tracking on the pub/sub connection: the renewals are pushed back and read again)");
-                None
-            }
-        },
-        (PubSubConn::Sentinel(link), _) => Some(NoEcho::sentinel(link, client_id)),
+        (PubSubConn::Manager(p), Some(opener)) => {
+            let p = Connection::Manager(p.clone());
+            NoEcho::connect(opener, &p, conn, client_id, invalidated, config).await
+        }
+        (PubSubConn::Sentinel(link), _) => {
+            NoEcho::connect_sentinel(link, client_id, invalidated, timeout).await
+        }
         _ => None,
     };
     if let (Some(own), Some(p)) = (&own, pubsub.tracking_conn()) {

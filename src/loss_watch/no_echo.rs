@@ -14,9 +14,10 @@
 //! A write untracks the key it changes even when it is not pushed, so the renewal scripts (and a
 //! lease extension) end with one `EXISTS` of the keys they extended.
 //!
-//! Chosen by what the server does, once, at connect: a probe (`lua/common/tracking_probe.lua`, on the pub/sub
-//! connection before it tracks anything else) must show a key that a script of the tracking
-//! connection wrote and then read still pushed when another connection changes it, and a key the
+//! Chosen by what the server does, once, at connect, before the tracker is opened: a probe
+//! ([`probe`](super::probe), on the pub/sub connection before it tracks anything else) must show
+//! a key that a script of the tracking connection wrote and then read still pushed when another
+//! connection (the command connection) changes it, and a key the
 //! script declared without reading it not tracked: a server that tracks every key a script
 //! declares (Redis before 7.2) would track every key our renewal scripts declare. Then tracking
 //! with `REDIRECT` and `NOLOOP` must be accepted, and `CLIENT TRACKINGINFO` must say so.
@@ -37,7 +38,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use redis::Value;
 
@@ -47,10 +48,7 @@ use crate::pubsub::Invalidated;
 use crate::script;
 use crate::sentinel::{Role, SentinelConnection, SentinelLink};
 
-/// How long the probe keys live, in ms (the probe deletes them).
-const PROBE_TTL_MS: u64 = 10_000;
-/// How long the probe waits for its push at most.
-const PROBE_WAIT: Duration = Duration::from_secs(1);
+use super::probe::Probe;
 
 /// The tracker: a connection of the loss watch's own, and its tracking.
 pub(super) struct NoEcho {
@@ -58,8 +56,8 @@ pub(super) struct NoEcho {
     /// A Sentinel master's link: the tracker and the pub/sub connection move with the master,
     /// so tracking is turned on only with both on one master (one generation of the link).
     link: Option<Arc<SentinelLink>>,
-    /// The probe's keys: the one its script reads, the one it only declares.
-    probe_keys: [String; 2],
+    /// The probe, run by the first `on` unless it passed at connect.
+    probe: Probe,
     /// The id of the pub/sub connection the tracking redirects to (-1: none yet).
     redirect: AtomicI64,
     /// The server showed that it does it (the probe passed once).
@@ -81,8 +79,75 @@ pub(super) enum NotNow {
 }
 
 impl NoEcho {
+    /// For a single server: the probe first (`pubsub`, with the command connection `writer`),
+    /// then, unless it showed that the server cannot do it, the tracker opened from the client
+    /// the command connection was opened from. `None`: the pub/sub connection tracks.
+    pub(super) async fn connect(
+        opener: &redis::Client,
+        pubsub: &Connection,
+        writer: &Connection,
+        client_id: &str,
+        invalidated: &Invalidated,
+        config: &crate::config::Config,
+    ) -> Option<NoEcho> {
+        let probed = Probe::new(client_id)
+            .run(pubsub, writer, invalidated, config.command_timeout)
+            .await;
+        if let Err(NotNow::Unsupported(why)) = &probed {
+            echo(why);
+            return None;
+        }
+        match NoEcho::open(opener, client_id, config).await {
+            Ok(own) => Some(own.probed(probed.is_ok())),
+            Err(e) => {
+                tracing::info!(error = %e, "loss detection: no connection of its own (tracking on the pub/sub connection: the renewals are pushed back and read again)");
+                None
+            }
+        }
+    }
+
+    /// For a Sentinel master: the probe first (the master's pub/sub and command connections),
+    /// then, unless it showed that the master cannot do it, the tracker of whichever master
+    /// `link` is on (opened there when first used). `None`: the pub/sub connection tracks.
+    pub(super) async fn connect_sentinel(
+        link: &Arc<SentinelLink>,
+        client_id: &str,
+        invalidated: &Invalidated,
+        timeout: Duration,
+    ) -> Option<NoEcho> {
+        let own = NoEcho::new(
+            Connection::Sentinel(SentinelConnection::new(link.clone(), Role::Tracker)),
+            Some(link.clone()),
+            client_id,
+        );
+        let Some((generation, pubsub)) = link.pubsub_at() else {
+            return Some(own);
+        };
+        let writer = Connection::Sentinel(SentinelConnection::new(link.clone(), Role::Commands));
+        let probed = Probe::new(client_id)
+            .run(&Connection::Manager(pubsub), &writer, invalidated, timeout)
+            .await;
+        // a verdict only with both connections on one master
+        if link.generation() != generation {
+            return Some(own);
+        }
+        match probed {
+            Err(NotNow::Unsupported(why)) => {
+                echo(&why);
+                None
+            }
+            probed => Some(own.probed(probed.is_ok())),
+        }
+    }
+
+    /// Whether the probe has passed already.
+    fn probed(self, passed: bool) -> NoEcho {
+        self.probed.store(passed, Ordering::SeqCst);
+        self
+    }
+
     /// Opens the tracker from the client the command connection was opened from.
-    pub(super) async fn open(
+    async fn open(
         opener: &redis::Client,
         client_id: &str,
         config: &crate::config::Config,
@@ -97,18 +162,11 @@ impl NoEcho {
         Ok(NoEcho::new(Connection::Manager(conn), None, client_id))
     }
 
-    /// The tracker of a Sentinel master: a connection of its own to whichever master `link` is
-    /// on (opened there when first used).
-    pub(super) fn sentinel(link: &Arc<SentinelLink>, client_id: &str) -> NoEcho {
-        let conn = Connection::Sentinel(SentinelConnection::new(link.clone(), Role::Tracker));
-        NoEcho::new(conn, Some(link.clone()), client_id)
-    }
-
     fn new(conn: Connection, link: Option<Arc<SentinelLink>>, client_id: &str) -> NoEcho {
         NoEcho {
             conn,
             link,
-            probe_keys: [1, 2].map(|n| format!("redisson_lock_probe:{{{client_id}}}:{n}")),
+            probe: Probe::new(client_id),
             redirect: AtomicI64::new(-1),
             probed: AtomicBool::new(false),
             given_up: AtomicBool::new(false),
@@ -131,7 +189,7 @@ impl NoEcho {
     /// turned off, so that it pushes nothing more.
     pub(super) async fn give_up(&self, why: &str, timeout: Duration) {
         self.given_up.store(true, Ordering::SeqCst);
-        tracing::info!(why, "loss detection: tracking on the pub/sub connection (the renewals are pushed back and read again)");
+        echo(why);
         if self.redirect.load(Ordering::SeqCst) >= 0 {
             let mut off = redis::cmd("CLIENT");
             off.arg("TRACKING").arg("OFF");
@@ -187,7 +245,7 @@ impl NoEcho {
             None => (0, pubsub.clone(), self.conn.clone()),
         };
         if !self.probed.load(Ordering::SeqCst) {
-            self.probe(&pubsub, &tracker, invalidated, timeout).await?;
+            self.probe.run(&pubsub, &tracker, invalidated, timeout).await?;
             self.probed.store(true, Ordering::SeqCst);
         }
         let id = pubsub_id(&pubsub, timeout).await?;
@@ -278,79 +336,6 @@ impl NoEcho {
         };
         Some(short >= 2)
     }
-
-    /// Shows on the pub/sub connection (which reads nothing else yet, so the tracking entries
-    /// are the probe's alone) what the server does: with `NOLOOP` tracking on, it runs the probe
-    /// script; the tracker then writes both probe keys, and the push of the read key
-    /// must come, the other's not before it. Tracking is turned off again.
-    async fn probe(
-        &self,
-        pubsub: &Connection,
-        tracker: &Connection,
-        invalidated: &Invalidated,
-        timeout: Duration,
-    ) -> std::result::Result<(), NotNow> {
-        let mut on = redis::cmd("CLIENT");
-        on.arg("TRACKING").arg("ON").arg("NOLOOP");
-        script::cmd::<Value>(pubsub, timeout, "", &on)
-            .await
-            .map_err(|e| classify("CLIENT TRACKING ON NOLOOP", e))?;
-        let outcome = self.probe_keys(pubsub, tracker, invalidated, timeout).await;
-        let mut off = redis::cmd("CLIENT");
-        off.arg("TRACKING").arg("OFF");
-        if let Err(e) = script::cmd::<Value>(pubsub, timeout, "", &off).await {
-            return Err(classify("CLIENT TRACKING OFF", e));
-        }
-        outcome
-    }
-
-    async fn probe_keys(
-        &self,
-        pubsub: &Connection,
-        tracker: &Connection,
-        invalidated: &Invalidated,
-        timeout: Duration,
-    ) -> std::result::Result<(), NotNow> {
-        let [read, unread] = &self.probe_keys;
-        let mut inv = script::TRACKING_PROBE.prepare_invoke();
-        inv.key(read).key(unread).arg(PROBE_TTL_MS);
-        script::run::<Value>(pubsub, timeout, read, &inv)
-            .await
-            .map_err(|e| classify("the tracking probe's script", e))?;
-        // the unread key first: its push, if the server sends one, comes before the other's
-        let mut set = redis::cmd("SET");
-        set.arg(unread).arg(1).arg("PX").arg(PROBE_TTL_MS);
-        let mut del = redis::cmd("DEL");
-        del.arg(unread).arg(read);
-        for (what, cmd) in [("SET", &set), ("DEL", &del)] {
-            script::cmd::<Value>(tracker, timeout, read, cmd)
-                .await
-                .map_err(|e| classify(&format!("{what} of the tracking probe's keys"), e))?;
-        }
-        // the push comes within a round trip; a server that does not send it is not waited for
-        // long (the client's connect waits for the probe)
-        let deadline = Instant::now() + timeout.min(PROBE_WAIT);
-        while !invalidated.has(read) {
-            if Instant::now() >= deadline {
-                return Err(NotNow::Unsupported(
-                    "a key a script wrote and then read was not pushed when another connection changed it"
-                        .into(),
-                ));
-            }
-            // once per client at most, and only until the push arrives
-            tokio::time::sleep(Duration::from_millis(2)).await;
-        }
-        let tracks_unread = invalidated.has(unread);
-        invalidated.forget(read);
-        invalidated.forget(unread);
-        if tracks_unread {
-            return Err(NotNow::Unsupported(
-                "the server tracks every key a script declares, not only those it reads (before Redis 7.2)"
-                    .into(),
-            ));
-        }
-        Ok(())
-    }
 }
 
 /// The pub/sub connection's id: `CLIENT ID`, else the `id` of a `HELLO 3` reply (Redis 7
@@ -372,6 +357,14 @@ async fn pubsub_id(pubsub: &Connection, timeout: Duration) -> std::result::Resul
         .ok_or_else(|| NotNow::Unsupported("HELLO 3 answered without the connection's id".into()))
 }
 
+/// Says that the pub/sub connection tracks, and why.
+fn echo(why: &str) {
+    tracing::info!(
+        why,
+        "loss detection: tracking on the pub/sub connection (the renewals are pushed back and read again)"
+    );
+}
+
 /// The Sentinel master moved while tracking was being turned on: tried again on the new one.
 fn moving() -> NotNow {
     NotNow::Failed(Error::Redis(redis::RedisError::from((
@@ -387,7 +380,7 @@ fn redirect_gone(e: &redis::RedisError) -> bool {
 }
 
 /// A failed call: refused for good, or to be tried again.
-fn classify(what: &str, e: Error) -> NotNow {
+pub(super) fn classify(what: &str, e: Error) -> NotNow {
     match &e {
         Error::Redis(r) if crate::error::is_refusal(r) || (r.code().is_some() && !e.is_transient()) => {
             NotNow::Unsupported(format!("{what} refused: {e}"))

@@ -649,6 +649,27 @@ pub async fn hexists_pexpire_calls(raw: &mut redis::aio::MultiplexedConnection) 
     (calls("hexists"), calls("pexpire"))
 }
 
+/// Connections to `server` of anyone but the sentinels and the replicas (and not the one that
+/// asks).
+pub async fn app_connections(server: &RedisServer) -> usize {
+    let mut raw = server.conn().await;
+    let me: i64 = redis::cmd("CLIENT")
+        .arg("ID")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    let list: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    list.lines()
+        .filter(|l| !l.starts_with(&format!("id={me} ")))
+        .filter(|l| !l.contains(" name=sentinel-"))
+        .filter(|l| !l.split(' ').any(|f| f.starts_with("flags=") && f.contains('S')))
+        .count()
+}
+
 /// Lock scripts Redis has run so far (`EVALSHA` and `EVAL` calls in `INFO commandstats`).
 pub async fn script_calls(raw: &mut redis::aio::MultiplexedConnection) -> u64 {
     let info: String = redis::cmd("INFO")

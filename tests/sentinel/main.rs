@@ -8,7 +8,7 @@ mod partition;
 
 use std::time::{Duration, Instant};
 
-use common::{eventually, hexists_pexpire_calls, per_key_script_tracking, RedisServer};
+use common::{app_connections, eventually, hexists_pexpire_calls, per_key_script_tracking, RedisServer};
 use redisson_lock::{Client, Config, Connection, Error, LeaseState, LossSignal, Unlocked};
 
 use common::topology::{Topology, MASTER};
@@ -434,27 +434,6 @@ fn expected_loss_signal() -> LossSignal {
     } else {
         LossSignal::Tracking
     }
-}
-
-/// Connections to `server` of anyone but the sentinels and the replicas (and not the one that
-/// asks).
-async fn app_connections(server: &RedisServer) -> usize {
-    let mut raw = server.conn().await;
-    let me: i64 = redis::cmd("CLIENT")
-        .arg("ID")
-        .query_async(&mut raw)
-        .await
-        .unwrap();
-    let list: String = redis::cmd("CLIENT")
-        .arg("LIST")
-        .query_async(&mut raw)
-        .await
-        .unwrap();
-    list.lines()
-        .filter(|l| !l.starts_with(&format!("id={me} ")))
-        .filter(|l| !l.contains(" name=sentinel-"))
-        .filter(|l| !l.split(' ').any(|f| f.starts_with("flags=") && f.contains('S')))
-        .count()
 }
 
 /// Renewal rounds on `master`: how many of the `n` held keys the loss watch read again
