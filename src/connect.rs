@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::holds::Holds;
 use crate::inner::ClientInner;
 use crate::latch_janitor::LatchJanitor;
+use crate::loss_watch::Opener;
 use crate::pubsub::{push_handler, Hub, Mode, PubSubConn, Pushes};
 
 /// Connecting: the ways to build a [`Client`].
@@ -298,11 +299,11 @@ impl ClientBuilder {
                 let (conn, pubsub) = manager_pair(&client, &config, pushes.clone())
                     .await
                     .map_err(|e| connecting(e, &redact(&url)))?;
-                (conn, pubsub, Some(client))
+                (conn, pubsub, Some(Opener::Server(client)))
             }
             Source::Redis(client) => {
                 let (conn, pubsub) = manager_pair(&client, &config, pushes.clone()).await?;
-                (conn, pubsub, Some(client))
+                (conn, pubsub, Some(Opener::Server(client)))
             }
             Source::Connection(conn) => {
                 let (pubsub, opener) = match self.pubsub {
@@ -313,7 +314,10 @@ impl ClientBuilder {
                         Some(crate::pubsub::cluster_conn(&c, &config, pushes.clone()).await?),
                         None,
                     ),
-                    Some(c) => (Some(pubsub_manager(&c, &config, pushes.clone()).await?), Some(c)),
+                    Some(c) => (
+                        Some(pubsub_manager(&c, &config, pushes.clone()).await?),
+                        Some(Opener::Server(c)),
+                    ),
                     None => (None, None),
                 };
                 (conn, pubsub, opener)
@@ -322,44 +326,31 @@ impl ClientBuilder {
                 if nodes.is_empty() {
                     return Err(Error::InvalidArgument("no cluster nodes given".into()));
                 }
-                #[cfg(feature = "tls-rustls")]
-                let tls_nodes = nodes
-                    .iter()
-                    .any(|n| n.trim_start().to_ascii_lowercase().starts_with("rediss://"));
                 let address = nodes.iter().map(|n| redact(n)).collect::<Vec<_>>().join(", ");
-                let builder = redis::cluster::ClusterClientBuilder::new(nodes)
-                    .use_protocol(ProtocolVersion::RESP3)
-                    .push_sender(push_handler(pushes.clone()))
-                    .response_timeout(config.command_timeout)
-                    .connection_timeout(config.connect_timeout);
-                #[cfg(feature = "tls-rustls")]
-                let builder = match &tls {
-                    Some(_) if !tls_nodes => {
-                        return Err(Error::InvalidArgument(
-                            "tls settings were given but no cluster node address is rediss://".into(),
-                        ))
-                    }
-                    Some(tls) => {
-                        let b = builder.certs(tls.certificates());
-                        match tls.verify() {
-                            crate::TlsVerify::Strict => b,
-                            crate::TlsVerify::CaOnly => b.danger_accept_invalid_hostnames(true),
-                            _ => b.tls(redis::TlsMode::Insecure),
-                        }
-                    }
-                    None => builder,
-                };
-                let cc = builder
-                    .build()
-                    .map_err(|e| Error::InvalidArgument(format!("bad cluster configuration: {e}")))?;
+                let cc = cluster_client(
+                    &nodes,
+                    #[cfg(feature = "tls-rustls")]
+                    tls.as_ref(),
+                    &config,
+                    Some(pushes.clone()),
+                )?;
                 let conn = cc
                     .get_async_connection()
                     .await
                     .map_err(|e| connecting(Error::Redis(e), &address))?;
+                // the loss watch's own connections, should it track without the echo: the same
+                // nodes, no pushes of their own (theirs are redirected)
+                let tracker = cluster_client(
+                    &nodes,
+                    #[cfg(feature = "tls-rustls")]
+                    tls.as_ref(),
+                    &config,
+                    None,
+                )?;
                 (
                     Connection::Cluster(conn.clone()),
                     Some(PubSubConn::Cluster(conn)),
-                    None,
+                    Some(Opener::Cluster(tracker)),
                 )
             }
             Source::Sentinel(spec) => {
@@ -582,4 +573,45 @@ async fn resolve_mode(wanted: PublishMode, conn: &Connection, config: &Config) -
         PublishMode::Auto => Mode::Sharded,
         PublishMode::Both => Mode::Both,
     })
+}
+
+/// A cluster client for `nodes` with the crate's settings; `pushes`: where its connections'
+/// pushes go (none: they are not read).
+fn cluster_client(
+    nodes: &[String],
+    #[cfg(feature = "tls-rustls")] tls: Option<&crate::Tls>,
+    config: &Config,
+    pushes: Option<Pushes>,
+) -> Result<redis::cluster::ClusterClient> {
+    #[cfg(feature = "tls-rustls")]
+    let tls_nodes = nodes
+        .iter()
+        .any(|n| n.trim_start().to_ascii_lowercase().starts_with("rediss://"));
+    let mut builder = redis::cluster::ClusterClientBuilder::new(nodes.to_vec())
+        .use_protocol(ProtocolVersion::RESP3)
+        .response_timeout(config.command_timeout)
+        .connection_timeout(config.connect_timeout);
+    if let Some(pushes) = pushes {
+        builder = builder.push_sender(push_handler(pushes));
+    }
+    #[cfg(feature = "tls-rustls")]
+    let builder = match tls {
+        Some(_) if !tls_nodes => {
+            return Err(Error::InvalidArgument(
+                "tls settings were given but no cluster node address is rediss://".into(),
+            ))
+        }
+        Some(tls) => {
+            let b = builder.certs(tls.certificates());
+            match tls.verify() {
+                crate::TlsVerify::Strict => b,
+                crate::TlsVerify::CaOnly => b.danger_accept_invalid_hostnames(true),
+                _ => b.tls(redis::TlsMode::Insecure),
+            }
+        }
+        None => builder,
+    };
+    builder
+        .build()
+        .map_err(|e| Error::InvalidArgument(format!("bad cluster configuration: {e}")))
 }

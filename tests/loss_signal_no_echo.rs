@@ -267,3 +267,139 @@ async fn the_client_says_how_it_learns_a_loss() {
     assert_eq!(r.stats().loss_signal, LossSignal::Renewal);
     r.shutdown().await.unwrap();
 }
+
+/// The client's connections to every node of `cluster` (see [`common::app_connections`]).
+async fn cluster_connections(cluster: &common::cluster::Cluster) -> usize {
+    let mut n = 0;
+    for node in &cluster.nodes {
+        n += common::app_connections(node).await;
+    }
+    n
+}
+
+/// In a cluster each master tracks the held keys of its slots for a connection of the watch's
+/// own to it (where the masters track only the keys a script reads), so renewals are neither
+/// pushed back nor read again on any master; elsewhere every renewal is read again, and the
+/// client keeps no connection of the watch's own (the probe closes them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_renews_without_the_echo_on_every_master_where_they_do_it() {
+    use redisson_lock::{LossDetection, LossSignal};
+    init_tracing();
+    const N: u64 = 12;
+    let cluster = common::cluster::Cluster::start(3, 0).await;
+    let connect = |config: Config| {
+        redisson_lock::Client::builder()
+            .cluster(cluster.urls())
+            .config(config)
+            .build()
+    };
+    let want = if per_key_script_tracking() {
+        LossSignal::TrackingWithoutEcho
+    } else {
+        LossSignal::Tracking
+    };
+    // the connections a client without the loss watch keeps
+    let before = cluster_connections(&cluster).await;
+    let plain = connect(Config::default().with_loss_detection(LossDetection::Renewal))
+        .await
+        .expect("a cluster client");
+    let base = cluster_connections(&cluster).await - before;
+    plain.shutdown().await.unwrap();
+    drop(plain);
+    eventually(
+        Duration::from_secs(10),
+        "the first client's connections closed",
+        || {
+            let cluster = &cluster;
+            async move { cluster_connections(cluster).await == before }
+        },
+    )
+    .await;
+    // a renewal round every second
+    let c = connect(Config::default().with_lock_watchdog_timeout(Duration::from_secs(3)))
+        .await
+        .expect("a cluster client");
+    assert_eq!(c.stats().loss_signal, want, "right after connect");
+    let own = if want == LossSignal::TrackingWithoutEcho {
+        cluster.nodes.len()
+    } else {
+        0
+    };
+    eventually(Duration::from_secs(10), "the client's connections", || {
+        let cluster = &cluster;
+        async move { cluster_connections(cluster).await == before + base + own }
+    })
+    .await;
+    // names over the slots of all three masters
+    let mut guards = Vec::new();
+    for i in 0..N {
+        guards.push(
+            c.lock(&format!("cluster-echo:{i}"))
+                .unwrap()
+                .lock()
+                .await
+                .unwrap(),
+        );
+    }
+    let mut raws = Vec::new();
+    for node in &cluster.nodes {
+        raws.push(node.conn().await);
+    }
+    let total = |raws: &Vec<redis::aio::MultiplexedConnection>| {
+        let raws = raws.clone();
+        async move {
+            let (mut h, mut p) = (0, 0);
+            for mut raw in raws {
+                let (dh, dp) = calls(&mut raw).await;
+                h += dh;
+                p += dp;
+            }
+            (h, p)
+        }
+    };
+    eventually(Duration::from_secs(10), "the holds read once", || {
+        let f = total(&raws);
+        async move { f.await.0 >= N }
+    })
+    .await;
+    let (h0, p0) = total(&raws).await;
+    eventually(Duration::from_secs(20), "three renewal rounds", || {
+        let f = total(&raws);
+        async move { f.await.1 >= p0 + 3 * N }
+    })
+    .await;
+    // the echoed reads of the last round come right after it
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (h1, p1) = total(&raws).await;
+    let (reads, extensions) = (h1 - h0, p1 - p0);
+    eprintln!("cluster: {reads} HEXISTS for {extensions} extensions");
+    if want == LossSignal::TrackingWithoutEcho {
+        assert!(
+            reads <= extensions + N,
+            "{reads} HEXISTS for {extensions} extensions: renewals were read again"
+        );
+    } else {
+        assert!(
+            reads >= 2 * extensions - N,
+            "{reads} HEXISTS for {extensions} extensions: the echo read nothing again"
+        );
+    }
+    // and every master's holds are watched: a deletion is reported before the next renewal
+    let mut raw = redis::cluster::ClusterClient::new(cluster.urls())
+        .unwrap()
+        .get_async_connection()
+        .await
+        .unwrap();
+    for (i, g) in guards.into_iter().enumerate() {
+        let _: i64 = redis::cmd("DEL")
+            .arg(format!("cluster-echo:{i}"))
+            .query_async(&mut raw)
+            .await
+            .unwrap();
+        tokio::time::timeout(Duration::from_millis(800), g.lost())
+            .await
+            .expect("the deletion is reported before the next renewal (1 s)");
+    }
+    assert_eq!(c.stats().loss_signal, want);
+    c.shutdown().await.unwrap();
+}

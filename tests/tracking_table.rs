@@ -87,10 +87,13 @@ async fn table_smaller_than_the_holds(extra: &[&str]) {
     );
     // bounded: a key reported again soon after a read that found it in place is read when a
     // quiet time ends, which doubles from 100 ms up to the renewal period (10 s): in this window
-    // three or four reads per hold (one per renewal period later on), far from the loop of a
-    // read per eviction (~50,000 a second here)
+    // three or four reads per hold, depending on where the window falls (at 0.7, 1.5, 3.1 and
+    // 6.3 s after the first), and a fifth for the few whose next eviction came after a calm
+    // (twice their quiet), which starts their quiet over; one per renewal period later on
+    // (measured on Valkey 9.1: 1,500 to 2,034). Far from the loop of a read per eviction
+    // (~50,000 a second here)
     assert!(
-        reads <= 4 * HOLDS as u64,
+        reads <= 5 * HOLDS as u64,
         "{reads} reads of {HOLDS} holds in {WINDOW:?}"
     );
     for (i, g) in held.iter().enumerate() {

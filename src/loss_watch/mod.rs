@@ -23,9 +23,9 @@
 //! cut), the watch turns tracking on again on the new connection and reads every hold in one
 //! batched call, so a hold the restart lost is reported within one reconnect.
 //!
-//! On a single server or a Sentinel master that tracks only the keys a script reads, a
-//! connection of the watch's own tracks the held keys instead, and the renewals go on it,
-//! without the echo of its writes
+//! Where the server tracks only the keys a script reads (a single server, a Sentinel master or
+//! every master of a cluster), a connection of the watch's own tracks the held keys instead, and
+//! the renewals go on it, without the echo of its writes
 //! ([`no_echo`]): a renewal is then neither pushed back nor read again; what follows is otherwise
 //! the same.
 //!
@@ -53,6 +53,7 @@ use redis::cluster_routing::{MultipleNodeRoutingInfo, ResponsePolicy, RoutingInf
 use redis::Value;
 
 mod no_echo;
+mod per_master;
 mod probe;
 mod quiet;
 use no_echo::{NoEcho, NotNow};
@@ -86,13 +87,24 @@ const BACKOFF_MAX: Duration = Duration::from_secs(2);
 /// whether tracking is on for the client's connection to it.
 const TRACKING_CHECK: Duration = Duration::from_secs(1);
 
+/// What the loss watch's own connection is opened from, should it track without the echo: the
+/// client the command connection was opened from, or a cluster's (without pushes).
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one per client, made once at connect and dropped there"
+)]
+pub(crate) enum Opener {
+    Server(redis::Client),
+    Cluster(redis::cluster::ClusterClient),
+}
+
 /// Starts the loss watch for a client whose pub/sub connection is `pubsub`, when `config` asks
 /// for tracking and the deployment allows it. Returns whether it runs.
 pub(crate) async fn start(
     holds: &Arc<Holds>,
     conn: &Connection,
     pubsub: Option<&PubSubConn>,
-    opener: Option<&redis::Client>,
+    opener: Option<&Opener>,
     client_id: &str,
     invalidated: &Arc<Invalidated>,
     config: &Config,
@@ -109,13 +121,17 @@ pub(crate) async fn start(
     invalidated.set_active(true);
     // the first round turns tracking on
     invalidated.disconnected();
-    // a single server or a Sentinel master: a connection of the watch's own may track without
-    // the echo (the probe finds out); a cluster's connections track on the pub/sub connection
+    // a connection of the watch's own may track without the echo (the probe finds out): a
+    // single server's, a Sentinel master's, a cluster's (one per master)
     let timeout = config.command_timeout;
     let own = match (pubsub, opener) {
-        (PubSubConn::Manager(p), Some(opener)) => {
+        (PubSubConn::Manager(p), Some(Opener::Server(opener))) => {
             let p = Connection::Manager(p.clone());
             NoEcho::connect(opener, &p, conn, client_id, invalidated, config).await
+        }
+        (PubSubConn::Cluster(p), Some(Opener::Cluster(opener))) => {
+            let p = Connection::Cluster(p.clone());
+            NoEcho::connect_cluster(opener, &p, client_id, invalidated, config).await
         }
         (PubSubConn::Sentinel(link), _) => {
             NoEcho::connect_sentinel(link, client_id, invalidated, timeout).await
@@ -299,7 +315,12 @@ impl LossWatcher {
                         self.invalidated.set_no_echo(false);
                         self.tracking_on(&conn).await
                     }
-                    Err(NotNow::Failed(e)) => Err(e),
+                    // tried again, whatever the error says (it may be a server's reply)
+                    Err(NotNow::Failed(e)) => {
+                        tracing::debug!(error = %e, "loss detection: could not turn tracking on; retrying");
+                        self.invalidated.put_back(pending);
+                        return Round::Failed;
+                    }
                 },
                 None => self.tracking_on(&conn).await,
             };

@@ -35,7 +35,16 @@
 //! redirects to an id read on another server (where it may be a stranger's); a move meanwhile
 //! starts it over on the new master. A redirect refused because the pub/sub connection dropped since its id was read
 //! is tried again, not taken for a server that cannot do it.
+//!
+//! In a cluster the tracker is a cluster connection of its own (one connection per master,
+//! opened from the same nodes, its pushes not read), and tracking is per master: on each, the
+//! tracker's connection redirects to the client's connection to that master (its id read
+//! there), and `CLIENT TRACKINGINFO` is asked of every master. A master the ids were not read on
+//! (a failover or a resharding since), a redirect broken by a reconnect, or a node connection the
+//! cluster client replaced without a word turns tracking on again on every master and reads
+//! every hold.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,7 +57,9 @@ use crate::pubsub::Invalidated;
 use crate::script;
 use crate::sentinel::{Role, SentinelConnection, SentinelLink};
 
+use super::per_master;
 use super::probe::Probe;
+use parking_lot::Mutex;
 
 /// The tracker: a connection of the loss watch's own, and its tracking.
 pub(super) struct NoEcho {
@@ -60,6 +71,9 @@ pub(super) struct NoEcho {
     probe: Probe,
     /// The id of the pub/sub connection the tracking redirects to (-1: none yet).
     redirect: AtomicI64,
+    /// In a cluster: per master (`host:port`), the id of the pub/sub connection's connection to
+    /// it, which the tracker's connection to it redirects to.
+    nodes: Mutex<BTreeMap<String, i64>>,
     /// The server showed that it does it (the probe passed once).
     probed: AtomicBool,
     /// The server does not do it, or refuses what it takes: the pub/sub connection tracks.
@@ -140,6 +154,40 @@ impl NoEcho {
         }
     }
 
+    /// For a cluster: the tracker (a cluster connection of its own, one connection per master)
+    /// opened from `opener`, then the probe (`pubsub`, the client's cluster connection, with
+    /// the tracker writing the probe's keys). `None`: the pub/sub connection tracks.
+    pub(super) async fn connect_cluster(
+        opener: &redis::cluster::ClusterClient,
+        pubsub: &Connection,
+        client_id: &str,
+        invalidated: &Invalidated,
+        config: &crate::config::Config,
+    ) -> Option<NoEcho> {
+        let tracker = match tokio::time::timeout(config.connect_timeout, opener.get_async_connection()).await
+        {
+            Ok(Ok(c)) => Connection::Cluster(c),
+            Ok(Err(e)) => {
+                tracing::info!(error = %e, "loss detection: no connection of its own (tracking on the pub/sub connection: the renewals are pushed back and read again)");
+                return None;
+            }
+            Err(_) => {
+                tracing::info!("loss detection: connecting a connection of its own timed out (tracking on the pub/sub connection: the renewals are pushed back and read again)");
+                return None;
+            }
+        };
+        let probed = Probe::new(client_id)
+            .run(pubsub, &tracker, invalidated, config.command_timeout)
+            .await;
+        match probed {
+            Err(NotNow::Unsupported(why)) => {
+                echo(&why);
+                None
+            }
+            probed => Some(NoEcho::new(tracker, None, client_id).probed(probed.is_ok())),
+        }
+    }
+
     /// Whether the probe has passed already.
     fn probed(self, passed: bool) -> NoEcho {
         self.probed.store(passed, Ordering::SeqCst);
@@ -168,6 +216,7 @@ impl NoEcho {
             link,
             probe: Probe::new(client_id),
             redirect: AtomicI64::new(-1),
+            nodes: Mutex::new(BTreeMap::new()),
             probed: AtomicBool::new(false),
             given_up: AtomicBool::new(false),
             short_checks: AtomicU32::new(0),
@@ -190,10 +239,10 @@ impl NoEcho {
     pub(super) async fn give_up(&self, why: &str, timeout: Duration) {
         self.given_up.store(true, Ordering::SeqCst);
         echo(why);
-        if self.redirect.load(Ordering::SeqCst) >= 0 {
+        if self.redirect.load(Ordering::SeqCst) >= 0 || !self.nodes.lock().is_empty() {
             let mut off = redis::cmd("CLIENT");
             off.arg("TRACKING").arg("OFF");
-            let _ = script::cmd::<Value>(&self.conn, timeout, "", &off).await;
+            let _ = per_master::ask(&self.conn, &off, timeout).await;
         }
         if let Some(link) = &self.link {
             // nothing is sent on it any more: a Sentinel client keeps its usual two connections
@@ -248,6 +297,9 @@ impl NoEcho {
             self.probe.run(&pubsub, &tracker, invalidated, timeout).await?;
             self.probed.store(true, Ordering::SeqCst);
         }
+        if tracker.is_cluster() {
+            return self.on_every_master(&pubsub, &tracker, timeout).await;
+        }
         let id = pubsub_id(&pubsub, timeout).await?;
         let mut on = redis::cmd("CLIENT");
         on.arg("TRACKING").arg("ON").arg("REDIRECT").arg(id).arg("NOLOOP");
@@ -288,11 +340,80 @@ impl NoEcho {
     async fn tracks_on(&self, tracker: &Connection, timeout: Duration) -> std::result::Result<bool, NotNow> {
         let mut info = redis::cmd("CLIENT");
         info.arg("TRACKINGINFO");
+        if tracker.is_cluster() {
+            let replies = per_master::ask(tracker, &info, timeout)
+                .await
+                .map_err(|e| classify("CLIENT TRACKINGINFO", e))?;
+            let nodes = self.nodes.lock().clone();
+            // a master the ids were not read on (a failover since) tracks nothing for us
+            return Ok(replies.len() == nodes.len()
+                && replies
+                    .iter()
+                    .all(|(addr, reply)| redirects_into(reply, nodes.get(addr).copied().unwrap_or(-1))));
+        }
         let reply = script::cmd::<Value>(tracker, timeout, "", &info)
             .await
             .map_err(|e| classify("CLIENT TRACKINGINFO", e))?;
-        let redirect = self.redirect.load(Ordering::SeqCst);
-        Ok(super::tracks(&reply) == Some(true) && field_int(&reply, "redirect") == Some(redirect))
+        Ok(redirects_into(&reply, self.redirect.load(Ordering::SeqCst)))
+    }
+
+    /// [`on`](Self::on) in a cluster: on every master, the tracker's connection redirects to the
+    /// pub/sub connection's connection to that master (its id read there).
+    async fn on_every_master(
+        &self,
+        pubsub: &Connection,
+        tracker: &Connection,
+        timeout: Duration,
+    ) -> std::result::Result<(), NotNow> {
+        let mut id = redis::cmd("CLIENT");
+        id.arg("ID");
+        let mut nodes = BTreeMap::new();
+        for (addr, reply) in per_master::ask(pubsub, &id, timeout)
+            .await
+            .map_err(|e| classify("CLIENT ID", e))?
+        {
+            match reply {
+                Value::Int(id) => nodes.insert(addr, id),
+                Value::ServerError(e) => return Err(classify("CLIENT ID", Error::Redis(e.into()))),
+                other => {
+                    return Err(NotNow::Unsupported(format!(
+                        "CLIENT ID on {addr} answered {other:?}"
+                    )))
+                }
+            };
+        }
+        // no master may be left tracking for an earlier map
+        self.nodes.lock().clear();
+        for (addr, id) in &nodes {
+            let mut on = redis::cmd("CLIENT");
+            on.arg("TRACKING")
+                .arg("ON")
+                .arg("REDIRECT")
+                .arg(*id)
+                .arg("NOLOOP");
+            match per_master::at(tracker, addr, &on, timeout).await {
+                Ok(Value::Okay) => {}
+                Ok(other) => {
+                    return Err(NotNow::Unsupported(format!(
+                        "CLIENT TRACKING ON REDIRECT on {addr} answered {other:?}"
+                    )))
+                }
+                Err(Error::Redis(e)) if redirect_gone(&e) => return Err(NotNow::Failed(Error::Redis(e))),
+                Err(e) => return Err(classify("CLIENT TRACKING ON REDIRECT ... NOLOOP", e)),
+            }
+        }
+        *self.nodes.lock() = nodes;
+        if !self.tracks_on(tracker, timeout).await? {
+            // a master replaced or added meanwhile: read again, on the next round
+            return Err(NotNow::Failed(Error::Protocol(
+                "CLIENT TRACKINGINFO does not show the redirects just turned on on every master".into(),
+            )));
+        }
+        tracing::debug!(
+            masters = self.nodes.lock().len(),
+            "loss detection: tracking on the watch's own connections, without the echo of their writes"
+        );
+        Ok(())
     }
 
     /// Whether the server's tracking table has been dropping keys for reads of this
@@ -311,11 +432,9 @@ impl NoEcho {
         }
         let mut info = redis::cmd("INFO");
         info.arg("stats");
-        let text = match script::cmd::<Value>(&self.conn, timeout, "", &info).await {
-            Ok(Value::BulkString(b)) => String::from_utf8_lossy(&b).into_owned(),
-            Ok(Value::VerbatimString { text, .. }) => text,
-            Ok(Value::SimpleString(s)) => s,
-            Ok(_) => return None,
+        // summed over the masters of a cluster (each tracks the keys of its slots)
+        let replies = match per_master::ask(&self.conn, &info, timeout).await {
+            Ok(replies) => replies,
             Err(e) => {
                 if matches!(classify("INFO", e), NotNow::Unsupported(_)) {
                     self.info_refused.store(true, Ordering::SeqCst);
@@ -324,10 +443,19 @@ impl NoEcho {
                 return None;
             }
         };
-        let tracked: u64 = text
-            .lines()
-            .find_map(|l| l.strip_prefix("tracking_total_keys:"))
-            .and_then(|n| n.trim().parse().ok())?;
+        let mut tracked: u64 = 0;
+        for (_, reply) in replies {
+            let text = match reply {
+                Value::BulkString(b) => String::from_utf8_lossy(&b).into_owned(),
+                Value::VerbatimString { text, .. } => text,
+                Value::SimpleString(s) => s,
+                _ => return None,
+            };
+            tracked += text
+                .lines()
+                .find_map(|l| l.strip_prefix("tracking_total_keys:"))
+                .and_then(|n| n.trim().parse::<u64>().ok())?;
+        }
         let short = if tracked < expected() as u64 {
             self.short_checks.fetch_add(1, Ordering::SeqCst) + 1
         } else {
@@ -355,6 +483,29 @@ async fn pubsub_id(pubsub: &Connection, timeout: Duration) -> std::result::Resul
         .map_err(|e| classify("CLIENT ID and HELLO 3", e))?;
     field_int(&reply, "id")
         .ok_or_else(|| NotNow::Unsupported("HELLO 3 answered without the connection's id".into()))
+}
+
+/// Whether a `CLIENT TRACKINGINFO` reply says tracking is on, redirected to the connection
+/// `id`, and that connection still there (no `broken_redirect` flag).
+fn redirects_into(reply: &Value, id: i64) -> bool {
+    let broken = super::map_pairs(reply).is_some_and(|fields| {
+        fields.into_iter().any(|(k, v)| {
+            let is_flags = match k {
+                Value::BulkString(k) => k.as_slice() == b"flags",
+                Value::SimpleString(k) => k == "flags",
+                _ => false,
+            };
+            let (true, Value::Set(flags) | Value::Array(flags)) = (is_flags, v) else {
+                return false;
+            };
+            flags.iter().any(|f| match f {
+                Value::BulkString(f) => f.as_slice() == b"broken_redirect",
+                Value::SimpleString(f) => f == "broken_redirect",
+                _ => false,
+            })
+        })
+    });
+    super::tracks(reply) == Some(true) && !broken && field_int(reply, "redirect") == Some(id)
 }
 
 /// Says that the pub/sub connection tracks, and why.
@@ -415,6 +566,37 @@ mod tests {
             Ok(Value::ServerError(e)) => e.into(),
             other => panic!("not an error reply: {other:?}"),
         }
+    }
+
+    /// A `CLIENT TRACKINGINFO` reply as Redis 7 sends it (RESP3).
+    fn info(flags: &[&str], redirect: i64) -> Value {
+        Value::Map(vec![
+            (
+                Value::BulkString(b"flags".to_vec()),
+                Value::Set(
+                    flags
+                        .iter()
+                        .map(|f| Value::BulkString(f.as_bytes().to_vec()))
+                        .collect(),
+                ),
+            ),
+            (Value::BulkString(b"redirect".to_vec()), Value::Int(redirect)),
+            (Value::BulkString(b"prefixes".to_vec()), Value::Array(vec![])),
+        ])
+    }
+
+    #[test]
+    fn tracking_counts_only_into_the_connection_it_was_turned_on_for_and_still_there() {
+        assert!(redirects_into(&info(&["on", "noloop"], 7), 7));
+        assert!(
+            !redirects_into(&info(&["on", "noloop"], 7), 8),
+            "another connection's"
+        );
+        assert!(!redirects_into(&info(&["off"], -1), 7));
+        assert!(
+            !redirects_into(&info(&["on", "noloop", "broken_redirect"], 7), 7),
+            "the connection it redirects to is gone"
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use redis::Value;
 
 use super::no_echo::{classify, NotNow};
+use super::per_master;
 use crate::conn::Connection;
 use crate::pubsub::Invalidated;
 use crate::script;
@@ -45,13 +46,14 @@ impl Probe {
     ) -> std::result::Result<(), NotNow> {
         let mut on = redis::cmd("CLIENT");
         on.arg("TRACKING").arg("ON").arg("NOLOOP");
-        script::cmd::<Value>(pubsub, timeout, "", &on)
+        // (in a cluster, on the master of the probe's keys)
+        per_master::at_key(pubsub, &self.keys[0], &on, timeout)
             .await
             .map_err(|e| classify("CLIENT TRACKING ON NOLOOP", e))?;
         let outcome = self.keys_pushed(pubsub, writer, invalidated, timeout).await;
         let mut off = redis::cmd("CLIENT");
         off.arg("TRACKING").arg("OFF");
-        if let Err(e) = script::cmd::<Value>(pubsub, timeout, "", &off).await {
+        if let Err(e) = per_master::at_key(pubsub, &self.keys[0], &off, timeout).await {
             return Err(classify("CLIENT TRACKING OFF", e));
         }
         outcome

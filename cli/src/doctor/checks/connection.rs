@@ -80,7 +80,7 @@ impl Doctor {
                     Ok(_) => check(
                         NAME,
                         Status::Ok,
-                        format!("{TRACKING}; each renewal is pushed back and read again (on a single or Sentinel-monitored Redis 7.2+ or Valkey, with +client|id +client|trackinginfo, a connection of the client's own tracks without that echo)"),
+                        format!("{TRACKING}; each renewal is pushed back and read again (on Redis 7.2+ or Valkey, single, Sentinel or cluster, with +client|id +client|trackinginfo, a connection of the client's own tracks without that echo)"),
                     ),
                     Err(why) => check(
                         NAME,
