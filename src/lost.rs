@@ -64,8 +64,9 @@ pub enum LossSignal {
     /// The server pushes a change of a held key on the pub/sub connection, within about one round
     /// trip; each renewal is pushed back too and read again.
     Tracking,
-    /// The server pushes a change of a held key within about one round trip, tracked for the
-    /// command connection so that the client's own renewals are not pushed back (servers that
-    /// track only the keys a script reads: Redis 7.2+, Valkey).
+    /// The server pushes a change of a held key within about one round trip, tracked for a
+    /// connection of the loss watch's own, which renews the held keys, so that the client's own
+    /// renewals are not pushed back (servers that track only the keys a script reads: Redis 7.2+,
+    /// Valkey; a single server, a Sentinel master or every master of a cluster).
     TrackingWithoutEcho,
 }
