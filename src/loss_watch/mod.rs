@@ -83,6 +83,10 @@ const BURST: Duration = Duration::from_millis(2);
 /// First pause after a failed call; doubles up to [`BACKOFF_MAX`].
 const BACKOFF_MIN: Duration = Duration::from_millis(50);
 const BACKOFF_MAX: Duration = Duration::from_secs(2);
+/// Attempts in a row to turn tracking on for the watch's own connection that the server answered
+/// with an error (about 10 s with the back-off between them) before the pub/sub connection
+/// tracks instead. Attempts an outage fails are not counted.
+const ON_ATTEMPTS: u32 = 10;
 /// In a cluster, how often (while this client holds something) the watch asks every master
 /// whether tracking is on for the client's connection to it.
 const TRACKING_CHECK: Duration = Duration::from_secs(1);
@@ -315,11 +319,20 @@ impl LossWatcher {
                         self.invalidated.set_no_echo(false);
                         self.tracking_on(&conn).await
                     }
-                    // tried again, whatever the error says (it may be a server's reply)
-                    Err(NotNow::Failed(e)) => {
+                    // tried again, whatever the error says (it may be a server's reply); an
+                    // outage for as long as it lasts, but replies that keep refusing it not for
+                    // ever: meanwhile no hold is tracked
+                    Err(NotNow::Failed(e)) if !answered(&e) || own.failed_again() < ON_ATTEMPTS => {
                         tracing::debug!(error = %e, "loss detection: could not turn tracking on; retrying");
                         self.invalidated.put_back(pending);
                         return Round::Failed;
+                    }
+                    Err(NotNow::Failed(e)) => {
+                        let why =
+                            format!("turning tracking on failed {ON_ATTEMPTS} times in a row (last: {e})");
+                        own.give_up(&why, self.command_timeout).await;
+                        self.invalidated.set_no_echo(false);
+                        self.tracking_on(&conn).await
                     }
                 },
                 None => self.tracking_on(&conn).await,
@@ -641,6 +654,16 @@ impl Read {
 /// unknown command), answered it with any other definite error (a proxy's `syntax error`), or
 /// answered something that is not `OK`. Transient errors (a connection lost, `LOADING`) are
 /// tried again.
+/// Whether the server answered (an error reply, or a reply the client cannot use), as opposed
+/// to a connection that failed or a call that timed out.
+fn answered(e: &Error) -> bool {
+    match e {
+        Error::Redis(r) => r.code().is_some() || matches!(r.kind(), redis::ErrorKind::Server(_)),
+        Error::Protocol(_) => true,
+        _ => false,
+    }
+}
+
 fn tracking_refused(e: &Error) -> bool {
     match e {
         Error::Redis(r) => {
@@ -714,5 +737,26 @@ mod tests {
         assert_eq!(tracks(&info(&["on", "optin", "caching-yes"])), Some(true));
         assert_eq!(tracks(&info(&[])), None);
         assert_eq!(tracks(&Value::Nil), None);
+    }
+
+    /// Only the server's own refusals count towards giving up tracking without the echo; an
+    /// outage (a dropped connection, a timeout) is waited out however long it lasts.
+    #[test]
+    fn only_answers_count_against_the_watchs_own_tracking() {
+        use super::answered;
+        use crate::error::Error;
+        let reply = |text: &str| match redis::parse_redis_value(format!("-{text}\r\n").as_bytes()) {
+            Ok(Value::ServerError(e)) => Error::Redis(e.into()),
+            other => panic!("not an error reply: {other:?}"),
+        };
+        assert!(answered(&reply(
+            "ERR The client ID you want redirect to does not exist"
+        )));
+        assert!(answered(&Error::Protocol("TRACKINGINFO disagrees".into())));
+        let dropped = redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
+        assert!(!answered(&Error::Redis(dropped)));
+        assert!(!answered(&Error::CommandTimeout(
+            std::time::Duration::from_millis(500)
+        )));
     }
 }

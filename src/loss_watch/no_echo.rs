@@ -80,6 +80,8 @@ pub(super) struct NoEcho {
     given_up: AtomicBool,
     /// Checks in a row that found fewer keys tracked than this client has holds.
     short_checks: AtomicU32,
+    /// Attempts in a row to turn tracking on that failed (and may be tried again).
+    failed_ons: AtomicU32,
     /// `INFO` was refused: the table is not looked at again.
     info_refused: AtomicBool,
 }
@@ -220,6 +222,7 @@ impl NoEcho {
             probed: AtomicBool::new(false),
             given_up: AtomicBool::new(false),
             short_checks: AtomicU32::new(0),
+            failed_ons: AtomicU32::new(0),
             info_refused: AtomicBool::new(false),
         }
     }
@@ -227,6 +230,12 @@ impl NoEcho {
     /// The tracker: held keys are renewed and read on it, so that they are tracked for it.
     pub(super) fn conn(&self) -> &Connection {
         &self.conn
+    }
+
+    /// Counts an attempt to turn tracking on that failed and may be tried again: how many
+    /// failed in a row (an attempt that succeeds starts the count over).
+    pub(super) fn failed_again(&self) -> u32 {
+        self.failed_ons.fetch_add(1, Ordering::SeqCst) + 1
     }
 
     /// Whether the server was found not to do it.
@@ -324,6 +333,7 @@ impl NoEcho {
             // on the old master, which the holds are read on no more
             return Err(moving());
         }
+        self.failed_ons.store(0, Ordering::SeqCst);
         tracing::debug!(
             "loss detection: tracking on the watch's own connection, without the echo of its writes"
         );
@@ -409,6 +419,7 @@ impl NoEcho {
                 "CLIENT TRACKINGINFO does not show the redirects just turned on on every master".into(),
             )));
         }
+        self.failed_ons.store(0, Ordering::SeqCst);
         tracing::debug!(
             masters = self.nodes.lock().len(),
             "loss detection: tracking on the watch's own connections, without the echo of their writes"
