@@ -126,6 +126,7 @@ pub(crate) fn start(
     config: &Config,
 ) {
     let task = GoneKeyChecker {
+        closed: holds.closed(),
         gone_keys: Arc::downgrade(gone_keys),
         holds: holds.downgrade(),
         conn,
@@ -137,6 +138,8 @@ pub(crate) fn start(
 }
 
 struct GoneKeyChecker {
+    /// Ends the task at shutdown (not at its next check).
+    closed: crate::holds::Closed,
     gone_keys: Weak<GoneKeys>,
     holds: Weak<Holds>,
     conn: Connection,
@@ -147,10 +150,14 @@ struct GoneKeyChecker {
 }
 
 impl GoneKeyChecker {
-    async fn run(self) {
+    async fn run(mut self) {
         loop {
             // 90-100 % of the interval: clients started together do not check in lockstep
-            tokio::time::sleep(self.every.mul_f64(0.9 + 0.1 * fastrand::f64())).await;
+            let pause = self.every.mul_f64(0.9 + 0.1 * fastrand::f64());
+            tokio::select! {
+                _ = tokio::time::sleep(pause) => {}
+                _ = self.closed.wait() => return,
+            }
             let (Some(gone_keys), Some(holds)) = (self.gone_keys.upgrade(), self.holds.upgrade()) else {
                 return;
             };

@@ -31,6 +31,7 @@ pub(crate) fn start(
     config: &Config,
 ) {
     let task = Renewer {
+        closed: holds.closed(),
         holds: holds.downgrade(),
         conn,
         replica_sync,
@@ -45,6 +46,8 @@ pub(crate) fn start(
 }
 
 struct Renewer {
+    /// Ends the task at shutdown (not at its next round).
+    closed: crate::holds::Closed,
     holds: Weak<Holds>,
     conn: Connection,
     /// `WAIT` after renewals (logged when unconfirmed; the renewal is kept).
@@ -67,11 +70,14 @@ impl Renewer {
     /// that last renewed it); after a round with failures (Redis slow or unreachable) the next
     /// one comes a quarter period after it ended, so a hold gets several chances before its
     /// deadline.
-    async fn run(self) {
+    async fn run(mut self) {
         let retry = (self.period / 4).max(Duration::from_millis(10));
         let mut next = Instant::now() + self.period;
         loop {
-            tokio::time::sleep_until(next.into()).await;
+            tokio::select! {
+                _ = tokio::time::sleep_until(next.into()) => {}
+                _ = self.closed.wait() => return,
+            }
             let started = Instant::now();
             next = started + self.period;
             let Some(holds) = self.holds.upgrade() else {

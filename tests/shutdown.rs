@@ -690,3 +690,29 @@ fn blocking_process_exit_leaves_records_for_at_most_the_settle_window() {
     let left = rt.block_on(latches_within(&mut raw, window));
     eprintln!("{left} latch keys left by a process that exited without shutdown");
 }
+
+/// A client that was shut down and dropped closes its connections at once: no background task
+/// (the watchdog, the check for keys gone without a message, the loss watch) keeps one open
+/// until its next round (a renewal period, 10 s with the default watchdog).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shut_down_client_closes_its_connections_at_once() {
+    init_tracing();
+    let s = RedisServer::start();
+    let before = common::app_connections(&s).await;
+    let c = s.client(Config::default()).await;
+    let g = c.lock("shutdown:connections").unwrap().lock().await.unwrap();
+    assert!(common::app_connections(&s).await > before);
+    c.shutdown().await.unwrap();
+    drop(g);
+    drop(c);
+    let dropped = Instant::now();
+    eventually(Duration::from_secs(3), "the client's connections closed", || {
+        let s = &s;
+        async move { common::app_connections(s).await == before }
+    })
+    .await;
+    eprintln!(
+        "connections closed {:?} after the client was dropped",
+        dropped.elapsed()
+    );
+}

@@ -198,6 +198,20 @@ pub(crate) struct Holds {
     closing: Notify,
     /// Woken when the last turn of a closed table is given back.
     idle: Notify,
+    /// Set when the table closes; dropped with it (see [`Closed`]).
+    shut: tokio::sync::watch::Sender<bool>,
+}
+
+/// Resolves once the table is closed or dropped, without keeping it alive: how the background
+/// tasks (the watchdog, the check for gone keys) stop at once at shutdown instead of at their
+/// next round, so the client's connections close with it.
+pub(crate) struct Closed(tokio::sync::watch::Receiver<bool>);
+
+impl Closed {
+    pub(crate) async fn wait(&mut self) {
+        // an error: the table is gone
+        let _ = self.0.wait_for(|closed| *closed).await;
+    }
 }
 
 /// One granted acquire request, as the hold table records it.
@@ -294,6 +308,7 @@ impl Holds {
             closed: AtomicBool::new(false),
             closing: Notify::new(),
             idle: Notify::new(),
+            shut: tokio::sync::watch::channel(false).0,
         }
     }
 
@@ -619,7 +634,13 @@ impl Holds {
             }
         }
         self.closing.notify_waiters();
+        self.shut.send_replace(true);
         out
+    }
+
+    /// See [`Closed`].
+    pub(crate) fn closed(&self) -> Closed {
+        Closed(self.shut.subscribe())
     }
 
     /// Resolves once the table is closed (a waiting acquisition's way to stop). Created before
