@@ -53,10 +53,12 @@ use redis::cluster_routing::{MultipleNodeRoutingInfo, ResponsePolicy, RoutingInf
 use redis::Value;
 
 mod no_echo;
+mod not_now;
 mod per_master;
 mod probe;
 mod quiet;
-use no_echo::{NoEcho, NotNow};
+use no_echo::NoEcho;
+use not_now::NotNow;
 use quiet::Quiet;
 
 /// Holds read per pipeline (a `HEXISTS` each): a pipeline is written to the connection's buffer
@@ -715,19 +717,7 @@ mod tests {
     use redis::Value;
 
     fn info(flags: &[&str]) -> Value {
-        Value::Map(vec![
-            (
-                Value::BulkString(b"flags".to_vec()),
-                Value::Set(
-                    flags
-                        .iter()
-                        .map(|f| Value::BulkString(f.as_bytes().to_vec()))
-                        .collect(),
-                ),
-            ),
-            (Value::BulkString(b"redirect".to_vec()), Value::Int(-1)),
-            (Value::BulkString(b"prefixes".to_vec()), Value::Array(vec![])),
-        ])
+        crate::loss_watch::not_now::fixtures::trackinginfo(flags, -1)
     }
 
     #[test]
@@ -745,10 +735,7 @@ mod tests {
     fn only_answers_count_against_the_watchs_own_tracking() {
         use super::answered;
         use crate::error::Error;
-        let reply = |text: &str| match redis::parse_redis_value(format!("-{text}\r\n").as_bytes()) {
-            Ok(Value::ServerError(e)) => Error::Redis(e.into()),
-            other => panic!("not an error reply: {other:?}"),
-        };
+        let reply = |text: &str| Error::Redis(crate::loss_watch::not_now::fixtures::error_reply(text));
         assert!(answered(&reply(
             "ERR The client ID you want redirect to does not exist"
         )));

@@ -57,6 +57,7 @@ use crate::pubsub::Invalidated;
 use crate::script;
 use crate::sentinel::{Role, SentinelConnection, SentinelLink};
 
+use super::not_now::{classify, redirect_gone, NotNow};
 use super::per_master;
 use super::probe::Probe;
 use parking_lot::Mutex;
@@ -84,14 +85,6 @@ pub(super) struct NoEcho {
     failed_ons: AtomicU32,
     /// `INFO` was refused: the table is not looked at again.
     info_refused: AtomicBool,
-}
-
-/// Why tracking on the command connection cannot be turned on.
-pub(super) enum NotNow {
-    /// For good: the pub/sub connection tracks from now on.
-    Unsupported(String),
-    /// A call failed (a dropped connection, a timeout): tried again.
-    Failed(Error),
 }
 
 impl NoEcho {
@@ -535,23 +528,6 @@ fn moving() -> NotNow {
     ))))
 }
 
-/// `CLIENT TRACKING ... REDIRECT` refused because no connection has that id (any more).
-fn redirect_gone(e: &redis::RedisError) -> bool {
-    let text = e.to_string().to_ascii_lowercase();
-    text.contains("redirect") && text.contains("does not exist")
-}
-
-/// A failed call: refused for good, or to be tried again.
-pub(super) fn classify(what: &str, e: Error) -> NotNow {
-    match &e {
-        Error::Redis(r) if crate::error::is_refusal(r) || (r.code().is_some() && !e.is_transient()) => {
-            NotNow::Unsupported(format!("{what} refused: {e}"))
-        }
-        Error::Protocol(_) => NotNow::Unsupported(format!("{what}: {e}")),
-        _ => NotNow::Failed(e),
-    }
-}
-
 /// The integer field `name` of a map reply (`CLIENT TRACKINGINFO`'s `redirect`, `HELLO`'s `id`).
 fn field_int(reply: &Value, name: &str) -> Option<i64> {
     super::map_pairs(reply)?.into_iter().find_map(|(k, v)| {
@@ -570,31 +546,7 @@ fn field_int(reply: &Value, name: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// What Redis 6.2, 7.0 and Valkey 9.1 answer a redirect to an id no connection has.
-    fn reply(text: &str) -> redis::RedisError {
-        match redis::parse_redis_value(format!("-{text}\r\n").as_bytes()) {
-            Ok(Value::ServerError(e)) => e.into(),
-            other => panic!("not an error reply: {other:?}"),
-        }
-    }
-
-    /// A `CLIENT TRACKINGINFO` reply as Redis 7 sends it (RESP3).
-    fn info(flags: &[&str], redirect: i64) -> Value {
-        Value::Map(vec![
-            (
-                Value::BulkString(b"flags".to_vec()),
-                Value::Set(
-                    flags
-                        .iter()
-                        .map(|f| Value::BulkString(f.as_bytes().to_vec()))
-                        .collect(),
-                ),
-            ),
-            (Value::BulkString(b"redirect".to_vec()), Value::Int(redirect)),
-            (Value::BulkString(b"prefixes".to_vec()), Value::Array(vec![])),
-        ])
-    }
+    use crate::loss_watch::not_now::fixtures::{error_reply as reply, trackinginfo as info};
 
     #[test]
     fn tracking_counts_only_into_the_connection_it_was_turned_on_for_and_still_there() {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use redis::Value;
 
-use super::no_echo::{classify, NotNow};
+use super::not_now::{classify, NotNow};
 use super::per_master;
 use crate::conn::Connection;
 use crate::pubsub::Invalidated;

@@ -670,6 +670,24 @@ pub async fn app_connections(server: &RedisServer) -> usize {
         .count()
 }
 
+/// Checks the loss watch's reads over some renewal rounds of `n` held keys on `on`: `reads`
+/// `HEXISTS` against `extensions` renewals. Without the echo only the renewal scripts' own
+/// checks (a round may have started since); with it, each renewal read again.
+pub fn assert_renewals_read_again(echo: bool, reads: u64, extensions: u64, n: u64, on: &str) {
+    eprintln!("{on}: {reads} HEXISTS for {extensions} extensions");
+    if echo {
+        assert!(
+            reads >= 2 * extensions - n,
+            "{on}: {reads} HEXISTS for {extensions} extensions: the echo read nothing again"
+        );
+    } else {
+        assert!(
+            reads <= extensions + n,
+            "{on}: {reads} HEXISTS for {extensions} extensions: renewals were read again"
+        );
+    }
+}
+
 /// Lock scripts Redis has run so far (`EVALSHA` and `EVAL` calls in `INFO commandstats`).
 pub async fn script_calls(raw: &mut redis::aio::MultiplexedConnection) -> u64 {
     let info: String = redis::cmd("INFO")

@@ -493,20 +493,9 @@ async fn renewals_are_not_read_again_where_the_master_tracks_without_the_echo_ac
                 .unwrap(),
         );
     }
+    let echo = want != LossSignal::TrackingWithoutEcho;
     let check = |(reads, extensions): (u64, u64), on: &str| {
-        eprintln!("{on}: {reads} HEXISTS for {extensions} extensions");
-        if want == LossSignal::TrackingWithoutEcho {
-            // the renewal scripts' own checks only (a round may have started since)
-            assert!(
-                reads <= extensions + N,
-                "{on}: {reads} HEXISTS for {extensions} extensions: renewals were read again"
-            );
-        } else {
-            assert!(
-                reads >= 2 * extensions - N,
-                "{on}: {reads} HEXISTS for {extensions} extensions: the echo read nothing again"
-            );
-        }
+        common::assert_renewals_read_again(echo, reads, extensions, N, on)
     };
     let mut raw = first.conn().await;
     eventually(Duration::from_secs(10), "the holds read once", || {
