@@ -12,7 +12,8 @@
 //! * `BENCH_COMMAND`: the command line shown in the report.
 //! * While developing: `BENCH_SECTIONS` (e.g. `latency,throughput`; default all),
 //!   `BENCH_TP_ROUNDS`, `BENCH_TP_MS`, `BENCH_TP_C` (e.g. `256`) override the throughput
-//!   section's repeats, run time and concurrencies; `BENCH_SC_ROUNDS`, `BENCH_SC_MS`, `BENCH_SC_PARTS`
+//!   section's repeats, run time and concurrencies (`BENCH_TP_LOSS=renewal`: ours without the
+//!   loss watch); `BENCH_SC_ROUNDS`, `BENCH_SC_MS`, `BENCH_SC_PARTS`
 //!   (some of `lock_unlock,handoff,held`) the server cost section's rounds, run time per cell
 //!   and parts. A report made with them is partial.
 //!

