@@ -200,7 +200,7 @@ fn loss_rows(s: &mut String, l: &Value) {
         } else if no_echo {
             "**misses** (without the echo: more than the renewal calls are sent)".to_owned()
         } else {
-            "**misses** (each renewal pushed back and read again)".to_owned()
+            "**misses**: the probe at connect found that this server cannot keep a key tracked without the echo (a script's read tracks every key it declares before Redis 7.2), so the client tracks on its pub/sub connection, where each renewal is pushed back and read again; where the probe passes the client takes the path without the echo (`TrackingWithoutEcho`)".to_owned()
         }
     );
     let ht = f(&ct["heap_bytes_per_lock"]);
