@@ -86,10 +86,17 @@ impl Quiet {
         self.keys.remove(key);
     }
 
-    /// Drops what no longer matters: keys left alone for twice the ceiling.
+    /// Drops every entry that now says no more than a missing one would: its key was last read
+    /// after a calm more than [`FIRST`] ago, or its quiet and as long again have passed (then
+    /// [`due`](Self::due) finds no quiet, and a report is taken as a first read, as for a key
+    /// never read). The map gives back what it no longer needs: with tracking on the pub/sub
+    /// connection every renewal is reported, so each held key is read once a renewal period
+    /// and would otherwise keep a slot between rounds.
     pub(super) fn tidy(&mut self, now: Instant) {
-        let keep = self.ceiling * 2;
-        self.keys.retain(|_, e| now < e.read + keep);
+        self.keys.retain(|_, e| now < e.read + (e.quiet * 2).max(FIRST));
+        if self.keys.capacity() > 4 * self.keys.len().max(16) {
+            self.keys.shrink_to_fit();
+        }
     }
 
     /// Keys with a quiet time.
@@ -145,5 +152,55 @@ mod tests {
         q.in_place(&k, t);
         q.tidy(t + ceiling * 2);
         assert_eq!(q.len(), 0, "tidied");
+    }
+
+    /// What `tidy` drops changes nothing `due` and `in_place` decide, and the memory of a burst
+    /// of reads (every held key's renewal reported at once) is given back before the next one.
+    #[test]
+    fn tidy_forgets_only_what_a_missing_entry_would_say_and_gives_the_memory_back() {
+        let ceiling = Duration::from_secs(1);
+        let t0 = Instant::now();
+        // one key in a quiet (reported again soon), 1000 read once after a calm
+        let mut q = Quiet::new(ceiling);
+        let looping: Arc<str> = Arc::from("looping");
+        q.in_place(&looping, t0);
+        q.in_place(&looping, t0 + FIRST / 2);
+        let keys: Vec<Arc<str>> = (0..1000).map(|i| Arc::from(format!("k{i}"))).collect();
+        for k in &keys {
+            q.in_place(k, t0);
+        }
+        let full = q.keys.capacity();
+        // within FIRST of their read, a report of them is a second one: kept
+        q.tidy(t0 + FIRST / 2);
+        assert_eq!(q.len(), 1001);
+        // after it, a report is taken as a first read with or without the entry: dropped, and
+        // the map shrinks; the key in its quiet stays until its quiet and as long again passed
+        let t = t0 + FIRST;
+        q.tidy(t);
+        assert_eq!(q.len(), 1, "only the key in its quiet is kept");
+        assert!(
+            q.keys.capacity() < full / 8,
+            "capacity {} of {full}",
+            q.keys.capacity()
+        );
+        assert_eq!(q.due("looping", t), Some(t0 + FIRST / 2 + FIRST));
+        let mut fresh = Quiet::new(ceiling);
+        for k in &keys[..3] {
+            // reported again now and soon after: the same quiet as a key never read before
+            let soon = t + FIRST / 2;
+            for at in [t, soon] {
+                q.in_place(k, at);
+                fresh.in_place(k, at);
+            }
+            assert_eq!(q.due(k, soon), Some(soon + FIRST));
+            assert_eq!(q.due(k, soon), fresh.due(k, soon), "as a key never read");
+        }
+        q.tidy(t0 + FIRST / 2 + FIRST * 2);
+        assert_eq!(q.due("looping", t0 + FIRST / 2 + FIRST * 2), None);
+        assert_eq!(
+            q.keys.get("looping").map(|e| e.quiet),
+            None,
+            "its quiet and as long again passed"
+        );
     }
 }
