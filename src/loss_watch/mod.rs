@@ -209,7 +209,6 @@ impl LossWatcher {
             self.own.is_some() || self.pubsub.tracking_conn().is_some_and(|c| c.is_cluster());
         let mut next_check = Instant::now() + TRACKING_CHECK;
         let mut quiet = Quiet::new(self.renewal_period);
-        let mut next_tidy = Instant::now() + self.renewal_period;
         loop {
             let mut wake = expiries
                 .keys()
@@ -217,6 +216,9 @@ impl LossWatcher {
                 .fold(Instant::now() + IDLE_CHECK, |w, due| w.min(*due));
             if check_tracking {
                 wake = wake.min(next_check);
+            }
+            if let Some(due) = quiet.tidy_due() {
+                wake = wake.min(due);
             }
             if tokio::time::timeout_at(wake.into(), self.invalidated.changed())
                 .await
@@ -257,8 +259,7 @@ impl LossWatcher {
             }
             let mut pending = self.invalidated.take(KEYS_PER_ROUND);
             let now = Instant::now();
-            if now >= next_tidy {
-                next_tidy = now + self.renewal_period;
+            if quiet.tidy_due().is_some_and(|due| now >= due) {
                 quiet.tidy(now);
             }
             if !pending.all {

@@ -28,6 +28,10 @@ pub(super) struct Quiet {
     keys: HashMap<Arc<str>, Entry>,
     ceiling: Duration,
     warned: bool,
+    /// The last [`tidy`](Self::tidy).
+    tidied: Instant,
+    /// The first read since then, if any.
+    read_since: Option<Instant>,
 }
 
 struct Entry {
@@ -42,6 +46,20 @@ impl Quiet {
             keys: HashMap::new(),
             ceiling: ceiling.max(FIRST),
             warned: false,
+            tidied: Instant::now(),
+            read_since: None,
+        }
+    }
+
+    /// When [`tidy`](Self::tidy) has something to forget: twice [`FIRST`] after the first read
+    /// since the last one (every key read in that burst after a calm is forgettable by then),
+    /// else a ceiling after the last one while keys in their quiet are left; `None` while
+    /// nothing is kept.
+    pub(super) fn tidy_due(&self) -> Option<Instant> {
+        match self.read_since {
+            Some(read) => Some(read + FIRST * 2),
+            None if !self.keys.is_empty() => Some(self.tidied + self.ceiling),
+            None => None,
         }
     }
 
@@ -54,6 +72,7 @@ impl Quiet {
 
     /// A read at `now` found `key`'s holds in place.
     pub(super) fn in_place(&mut self, key: &Arc<str>, now: Instant) {
+        self.read_since.get_or_insert(now);
         let ceiling = self.ceiling;
         let Some(e) = self.keys.get_mut(key) else {
             // a first read: no quiet
@@ -91,12 +110,14 @@ impl Quiet {
     /// [`due`](Self::due) finds no quiet, and a report is taken as a first read, as for a key
     /// never read). The map gives back what it no longer needs: with tracking on the pub/sub
     /// connection every renewal is reported, so each held key is read once a renewal period
-    /// and would otherwise keep a slot between rounds.
+    /// and would otherwise keep a slot between rounds ([`tidy_due`](Self::tidy_due) says when).
     pub(super) fn tidy(&mut self, now: Instant) {
         self.keys.retain(|_, e| now < e.read + (e.quiet * 2).max(FIRST));
         if self.keys.capacity() > 4 * self.keys.len().max(16) {
             self.keys.shrink_to_fit();
         }
+        self.tidied = now;
+        self.read_since = None;
     }
 
     /// Keys with a quiet time.
@@ -170,6 +191,7 @@ mod tests {
             q.in_place(k, t0);
         }
         let full = q.keys.capacity();
+        assert_eq!(q.tidy_due(), Some(t0 + FIRST * 2), "after the burst of reads");
         // within FIRST of their read, a report of them is a second one: kept
         q.tidy(t0 + FIRST / 2);
         assert_eq!(q.len(), 1001);
@@ -178,6 +200,7 @@ mod tests {
         let t = t0 + FIRST;
         q.tidy(t);
         assert_eq!(q.len(), 1, "only the key in its quiet is kept");
+        assert_eq!(q.tidy_due(), Some(t + ceiling), "what is left, a ceiling later");
         assert!(
             q.keys.capacity() < full / 8,
             "capacity {} of {full}",
