@@ -122,6 +122,9 @@ pub(crate) fn us(x: f64) -> String {
     }
 }
 
+/// Our lock + unlock throughput against the raw EVALSHA pairs', at every concurrency.
+pub(crate) const THROUGHPUT_TARGET: f64 = 0.95;
+
 pub(crate) fn verdict(ok: bool) -> &'static str {
     if ok {
         "meets"
