@@ -320,7 +320,11 @@ impl RedisServer {
                 &[][..]
             })
             .args(known_options(extra))
-            .stdout(Stdio::null())
+            .stdout(
+                std::fs::File::create(self.dir.join("server.log"))
+                    .map(Stdio::from)
+                    .unwrap_or_else(|_| Stdio::null()),
+            )
             .stderr(Stdio::null())
             .spawn();
         let mut child = match child {
@@ -331,7 +335,17 @@ impl RedisServer {
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
             if let Ok(Some(_)) = child.try_wait() {
-                return false; // exited: most likely the port was taken meanwhile
+                // exited: most likely the port was taken meanwhile; anything else (an option
+                // this server does not know, a build without TLS) would fail on every port
+                let log = std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default();
+                if log.is_empty() || log.contains("Address already in use") {
+                    return false;
+                }
+                let tail: Vec<&str> = log.lines().rev().take(3).collect();
+                panic!(
+                    "`{bin}` exited at start (not for a taken port): {}",
+                    tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+                );
             }
             if ping(self.port) {
                 // the server that answered must be this child: a port free when it was picked
