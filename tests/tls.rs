@@ -43,7 +43,9 @@ async fn holders(s: &RedisServer, key: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn locks_and_wake_ups_work_over_tls() {
-    let pki = Pki::new();
+    let Some(pki) = Pki::for_test("locks_and_wake_ups_work_over_tls") else {
+        return;
+    };
     let (s, port) = pki.start_server(&pki.server, "no");
     let a = connect(&rediss(port), ca_tls(&pki))
         .await
@@ -78,7 +80,9 @@ async fn locks_and_wake_ups_work_over_tls() {
 
 #[tokio::test]
 async fn strict_checks_the_host_name_and_ca_only_does_not() {
-    let pki = Pki::new();
+    let Some(pki) = Pki::for_test("strict_checks_the_host_name_and_ca_only_does_not") else {
+        return;
+    };
     let (_s, port) = pki.start_server(&pki.wrong_host, "no");
     let strict = connect(&rediss(port), ca_tls(&pki)).await;
     assert!(
@@ -94,7 +98,9 @@ async fn strict_checks_the_host_name_and_ca_only_does_not() {
 
 #[tokio::test]
 async fn an_unknown_ca_passes_only_without_verification() {
-    let pki = Pki::new();
+    let Some(pki) = Pki::for_test("an_unknown_ca_passes_only_without_verification") else {
+        return;
+    };
     let (_s, port) = pki.start_server(&pki.foreign, "no");
     for verify in [TlsVerify::Strict, TlsVerify::CaOnly] {
         let r = connect(&rediss(port), ca_tls(&pki).with_verify(verify)).await;
@@ -111,7 +117,9 @@ async fn an_unknown_ca_passes_only_without_verification() {
 
 #[tokio::test]
 async fn client_certificates_from_pem_or_a_java_key_store() {
-    let pki = Pki::new();
+    let Some(pki) = Pki::for_test("client_certificates_from_pem_or_a_java_key_store") else {
+        return;
+    };
     let (_s, port) = pki.start_server(&pki.server, "yes");
     assert!(
         connect(&rediss(port), ca_tls(&pki)).await.is_err(),
@@ -159,7 +167,9 @@ async fn tls_settings_for_a_plain_address_are_refused() {
 /// One Redisson file as a Java service has it: stores by `file:` URL, passwords, the mode.
 #[tokio::test]
 async fn redisson_files_with_ssl_keys_connect() {
-    let pki = Pki::new();
+    let Some(pki) = Pki::for_test("redisson_files_with_ssl_keys_connect") else {
+        return;
+    };
     let (_s, port) = pki.start_server(&pki.wrong_host, "yes");
     let dir = &pki.dir;
     // Redisson 4.x: ssl* at the top level
@@ -205,7 +215,9 @@ async fn redisson_files_with_ssl_keys_connect() {
 /// master (as in Redisson), with the same trust store and client certificate.
 #[tokio::test]
 async fn a_sentinel_set_over_tls() {
-    let pki = Pki::new();
+    let Some(pki) = Pki::for_test("a_sentinel_set_over_tls") else {
+        return;
+    };
     let (master, master_tls) = pki.start_server(&pki.server, "yes");
     let sentinel_tls = pki::free_port();
     let mut conf = format!(
@@ -254,7 +266,9 @@ async fn a_sentinel_set_over_tls() {
 /// TLS with the same settings, unlock messages through the cluster pub/sub connection.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cluster_over_tls() {
-    let pki = Pki::new();
+    let Some(pki) = Pki::for_test("a_cluster_over_tls") else {
+        return;
+    };
     let ports: Vec<u16> = (0..3).map(|_| pki::free_port()).collect();
     let cluster = common::cluster::Cluster::start_with(3, 0, |i| {
         let mut a = pki.server_args(ports[i], &pki.server, "yes");

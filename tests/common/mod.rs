@@ -27,7 +27,7 @@ pub struct RedisServer {
     conf: Option<PathBuf>,
 }
 
-fn redis_server_bin() -> String {
+pub(crate) fn redis_server_bin() -> String {
     std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".to_owned())
 }
 

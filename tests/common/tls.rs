@@ -63,6 +63,16 @@ fn write(dir: &Path, name: &str, data: impl AsRef<[u8]>) -> PathBuf {
 }
 
 impl Pki {
+    /// A PKI for `test`, or `None` (the skip said, see [`super::skip_unsupported`]) where the
+    /// test server was built without TLS, as some packaged builds are.
+    pub fn for_test(test: &str) -> Option<Pki> {
+        if let Some(answer) = server_lacks_tls() {
+            crate::common::skip_unsupported(test, &format!("no TLS in this build: {answer}"));
+            return None;
+        }
+        Some(Pki::new())
+    }
+
     pub fn new() -> Pki {
         let dir = std::env::temp_dir().join(format!(
             "redisson-lock-pki-{}-{}",
@@ -175,4 +185,49 @@ pub fn free_port() -> u16 {
 /// `file:` URL of a path, as a Redisson config file names it.
 pub fn file_url(p: &Path) -> String {
     format!("file:{}", p.display())
+}
+
+/// What the test server says when asked for a TLS port, where it was built without TLS; `None`
+/// where it has TLS (it then exits on the missing certificate, or would serve). Asked once.
+fn server_lacks_tls() -> Option<String> {
+    static ANSWER: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    ANSWER
+        .get_or_init(|| {
+            let log = std::env::temp_dir().join(format!("redisson-lock-tls-check-{}", std::process::id()));
+            let out = std::fs::File::create(&log).expect("a log file for the TLS check");
+            let missing = log.with_extension("missing");
+            let mut child = std::process::Command::new(crate::common::redis_server_bin())
+                .args([
+                    "--port",
+                    "0",
+                    "--tls-port",
+                    &free_port().to_string(),
+                    "--bind",
+                    "127.0.0.1",
+                ])
+                .arg("--tls-cert-file")
+                .arg(&missing)
+                .arg("--tls-key-file")
+                .arg(&missing)
+                .args(["--save", "", "--loglevel", "warning"])
+                .stdout(out)
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .expect("run redis-server for the TLS check");
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            while std::time::Instant::now() < deadline {
+                if let Ok(Some(_)) = child.try_wait() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            let _ = std::fs::remove_file(&log);
+            text.lines()
+                .find(|l| l.contains("Failed finding TLS support"))
+                .map(|l| l.rsplit('#').next().unwrap_or(l).trim().to_owned())
+        })
+        .clone()
 }

@@ -290,7 +290,10 @@ async fn every_command_works_through_sentinels() {
 /// `REDIS_PASSWORD`), never printed; `--tls-insecure` for a certificate nobody trusts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_command_works_over_tls_with_the_password_from_the_environment() {
-    let pki = Pki::new();
+    let Some(pki) = Pki::for_test("every_command_works_over_tls_with_the_password_from_the_environment")
+    else {
+        return;
+    };
     let (s, port) = pki.start_server_with(&pki.server, "yes", &["--requirepass", "s3cret-pw"]);
     let url = format!("rediss://127.0.0.1:{port}/");
     let (ca, cert, key) = (
