@@ -7,7 +7,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{eventually, RawSubscriber, RedisServer};
+use common::{eventually, server_subscribers, RawSubscriber, RedisServer};
 use redis::AsyncCommands;
 use redisson_lock::{Client, Config};
 
@@ -207,31 +207,17 @@ async fn killed_pubsub_connection_does_not_strand_waiters() {
     let g = lock.with_owner(1).lock().await.unwrap();
     let l = lock.with_owner(2);
     let waiter = tokio::spawn(async move { l.lock().await.unwrap().unlock().await.unwrap() });
-    eventually(Duration::from_secs(5), "the waiter waits", || {
-        let c = client.clone();
-        async move { c.stats().waiters == 1 }
-    })
-    .await;
-    let _: i64 = redis::cmd("CLIENT")
+    let channel = "redisson_lock__channel:{killed-sub}";
+    server_subscribers(&raw, channel, 1, "the waiter subscribed on the server").await;
+    let killed: i64 = redis::cmd("CLIENT")
         .arg("KILL")
         .arg("TYPE")
         .arg("pubsub")
         .query_async(&mut raw)
         .await
         .unwrap();
-    eventually(Duration::from_secs(5), "re-subscribed", || {
-        let mut raw = raw.clone();
-        async move {
-            let (_, n): (String, i64) = redis::cmd("PUBSUB")
-                .arg("NUMSUB")
-                .arg("redisson_lock__channel:{killed-sub}")
-                .query_async(&mut raw)
-                .await
-                .unwrap();
-            n == 1
-        }
-    })
-    .await;
+    assert!(killed >= 1, "the waiter's pub/sub connection was killed");
+    server_subscribers(&raw, channel, 1, "re-subscribed on a new connection").await;
     let released = Instant::now();
     g.unlock().await.unwrap();
     tokio::time::timeout(Duration::from_secs(5), waiter)
@@ -376,6 +362,13 @@ async fn an_unlock_published_while_pubsub_is_down_is_not_waited_out() {
         let c = client.clone();
         async move { c.stats().waiters == 1 && c.stats().watched_keys == 1 }
     })
+    .await;
+    server_subscribers(
+        &raw,
+        "redisson_lock__channel:{lost-msg}",
+        1,
+        "the waiter subscribed on the server",
+    )
     .await;
     let _: () = redis::pipe()
         .atomic()

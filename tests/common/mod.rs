@@ -554,6 +554,26 @@ where
     }
 }
 
+/// Waits until the server itself counts `n` subscribers of `channel` (`PUBSUB NUMSUB`): a
+/// client's own count includes subscriptions sent but not yet run, so a test that kills or
+/// publishes must wait for this instead.
+pub async fn server_subscribers(raw: &redis::aio::MultiplexedConnection, channel: &str, n: i64, what: &str) {
+    eventually(Duration::from_secs(10), what, || {
+        let mut raw = raw.clone();
+        let channel = channel.to_string();
+        async move {
+            let (_, k): (String, i64) = redis::cmd("PUBSUB")
+                .arg("NUMSUB")
+                .arg(channel)
+                .query_async(&mut raw)
+                .await
+                .expect("PUBSUB NUMSUB");
+            k == n
+        }
+    })
+    .await;
+}
+
 /// A raw subscriber that records every message on one channel.
 pub struct RawSubscriber {
     pub rx: tokio::sync::mpsc::UnboundedReceiver<String>,

@@ -10,7 +10,7 @@ use crate::subscribed_to;
 
 use std::time::{Duration, Instant};
 
-use common::{eventually, init_tracing, key_exists, RawSubscriber, RedisServer};
+use common::{eventually, init_tracing, key_exists, server_subscribers, RawSubscriber, RedisServer};
 use redisson_lock::{Config, CountDownLatch, Error};
 
 /// Far below the subscribed fallback poll (30 s by default): only a message wakes this fast.
@@ -226,7 +226,8 @@ async fn a_waiter_survives_its_pub_sub_connection_being_killed() {
     let latch = c.count_down_latch("latch:killed").unwrap();
     assert!(latch.try_set_count(1).await.unwrap());
     let waiter = spawn_wait(&latch);
-    subscribed_to(&c, 1, "the waiter subscribed").await;
+    let channel = "redisson_countdownlatch__channel__{latch:killed}";
+    server_subscribers(&raw, channel, 1, "the waiter subscribed on the server").await;
     let killed: i64 = redis::cmd("CLIENT")
         .arg("KILL")
         .arg("TYPE")
@@ -234,20 +235,13 @@ async fn a_waiter_survives_its_pub_sub_connection_being_killed() {
         .query_async(&mut raw)
         .await
         .unwrap();
-    assert!(killed >= 1);
-    // subscribed again on the new connection
-    eventually(Duration::from_secs(10), "the channel subscribed again", || {
-        let mut raw = raw.clone();
-        async move {
-            let n: Vec<(String, i64)> = redis::cmd("PUBSUB")
-                .arg("NUMSUB")
-                .arg("redisson_countdownlatch__channel__{latch:killed}")
-                .query_async(&mut raw)
-                .await
-                .unwrap();
-            n.first().is_some_and(|(_, k)| *k == 1)
-        }
-    })
+    assert!(killed >= 1, "the waiter's pub/sub connection was killed");
+    server_subscribers(
+        &raw,
+        channel,
+        1,
+        "the channel subscribed again on a new connection",
+    )
     .await;
     let t0 = Instant::now();
     latch.count_down().await.unwrap();
