@@ -196,6 +196,21 @@ impl Layout {
             .flat_map(|s| script_commands(s.source()))
             .collect()
     }
+
+    /// Every command its keys declare, with `publish` and `spublish` where a channel is
+    /// published to: what [`commands`](Self::commands) must equal.
+    #[cfg(test)]
+    pub(crate) fn declared_commands(&self) -> BTreeSet<&'static str> {
+        let mut declared: BTreeSet<&'static str> = self
+            .keys
+            .iter()
+            .flat_map(|k| k.commands().iter().copied())
+            .collect();
+        if self.channels.iter().any(|c| c.published()) {
+            declared.extend(["publish", "spublish"]);
+        }
+        declared
+    }
 }
 
 /// The commands a script calls by name (`redis.call('cmd', ...)`, `redis.pcall("cmd", ...)`),
