@@ -246,16 +246,14 @@ async fn a_waiter_joining_a_subscribed_channel_attempts_once_before_it_sleeps() 
     })
     .await;
     // the first waiter is subscribed: wait for its attempts to settle
-    let mut last = common::command_calls(&mut raw, "evalsha").await;
-    loop {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        let now = common::command_calls(&mut raw, "evalsha").await;
-        if now == last {
-            break;
-        }
-        last = now;
-    }
-    let before = last;
+    server_subscribers(
+        &raw,
+        "redisson_lock__channel:{join}",
+        1,
+        "the first waiter subscribed on the server",
+    )
+    .await;
+    let before = common::settled_script_calls(&mut raw).await;
     let l = waiter.lock("join").unwrap();
     let second = tokio::spawn(async move { l.lock().await.unwrap().unlock().await.unwrap() });
     eventually(
@@ -263,12 +261,12 @@ async fn a_waiter_joining_a_subscribed_channel_attempts_once_before_it_sleeps() 
         "the second waiter made its first attempt",
         || {
             let mut raw = raw.clone();
-            async move { common::command_calls(&mut raw, "evalsha").await > before }
+            async move { common::script_calls(&mut raw).await > before }
         },
     )
     .await;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let calls = common::command_calls(&mut raw, "evalsha").await - before;
+    let calls = common::script_calls(&mut raw).await - before;
     assert_eq!(
         calls, 1,
         "the second waiter attempted {calls} times before sleeping"

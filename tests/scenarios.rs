@@ -430,7 +430,7 @@ async fn f14_a_paused_redis_turns_into_a_reported_loss_and_bounded_waits() {
 async fn f15_many_waiters_on_one_lock() {
     let s = RedisServer::start();
     let client = s.client(Config::default()).await;
-    let mut raw = s.conn().await;
+    let raw = s.conn().await;
     let holder = client.lock("f15").unwrap().lock().await.unwrap();
     let n = 300;
     let counter = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -453,13 +453,13 @@ async fn f15_many_waiters_on_one_lock() {
         1,
         "one subscription for all local waiters"
     );
-    let subs: Vec<(String, i64)> = redis::cmd("PUBSUB")
-        .arg("NUMSUB")
-        .arg("redisson_lock__channel:{f15}")
-        .query_async(&mut raw)
-        .await
-        .unwrap();
-    assert_eq!(subs[0].1, 1, "one server-side subscription");
+    common::server_subscribers(
+        &raw,
+        "redisson_lock__channel:{f15}",
+        1,
+        "one server-side subscription",
+    )
+    .await;
     holder.unlock().await.unwrap();
     for t in tasks {
         assert_eq!(t.await.unwrap(), Unlocked::Released);

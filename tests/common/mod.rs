@@ -735,6 +735,26 @@ pub async fn script_calls(raw: &mut redis::aio::MultiplexedConnection) -> u64 {
         .sum()
 }
 
+/// The script calls once they stopped changing (two reads 100 ms apart agree; at most 10 s):
+/// waiters that just subscribed make one more attempt each when their subscription is
+/// confirmed, so a count taken before that would charge their attempts to what follows.
+pub async fn settled_script_calls(raw: &mut redis::aio::MultiplexedConnection) -> u64 {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut last = script_calls(raw).await;
+    loop {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let now = script_calls(raw).await;
+        if now == last {
+            return now;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "script calls still changing after 10 s"
+        );
+        last = now;
+    }
+}
+
 /// Every key in the server except the fenced locks' token counters (which Redisson never
 /// expires): what locking left behind.
 pub async fn leftovers(raw: &mut redis::aio::MultiplexedConnection) -> Vec<String> {

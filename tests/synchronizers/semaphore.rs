@@ -172,7 +172,8 @@ async fn a_release_of_one_permit_wakes_one_waiter() {
         async move { c.stats().waiters == 5 }
     })
     .await;
-    let before = common::script_calls(&mut raw).await;
+    common::server_subscribers(&raw, "redisson_sc:{sem:wake-one}", 1, "subscribed on the server").await;
+    let before = common::settled_script_calls(&mut raw).await;
     sem.release(1).await.unwrap();
     eventually(Duration::from_secs(5), "one waiter got the permit", || async {
         waiters.iter().filter(|w| w.is_finished()).count() == 1
