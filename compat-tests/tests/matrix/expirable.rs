@@ -32,12 +32,11 @@ use crate::support::Watch;
 pub(crate) const NO_LEASE: i64 = 922_337_203_685_477;
 /// How far a lease read back may be below what was set (the time the calls in between took).
 const LEASE_SLACK_MS: i64 = 2000;
-/// Scenario 54: the Redisson version seen to give back a list of permit ids all or none (a list
-/// with an id not held gives back nothing), as the crate does; 3.24.3 gives back the ids it
-/// holds and ignores the rest (its script removes what it finds). The change lies between
-/// 3.24.3 and 3.52.0 (the crate's docs name 3.41 for `tryRelease(ids)`); no version in between
-/// is in the matrix.
-const ALL_OR_NONE_SEEN: &str = "3.52.0";
+/// Scenario 54: the first Redisson version that gives back a list of permit ids all or none (a
+/// list with an id not held gives back nothing), as the crate does: 3.41.0 added the check to
+/// `tryRelease(ids)`. Before it (3.23.4-3.40.x) the script removes the ids it finds and ignores
+/// the rest. Run at 3.40.2 (the ids it knows), 3.41.0 and 3.45.1 (all or none).
+const ALL_OR_NONE_SINCE: &str = "3.41.0";
 
 pub(crate) const fn sc(no: usize, title: &'static str) -> Scenario {
     Scenario {
@@ -57,7 +56,7 @@ pub const SCENARIOS: &[Scenario] = &[
             since: "3.23.4",
             what: "RPermitExpirableSemaphore.acquire(int, long, TimeUnit) / tryRelease(List)",
         }),
-        ..sc(54, "Permit ids, several at once: A's trySetPermits(3); A's acquire(2, 10 s lease) gives 2 ids (2 zset members); B's tryRelease(A's 2 ids) gives back 2 (N = \"3\", zset gone, message 2: the number given back); B's tryAcquire(3, wait 0, no lease) gives 3 ids scored 922337203685477, A's tryAcquire() gets nothing; A's tryRelease([B's first id, an unknown id]) gives back 0 and changes nothing (all or none: Rust, Redisson 3.52.0+) or the known one (Redisson 3.24.3: message 1), A's release(that list) is refused; A's release(the rest of B's ids) gives them back, a second time refused; channel 3, 2, [1,] 3 or 2")
+        ..sc(54, "Permit ids, several at once: A's trySetPermits(3); A's acquire(2, 10 s lease) gives 2 ids (2 zset members); B's tryRelease(A's 2 ids) gives back 2 (N = \"3\", zset gone, message 2: the number given back); B's tryAcquire(3, wait 0, no lease) gives 3 ids scored 922337203685477, A's tryAcquire() gets nothing; A's tryRelease([B's first id, an unknown id]) gives back 0 and changes nothing (all or none: Rust, Redisson 3.41.0+) or the known one (Redisson 3.23.4-3.40.x: message 1), A's release(that list) is refused; A's release(the rest of B's ids) gives them back, a second time refused; channel 3, 2, [1,] 3 or 2")
     },
     expirable_lease::S55,
     expirable_lease::S56,
@@ -459,11 +458,11 @@ async fn s54(env: &Env, dir: Dir) -> Result<Outcome> {
         "A's tryAcquire() with none available gave {none:?}"
     );
     counts(&a, &b, 0, 3, "with B's 3 permits held").await?;
-    // a list with an id nobody holds: all or none (Rust; Redisson 3.52.0 and 4.7.0), or the
-    // known ids alone (Redisson 3.24.3)
+    // a list with an id nobody holds: all or none (Rust; Redisson 3.41.0 and later), or the
+    // known ids alone (Redisson before 3.41.0)
     let unknown = "00112233445566778899aabbccddeeff".to_owned();
     let mixed = vec![ids_b[0].clone(), unknown];
-    let all_or_none = a.has(ALL_OR_NONE_SEEN);
+    let all_or_none = a.has(ALL_OR_NONE_SINCE);
     let n = a.try_release_many(&mixed).await?;
     let want = if all_or_none { 0 } else { 1 };
     ensure!(
@@ -531,7 +530,7 @@ async fn s54(env: &Env, dir: Dir) -> Result<Outcome> {
         note: format!(
             "2 ids with a 10 s lease and 3 without, each list given back by the other language; [B's id, an unknown id]: {} tryRelease gave back {}, release refused (`{refusal}`); messages {}",
             a.lang(),
-            if all_or_none { "0 (all or none)" } else { "1 (the known id: Redisson 3.24.3)" },
+            if all_or_none { "0 (all or none)" } else { "1 (the known id: Redisson before 3.41.0)" },
             want.join(", ")
         ),
     })
