@@ -102,52 +102,12 @@ impl RGroupLock {
         }
     }
 
-    /// The owner this handle acts for: the pinned one, else the calling thread (never `None`).
-    pub fn owner(&self) -> Option<OwnerId> {
-        self.owned().owner()
-    }
-
-    /// [`crate::RGroupLock::field`] of this handle's owner (never `None` here).
-    pub fn field(&self) -> Option<String> {
-        self.owned().field()
-    }
-
     super::acquisitions!("crate::RGroupLock", GroupGuard);
-
-    /// Runs `body` while holding every value (watchdog mode) and releases them afterwards, also
-    /// when `body` panics (the panic resumes after the release).
-    pub fn run<T>(&self, body: impl FnOnce() -> T) -> Result<T> {
-        let guard = self.lock()?;
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
-            Ok(v) => {
-                guard.unlock()?;
-                Ok(v)
-            }
-            Err(p) => {
-                let _ = guard.unlock();
-                std::panic::resume_unwind(p)
-            }
-        }
-    }
-
-    /// Blocking [`crate::RGroupLock::unlock`] for this handle's owner.
-    pub fn unlock(&self) -> Result<Unlocked> {
-        self.rt.block_on(self.owned().unlock())
-    }
+    super::owner_calls!("crate::RGroupLock");
 
     super::twins! {"crate::RGroupLock", core;
         fn force_unlock() -> bool;
         fn is_locked() -> bool;
         fn is_held_by(owner: impl Into<OwnerId>) -> bool;
-    }
-
-    /// Blocking [`crate::RGroupLock::is_held`] for this handle's owner.
-    pub fn is_held(&self) -> Result<bool> {
-        self.rt.block_on(self.owned().is_held())
-    }
-
-    /// Blocking [`crate::RGroupLock::hold_count`] for this handle's owner.
-    pub fn hold_count(&self) -> Result<u64> {
-        self.rt.block_on(self.owned().hold_count())
     }
 }

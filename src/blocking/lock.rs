@@ -80,51 +80,8 @@ impl<K: AcquireKind> Lock<K> {
         }
     }
 
-    /// The owner this handle acts for: the pinned one, else the calling thread (so never `None`
-    /// here; the type is [`crate::Lock::owner`]'s).
-    pub fn owner(&self) -> Option<OwnerId> {
-        self.owned().owner()
-    }
-
-    /// The hash field this handle's owner writes ([`crate::Lock::field`]; never `None` here).
-    pub fn field(&self) -> Option<String> {
-        self.owned().field()
-    }
-
     super::acquisitions!("crate::Lock", Guard<K>);
-
-    /// Runs `body` while holding the lock (watchdog mode) and releases it afterwards, also when
-    /// `body` panics (the panic resumes after the release). Unlike [`crate::Lock::run`], a
-    /// blocking `body` cannot be stopped from outside when the lock is lost: check
-    /// [`Guard::is_held`] in long work, or take the guard yourself.
-    pub fn run<T>(&self, body: impl FnOnce() -> T) -> Result<T> {
-        let guard = self.lock()?;
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
-            Ok(v) => {
-                guard.unlock()?;
-                Ok(v)
-            }
-            Err(p) => {
-                let _ = guard.unlock();
-                std::panic::resume_unwind(p)
-            }
-        }
-    }
-
-    /// Blocking [`crate::Lock::unlock`] for this handle's owner.
-    pub fn unlock(&self) -> Result<Unlocked> {
-        self.rt.block_on(self.owned().unlock())
-    }
-
-    /// Blocking [`crate::Lock::is_held`] for this handle's owner.
-    pub fn is_held(&self) -> Result<bool> {
-        self.rt.block_on(self.owned().is_held())
-    }
-
-    /// Blocking [`crate::Lock::hold_count`] for this handle's owner.
-    pub fn hold_count(&self) -> Result<u64> {
-        self.rt.block_on(self.owned().hold_count())
-    }
+    super::owner_calls!("crate::Lock");
 
     super::twins! {"crate::Lock", core;
         fn force_unlock() -> bool;

@@ -85,6 +85,55 @@ macro_rules! acquisitions {
 }
 pub(crate) use acquisitions;
 
+/// The calls of a thread-owned handle that act for its owner (the pinned one, else the calling
+/// thread: `self.owned()`): who that is, its field, `run`, and the blocking `unlock`,
+/// `is_held` and `hold_count` of that owner. `$twin` names the async handle's type, for the
+/// docs.
+macro_rules! owner_calls {
+    ($twin:literal) => {
+        #[doc = concat!("The owner this handle acts for: the pinned one, else the calling thread (so never `None` here; the type is [`", $twin, "::owner`]'s).")]
+        pub fn owner(&self) -> Option<OwnerId> {
+            self.owned().owner()
+        }
+
+        #[doc = concat!("The hash field this handle's owner writes ([`", $twin, "::field`]; never `None` here).")]
+        pub fn field(&self) -> Option<String> {
+            self.owned().field()
+        }
+
+        #[doc = concat!("Runs `body` while holding the lock (watchdog mode) and releases it afterwards, also when `body` panics (the panic resumes after the release). Unlike [`", $twin, "::run`], a blocking `body` cannot be stopped from outside when the lock is lost: check [`Guard::is_held`](super::Guard::is_held) in long work, or take the guard yourself.")]
+        pub fn run<T>(&self, body: impl FnOnce() -> T) -> Result<T> {
+            let guard = self.lock()?;
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+                Ok(v) => {
+                    guard.unlock()?;
+                    Ok(v)
+                }
+                Err(p) => {
+                    let _ = guard.unlock();
+                    std::panic::resume_unwind(p)
+                }
+            }
+        }
+
+        #[doc = concat!("Blocking [`", $twin, "::unlock`] for this handle's owner.")]
+        pub fn unlock(&self) -> Result<Unlocked> {
+            self.rt.block_on(self.owned().unlock())
+        }
+
+        #[doc = concat!("Blocking [`", $twin, "::is_held`] for this handle's owner.")]
+        pub fn is_held(&self) -> Result<bool> {
+            self.rt.block_on(self.owned().is_held())
+        }
+
+        #[doc = concat!("Blocking [`", $twin, "::hold_count`] for this handle's owner.")]
+        pub fn hold_count(&self) -> Result<u64> {
+            self.rt.block_on(self.owned().hold_count())
+        }
+    };
+}
+pub(crate) use owner_calls;
+
 /// Blocking twins of a handle's async methods: each listed method is `block_on` of its async
 /// twin on the handle's runtime (`self.rt`), called on the async handle in the field `$inner`
 /// (`$twin` names its type, for the docs). A `fn` returns what its twin returns; a
