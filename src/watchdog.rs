@@ -10,7 +10,9 @@
 //! (another type under a lock's name) costs only its own hold. A `0` reply means the owner's field
 //! is gone: the epoch ends and its guards learn the lock is lost. Errors are logged and renewal
 //! goes on; an epoch that has not been renewed by its deadline (`lease - margin` after the last
-//! success) is reported lost.
+//! success) is reported lost. After a failed round the next one leaves a quarter period after the
+//! failed one left, or at once when that one ended by a timeout: while Redis stalls a renewal is
+//! always queued there, and the first reply after the stall renews.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
@@ -68,8 +70,11 @@ impl Renewer {
     /// round that takes long — 100,000 holds take most of a second on 2 cores — does not push
     /// the next renewal of a hold towards its deadline, `timeout - margin` after the request
     /// that last renewed it); after a round with failures (Redis slow or unreachable) the next
-    /// one comes a quarter period after it ended, so a hold gets several chances before its
-    /// deadline.
+    /// one comes a quarter period after it started, so a hold gets several chances before its
+    /// deadline. A round that timed out took longer than that, so the next leaves at once: a
+    /// renewal is then in flight at every instant of a stall, and the stall's end renews the
+    /// holds however little time was left before their deadline (a pause after each timeout
+    /// would leave a gap in which a stall may end unnoticed until the deadline).
     async fn run(mut self) {
         let retry = (self.period / 4).max(Duration::from_millis(10));
         let mut next = Instant::now() + self.period;
@@ -91,7 +96,7 @@ impl Renewer {
                 continue;
             }
             if !self.renew(&holds, items).await {
-                next = next.min(Instant::now() + retry);
+                next = next.min(started + retry);
             }
         }
     }

@@ -237,6 +237,54 @@ async fn f2_a_holder_paused_shorter_than_its_lease_keeps_it() {
     assert!(!key_exists(&mut raw, "f2").await);
 }
 
+/// S3: Redis stalls (SIGSTOP) right after a renewal and resumes shortly before the hold's trust
+/// deadline, after the renewals sent into the stall timed out: the renewal queued when Redis
+/// resumes keeps the hold. Renewals are sent again at once after a timeout, so one is always
+/// queued during a stall; with a pause after each timeout, a stall ending in that pause was
+/// noticed only at the deadline and cost the hold.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stall_that_ends_shortly_before_the_deadline_costs_no_hold() {
+    let s = RedisServer::start();
+    // watchdog 9 s: a round every 3 s; margin = the command timeout, 1.5 s, so a renewal is
+    // trusted for 7.5 s from its sending (S). Rounds into the stall leave at S+3 and time out at
+    // S+4.5; with a 0.75 s pause after a timeout the next would leave at S+5.25, time out at
+    // S+6.75 and leave again at S+7.5, the deadline; sent at once they leave at S+4.5 and S+6,
+    // and the last waits until S+7.5. The stall ends about S+7.1: in that gap, before the
+    // deadline (0.35 s either way for a loaded machine).
+    let config = Config::default()
+        .with_lock_watchdog_timeout(Duration::from_secs(9))
+        .with_command_timeout(Duration::from_millis(1_500))
+        .with_loss_detection(redisson_lock::LossDetection::Renewal);
+    let client = s.client(config).await;
+    let g = client.lock("stall-end").unwrap().lock().await.unwrap();
+    let mut raw = s.conn().await;
+    // right after a renewal: the TTL jumps back up to the watchdog timeout
+    let mut last: i64 = raw.pttl("stall-end").await.unwrap();
+    loop {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let now: i64 = raw.pttl("stall-end").await.unwrap();
+        if now > last + 100 {
+            break;
+        }
+        last = now;
+    }
+    let pid = common::faults::pid(&s.url()).await.unwrap();
+    let stopped = common::faults::Stopped::new(pid).unwrap();
+    tokio::time::sleep(Duration::from_millis(7_050)).await;
+    drop(stopped);
+    // past the deadline the stalled renewal gave (S+7.5), with room for a loaded machine
+    let lost = tokio::time::timeout(Duration::from_secs(2), g.lost()).await;
+    assert!(lost.is_err(), "the hold was reported lost: {lost:?}");
+    assert_eq!(g.state(), LeaseState::Held);
+    let ttl: i64 = raw.pttl("stall-end").await.unwrap();
+    assert!(
+        ttl > 1_000,
+        "renewed after the stall (else gone by now): PTTL {ttl} ms"
+    );
+    assert_eq!(g.unlock().await.unwrap(), Unlocked::Released);
+    client.shutdown().await.unwrap();
+}
+
 /// F4: Redis crashes (kill -9) and restarts with AOF (fsync always): the lock comes back with
 /// its absolute expiry; the holder's renewal finds its field and goes on; a lock released
 /// before the crash does not come back; nothing is counted twice.
