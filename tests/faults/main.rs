@@ -380,6 +380,14 @@ async fn faults_without_data_loss(run: &mut Run) {
         instant_at(run.a_end - ns(Duration::from_secs(3))),
     );
     run.parent_log.faults = nemesis.join().await;
+    for f in &mut run.parent_log.faults {
+        let stall = ["busy-script", "sigstop", "client-pause"]
+            .iter()
+            .any(|k| f.kind.starts_with(k));
+        if stall && f.error.is_none() && f.end.saturating_sub(f.start) > ns(COVERED_STALL) {
+            f.severs = true;
+        }
+    }
     if let Some(m) = run.memory.take() {
         run.memory_samples = m.stop().await;
         for g in soak::growth(&run.memory_samples).iter().filter(|g| g.unbounded) {
@@ -561,7 +569,7 @@ fn judge_histories(run: &mut Run) -> Verdicts {
             o.describe(&h)
         ));
     }
-    // (a NotHeld or a loss after a network outage in the trust window is the promised outcome)
+    // (a NotHeld or a loss after a network outage, or a stall longer than `COVERED_STALL`, in the trust window is the promised outcome)
     for u in unlocks.iter().filter(|u| u.severed.is_none()) {
         failures.push(format!("S4/F27: {}", u.describe(&h)));
     }

@@ -9,6 +9,15 @@ pub(super) const WATCHDOG: Duration = Duration::from_secs(3);
 pub(super) const COMMAND_TIMEOUT: Duration = Duration::from_millis(500);
 pub(super) const CONNECT_TIMEOUT: Duration = Duration::from_millis(500);
 pub(super) const POLL_INTERVAL: Duration = Duration::from_millis(500);
+/// The longest stall of Redis that no hold may pay for, wherever it falls: the trust window
+/// (`WATCHDOG` less the margin, here one `COMMAND_TIMEOUT`) less one renewal period, since a
+/// stall may begin just before a round and must end before the deadline the renewal before it
+/// gave. Planned stalls are shorter, but a busy script counts rounds where the server freezes
+/// TIME inside scripts (7.2+) and CPU load can stretch it past this: a loss after such a stall
+/// is the promised signal (counted as explained), not a failure.
+pub(super) const COVERED_STALL: Duration = WATCHDOG
+    .saturating_sub(COMMAND_TIMEOUT)
+    .saturating_sub(Duration::from_millis(WATCHDOG.as_millis() as u64 / 3));
 /// Lease of `lock_with_lease`: generous next to a 0–3 ms hold.
 pub(super) const LEASE: Duration = Duration::from_secs(5);
 /// How long a key of another type stays over the victim lock: longer than the watchdog's trust

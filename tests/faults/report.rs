@@ -385,7 +385,7 @@ pub(super) fn render_report(r: &ReportInput<'_>) -> String {
     );
     let _ = writeln!(
         o,
-        "| (b) `NotHeld` after a network outage within a watchdog timeout (the hold ran out before the release got through: explained) | {severed_unlocks} |"
+        "| (b) `NotHeld` after a network outage (or a stall longer than the watchdog covers) within a watchdog timeout (the hold ran out before the release got through: explained) | {severed_unlocks} |"
     );
     let _ = writeln!(
         o,
@@ -394,7 +394,7 @@ pub(super) fn render_report(r: &ReportInput<'_>) -> String {
     );
     let _ = writeln!(
         o,
-        "| (e) losses signalled after a network outage in the trust window (explained) | {severed_losses} |"
+        "| (e) losses signalled after a network outage (or a stall longer than the watchdog covers) in the trust window (explained) | {severed_losses} |"
     );
     let no_ttl = r.sampler.violations.iter().filter(|s| s.pttl == -1).count();
     let _ = writeln!(

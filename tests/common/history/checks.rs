@@ -251,8 +251,8 @@ impl LossProblem {
 
 /// (e) A hold is lost only when a fault erased its lock's data (restart, `FLUSHALL`, a key of
 /// another type written over it), or when a network fault cut the client off the server within
-/// the trust window (`LossProblem::severed`: counted apart). Stalls shorter than the lease
-/// (pauses, busy scripts, killed connections) must not cost a hold (S3, F2, F7 in `docs/guarantees.md`, "Scenario ids in the
+/// the trust window, or a stall longer than the watchdog covers (`LossProblem::severed`:
+/// counted apart). Shorter stalls (pauses, busy scripts, killed connections) must not cost a hold (S3, F2, F7 in `docs/guarantees.md`, "Scenario ids in the
 /// tests"), nor must another lock's key of another type in the same renewal batch (F30).
 /// Only this crate's sections ([`Party::Rust`]).
 pub fn check_losses(h: &History, rules: &Rules) -> Vec<LossProblem> {
