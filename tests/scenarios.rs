@@ -192,6 +192,19 @@ async fn f1_a_holder_paused_longer_than_its_lease() {
     assert_eq!(mine.unlock().await.unwrap(), Unlocked::Released);
 }
 
+/// Returns right after a renewal of `key`: when its TTL jumps back up (polled every 5 ms).
+async fn just_renewed(raw: &mut redis::aio::MultiplexedConnection, key: &str) {
+    let mut last: i64 = raw.pttl(key).await.unwrap();
+    loop {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let now: i64 = raw.pttl(key).await.unwrap();
+        if now > last + 100 {
+            return;
+        }
+        last = now;
+    }
+}
+
 /// F2: the holder is paused shorter than its lease (but longer than the renewal interval),
 /// right after a renewal: no loss; the renewal after the resume keeps the lock.
 #[tokio::test]
@@ -205,16 +218,8 @@ async fn f2_a_holder_paused_shorter_than_its_lease_keeps_it() {
     let wd = Duration::from_millis(6_000);
     let (mut holder, field) = Holder::start(&s.url(), "f2", wd);
     let mut raw = s.conn().await;
-    // pause right after a renewal: the TTL jumps back up to the watchdog timeout
-    let mut last: i64 = raw.pttl("f2").await.unwrap();
-    loop {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-        let now: i64 = raw.pttl("f2").await.unwrap();
-        if now > last + 100 {
-            break;
-        }
-        last = now;
-    }
+    // pause right after a renewal
+    just_renewed(&mut raw, "f2").await;
     holder.signal(libc::SIGSTOP);
     tokio::time::sleep(wd * 5 / 12).await;
     holder.signal(libc::SIGCONT);
@@ -258,16 +263,7 @@ async fn a_stall_that_ends_shortly_before_the_deadline_costs_no_hold() {
     let client = s.client(config).await;
     let g = client.lock("stall-end").unwrap().lock().await.unwrap();
     let mut raw = s.conn().await;
-    // right after a renewal: the TTL jumps back up to the watchdog timeout
-    let mut last: i64 = raw.pttl("stall-end").await.unwrap();
-    loop {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-        let now: i64 = raw.pttl("stall-end").await.unwrap();
-        if now > last + 100 {
-            break;
-        }
-        last = now;
-    }
+    just_renewed(&mut raw, "stall-end").await;
     let pid = common::faults::pid(&s.url()).await.unwrap();
     let stopped = common::faults::Stopped::new(pid).unwrap();
     tokio::time::sleep(Duration::from_millis(7_050)).await;
