@@ -15,7 +15,7 @@ use crate::holds::Holds;
 use crate::inner::ClientInner;
 use crate::latch_janitor::LatchJanitor;
 use crate::loss_watch::Opener;
-use crate::pubsub::{push_handler, Hub, Mode, PubSubConn, Pushes};
+use crate::pubsub::{push_handler, Hub, PubSubCommands, PubSubConn, Pushes};
 
 /// Connecting: the ways to build a [`Client`].
 impl Client {
@@ -373,7 +373,7 @@ impl ClientBuilder {
             }
         };
 
-        let mode = resolve_mode(config.publish_mode, &conn, &config).await?;
+        let commands = resolve_pubsub(config.publish_mode, &conn, &config).await?;
         if pubsub.is_none() {
             tracing::info!(
                 "no pub/sub connection: waiters poll every {:?}",
@@ -419,16 +419,16 @@ impl ClientBuilder {
         .await;
         let latches = LatchJanitor::start(conn.clone(), slots.clone(), config.command_timeout);
         let background = Background::start();
-        tracing::debug!(client_id = %id, ?mode, "lock client ready");
+        tracing::debug!(client_id = %id, ?commands, "lock client ready");
         Ok(Client {
             inner: Arc::new(ClientInner {
                 id,
-                hub: Arc::new(Hub::new(pushes.channels.clone(), pubsub, mode)),
+                hub: Arc::new(Hub::new(pushes.channels.clone(), pubsub, commands)),
                 config,
                 conn,
                 holds,
                 background,
-                publish_cmd: mode.script_arg(),
+                publish_cmd: commands.script_arg(),
                 latches,
                 replica_sync: sync,
                 slots,
@@ -554,9 +554,9 @@ pub(crate) fn redact(url: &str) -> String {
 }
 
 /// Resolves the configured mode once per client: publishing and subscribing both follow it.
-async fn resolve_mode(wanted: PublishMode, conn: &Connection, config: &Config) -> Result<Mode> {
+async fn resolve_pubsub(wanted: PublishMode, conn: &Connection, config: &Config) -> Result<PubSubCommands> {
     Ok(match wanted {
-        PublishMode::Classic => Mode::Classic,
+        PublishMode::Classic => PubSubCommands::Classic,
         PublishMode::Sharded if !conn.is_cluster() => return Err(Error::InvalidArgument(
             "PublishMode::Sharded needs a cluster connection (Redisson shards pub/sub only in cluster mode)"
                 .into(),
@@ -567,11 +567,11 @@ async fn resolve_mode(wanted: PublishMode, conn: &Connection, config: &Config) -
                     .into(),
             ))
         }
-        PublishMode::Sharded => Mode::Sharded,
-        PublishMode::Auto | PublishMode::Both if !conn.is_cluster() => Mode::Classic,
-        PublishMode::Auto | PublishMode::Both if !supports_sharded(conn, config).await => Mode::Classic,
-        PublishMode::Auto => Mode::Sharded,
-        PublishMode::Both => Mode::Both,
+        PublishMode::Sharded => PubSubCommands::Sharded,
+        PublishMode::Auto | PublishMode::Both if !conn.is_cluster() => PubSubCommands::Classic,
+        PublishMode::Auto | PublishMode::Both if !supports_sharded(conn, config).await => PubSubCommands::Classic,
+        PublishMode::Auto => PubSubCommands::Sharded,
+        PublishMode::Both => PubSubCommands::Both,
     })
 }
 

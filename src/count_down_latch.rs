@@ -17,7 +17,7 @@ use crate::inner::ClientInner;
 use crate::kinds::common;
 use crate::layout::{ChannelSpec, KeySpec, Layout};
 use crate::script::{self, lua};
-use crate::synchronizer::wait::Waiter;
+use crate::synchronizer::wait::WaitTarget;
 use crate::waiting::Step;
 
 lua!(LATCH_TRY_SET_COUNT, "latch/try_set_count", with "common/notify");
@@ -256,19 +256,19 @@ impl CountDownLatch {
     ///
     /// Cancel safe, as [`wait`](Self::wait).
     pub async fn wait_for(&self, timeout: Duration) -> Result<bool> {
-        self.wait_until(Some(crate::lease::after(Instant::now(), timeout)))
+        self.wait_until(Some(crate::deadline::after(Instant::now(), timeout)))
             .await
     }
 
     async fn wait_until(&self, deadline: Option<Instant>) -> Result<bool> {
-        let waiter = Waiter {
+        let target = WaitTarget {
             client: &self.client,
             key: &self.key,
             channel: &self.channel,
             kind: "latch",
             messages: crate::pubsub::Messages::WakeAll,
         };
-        let reached = waiter
+        let reached = target
             .until(deadline, || async {
                 Ok(match self.count().await? {
                     0 => Step::Done(()),

@@ -152,11 +152,13 @@ mod conn;
 mod connect;
 mod core;
 mod count_down_latch;
+mod deadline;
 mod error;
 mod gone_keys;
 #[cfg(feature = "group-lock")]
 mod group_lock;
 pub mod guide;
+mod hold_record;
 mod holds;
 mod inner;
 pub mod inspect;
@@ -164,7 +166,6 @@ mod kind;
 pub mod kinds;
 mod latch_janitor;
 mod layout;
-mod lease;
 mod loss_watch;
 mod lost;
 #[cfg(feature = "map-entry")]

@@ -270,7 +270,7 @@ impl RMultiLock {
         let n = members.len();
         let allowed_failures = n - self.quorum;
         let start = Instant::now();
-        let deadline = wait.map(|w| crate::lease::after(start, w));
+        let deadline = wait.map(|w| crate::deadline::after(start, w));
         let mut last_error: Option<Error> = None;
         loop {
             let mut held: Vec<Box<dyn AnyGuard>> = Vec::with_capacity(n);

@@ -14,7 +14,7 @@
 //! - a failed attempt (a transient error, or one the caller says is worth another try) is tried
 //!   again after `retry_pause`, up to `retry_attempts` times in a row; a caller that tries once
 //!   gets its error at once;
-//! - the deadline is one instant computed with [`crate::lease::after`] (saturating); when it
+//! - the deadline is one instant computed with [`crate::deadline::after`] (saturating); when it
 //!   passes, the wait ends with `Ok(None)`, or with the last failure when the last attempt
 //!   failed;
 //! - a client shutting down ends it with [`Error::Shutdown`], also in the middle of a sleep or a

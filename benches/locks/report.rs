@@ -634,14 +634,14 @@ pub(crate) fn reading(j: &serde_json::Map<String, Value>, target_us: f64) -> Str
             if f(&v["heap_bytes_per_lock"]) > 256.0 {
                 let _ = writeln!(
                     s,
-                    "  Over the 256 B target: per held lock the client keeps one hold record (src/lease.rs \
-                     `Lease`: field, epoch state, deadline, hold counts, turn), the key and field strings and a slot \
+                    "  Over the 256 B target: per held lock the client keeps one hold record (src/hold_record.rs \
+                     `HoldRecord`: field, epoch state, deadline, hold counts, turn), the key and field strings and a slot \
                      of the hold table's map, which doubles as N grows."
                 );
             } else {
                 let _ = writeln!(
                     s,
-                    "  Per held lock the client keeps one hold record (src/lease.rs `Lease`, 96 B: field, epoch \
+                    "  Per held lock the client keeps one hold record (src/hold_record.rs `HoldRecord`, 96 B: field, epoch \
                      state, deadline, hold counts, turn, shared by the guard, the table and the watchdog), the key \
                      and owner-field strings (shared, 32 + 56 B here) and a 32 B slot of the hold table's map \
                      (more per lock right after the map doubles)."

@@ -7,10 +7,11 @@ use std::time::{Duration, Instant};
 
 use crate::config::millis;
 use crate::core::Lock;
+use crate::deadline::after;
 use crate::error::{Error, Result};
-use crate::holds::{Mode, RenewalItem};
+use crate::hold_record::HoldRecord;
+use crate::holds::{Expiry, RenewalItem};
 use crate::kind::AcquireKind;
-use crate::lease::{after, Lease};
 use crate::script;
 
 /// Extends the hold of `field` in the epoch `lease`, held in `mode`, so that its lease ends
@@ -18,11 +19,11 @@ use crate::script;
 pub(crate) async fn extend<K: AcquireKind>(
     core: &Lock<K>,
     field: &Arc<str>,
-    lease: &Arc<Lease>,
-    mode: Mode,
+    record: &Arc<HoldRecord>,
+    expiry: Expiry,
     new: Duration,
-) -> Result<Mode> {
-    let Mode::Leased { until, .. } = mode else {
+) -> Result<Expiry> {
+    let Expiry::Leased { until, .. } = expiry else {
         return Err(Error::InvalidArgument(format!(
             "the hold of `{}` is renewed by the watchdog: it has no lease to extend",
             core.key
@@ -39,7 +40,7 @@ pub(crate) async fn extend<K: AcquireKind>(
     let turn = client.holds.turn_to_acquire(&core.key, field, core.kind).await?;
     let sent_at = Instant::now();
     let new_until = after(sent_at, Duration::from_millis(lease_ms)).max(until);
-    let Some(need_ms) = client.holds.begin_extend(&turn, lease, until, new_until) else {
+    let Some(need_ms) = client.holds.begin_extend(&turn, record, until, new_until) else {
         return Err(not_held());
     };
     // as a renewal: on the loss watch's own connection, if held keys are tracked for it, reading
@@ -60,12 +61,12 @@ pub(crate) async fn extend<K: AcquireKind>(
         Some(1) => {
             if !client
                 .holds
-                .extended(&turn, lease, (until, new_until), sent_at, need_ms)
+                .extended(&turn, record, (until, new_until), sent_at, need_ms)
             {
                 return Err(not_held());
             }
             tracing::debug!(key = %core.key, field = %field, lease_ms, need_ms, "lease extended");
-            Ok(Mode::Leased {
+            Ok(Expiry::Leased {
                 lease_ms,
                 until: new_until,
             })
@@ -75,7 +76,7 @@ pub(crate) async fn extend<K: AcquireKind>(
             client.holds.owner_gone(&RenewalItem {
                 key: core.key.clone(),
                 field: field.clone(),
-                lease: lease.clone(),
+                record: record.clone(),
                 renewal: script::renewal_of(core.kind),
             });
             Err(not_held())

@@ -7,9 +7,9 @@ use crate::background::Job;
 use crate::core::release::Releaser;
 use crate::core::Lock;
 use crate::error::{Error, Result};
-use crate::holds::Mode;
+use crate::hold_record::HoldRecord;
+use crate::holds::Expiry;
 use crate::kind::{AcquireKind, Reenterable};
-use crate::lease::Lease;
 use crate::lost::{LeaseState, LostReason};
 use crate::owner::{OwnerId, OwnerSel};
 
@@ -77,8 +77,8 @@ struct GuardInner<K: AcquireKind> {
     field: Arc<str>,
     owner: OwnerId,
     /// The hold's epoch (shared with the other live holds of the field).
-    lease: Arc<Lease>,
-    mode: Mode,
+    record: Arc<HoldRecord>,
+    expiry: Expiry,
     grant: K::Grant,
     /// Counted in `redisson_lock_held` until this hold's state is dropped (metrics feature).
     _holding: crate::metrics::Holding,
@@ -89,8 +89,8 @@ impl<K: AcquireKind> Guard<K> {
         core: Lock<K>,
         field: Arc<str>,
         owner: OwnerId,
-        lease: Arc<Lease>,
-        mode: Mode,
+        record: Arc<HoldRecord>,
+        expiry: Expiry,
         grant: K::Grant,
     ) -> Guard<K> {
         let holding = crate::metrics::Holding::new(&core.labels());
@@ -99,8 +99,8 @@ impl<K: AcquireKind> Guard<K> {
                 core,
                 field,
                 owner,
-                lease,
-                mode,
+                record,
+                expiry,
                 grant,
                 _holding: holding,
             }),
@@ -154,9 +154,9 @@ impl<K: AcquireKind> Guard<K> {
     /// # fn demo(guard: redisson_lock::LockGuard) { println!("{:?}", guard.lease()); }
     /// ```
     pub fn lease(&self) -> Option<Duration> {
-        match self.inner().mode {
-            Mode::Watchdog => None,
-            Mode::Leased { lease_ms, .. } => Some(Duration::from_millis(lease_ms)),
+        match self.inner().expiry {
+            Expiry::Watchdog => None,
+            Expiry::Leased { lease_ms, .. } => Some(Duration::from_millis(lease_ms)),
         }
     }
 
@@ -166,7 +166,7 @@ impl<K: AcquireKind> Guard<K> {
     /// # fn demo(guard: redisson_lock::LockGuard) { println!("{:?}", guard.state()); }
     /// ```
     pub fn state(&self) -> LeaseState {
-        self.inner().lease.state()
+        self.inner().record.state()
     }
 
     /// `state() == LeaseState::Held`: granted or renewed recently enough to trust.
@@ -192,13 +192,13 @@ impl<K: AcquireKind> Guard<K> {
     /// # }
     /// ```
     pub fn lost(&self) -> impl std::future::Future<Output = LostReason> + Send + 'static {
-        let lease = self.inner().lease.clone();
-        async move { lease.lost().await }
+        let record = self.inner().record.clone();
+        async move { record.lost().await }
     }
 
     /// Whether `other` belongs to the same epoch (it re-entered this hold).
     pub(crate) fn same_epoch<J: AcquireKind>(&self, other: &Guard<J>) -> bool {
-        Arc::ptr_eq(&self.inner().lease, &other.inner().lease)
+        Arc::ptr_eq(&self.inner().record, &other.inner().record)
     }
 
     pub(crate) fn not_held(&self) -> Error {
@@ -247,7 +247,7 @@ impl<K: AcquireKind> Guard<K> {
         let span = tracing::debug_span!("release", key = %inner.core.key, field = %inner.field);
         let request = async move {
             releaser
-                .release_hold(&inner.field, &inner.lease, inner.mode)
+                .release_hold(&inner.field, &inner.record, inner.expiry)
                 .await
         };
         tracing::Instrument::instrument(request, span).await
@@ -285,8 +285,8 @@ impl<K: AcquireKind> Guard<K> {
         let Some(inner) = self.inner.as_mut() else {
             return Err(Error::Shutdown);
         };
-        inner.mode =
-            super::extend::extend(&inner.core, &inner.field, &inner.lease, inner.mode, lease).await?;
+        inner.expiry =
+            super::extend::extend(&inner.core, &inner.field, &inner.record, inner.expiry, lease).await?;
         Ok(())
     }
 
@@ -371,7 +371,7 @@ impl<K: AcquireKind> Drop for Guard<K> {
         let Some(inner) = self.inner.take() else {
             return;
         };
-        if inner.lease.state() != LeaseState::Held {
+        if inner.record.state() != LeaseState::Held {
             tracing::debug!(key = %inner.core.key, field = %inner.field, "guard of an ended hold dropped: nothing to release");
             inner
                 .core
@@ -389,7 +389,7 @@ impl<K: AcquireKind> Drop for Guard<K> {
             Box::pin(tracing::Instrument::instrument(
                 async move {
                     match releaser
-                        .release_hold(&inner.field, &inner.lease, inner.mode)
+                        .release_hold(&inner.field, &inner.record, inner.expiry)
                         .await
                     {
                         Ok(_) => Ok(()),
@@ -422,9 +422,9 @@ impl<K: AcquireKind> std::fmt::Debug for Guard<K> {
                 .field("kind", &i.core.kind.label())
                 .field("key", &&*i.core.key)
                 .field("field", &&*i.field)
-                .field("mode", &i.mode)
+                .field("expiry", &i.expiry)
                 .field("grant", &i.grant)
-                .field("state", &i.lease.state())
+                .field("state", &i.record.state())
                 .finish(),
             None => f.write_str("Guard(consumed)"),
         }

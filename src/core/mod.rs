@@ -15,10 +15,10 @@ use std::time::{Duration, Instant};
 use redis::Value;
 
 use crate::config::millis;
+use crate::deadline::after;
 use crate::error::{Error, Result};
-use crate::holds::{Grant, LateWhy, Mode, Recorded, Turn};
+use crate::holds::{Expiry, LateWhy, NewHold, Recorded, Turn};
 use crate::inner::ClientInner;
-use crate::lease::after;
 use crate::owner::{self, OwnerId, OwnerSel};
 use crate::replica_sync::Synced;
 use crate::settle::Unsettled;
@@ -372,9 +372,9 @@ impl<K: AcquireKind> Lock<K> {
         // no acquire script takes the channel (see `AcquireKind::acquire`): none is built
         let inv = self.kind.acquire(&self.ctx("", &field), &args);
         let sent_at = Instant::now();
-        let mode = match lease {
-            None => Mode::Watchdog,
-            Some(_) => Mode::Leased {
+        let expiry = match lease {
+            None => Expiry::Watchdog,
+            Some(_) => Expiry::Leased {
                 lease_ms: own_ms,
                 until: after(sent_at, Duration::from_millis(own_ms)),
             },
@@ -388,7 +388,7 @@ impl<K: AcquireKind> Lock<K> {
                 turn,
                 latch,
                 by_field: plan.by_field,
-                mode,
+                expiry,
                 sent_at,
                 need_ms,
                 owner,
@@ -518,25 +518,28 @@ impl<K: AcquireKind> Lock<K> {
             turn,
             latch,
             by_field,
-            mode,
+            expiry,
             sent_at,
             need_ms,
             owner,
         } = sent;
         let field = turn.field().clone();
-        let g = Grant {
+        let g = NewHold {
             kind: self.kind,
-            mode,
+            expiry,
             sent_at,
             need_ms,
             count,
         };
         match self.client.holds.grant_passing(turn, g, abandoned) {
-            Recorded::Live(lease) => {
+            Recorded::Live(record) => {
                 // the loss watch reads the key, so that Redis tells it when the key changes
                 self.client.invalidated.key(&self.key);
                 let latch = (!by_field).then_some(latch);
-                Ok((Guard::new(self.clone(), field, owner, lease, mode, grant), latch))
+                Ok((
+                    Guard::new(self.clone(), field, owner, record, expiry, grant),
+                    latch,
+                ))
             }
             Recorded::Late(late) => {
                 if !by_field {
@@ -604,7 +607,7 @@ struct Sent {
     /// The owner's field records the grant (its owner was new to the attempt): nothing was
     /// written in `latch` unless settling marked it cancelled.
     by_field: bool,
-    mode: Mode,
+    expiry: Expiry,
     sent_at: Instant,
     need_ms: u64,
     owner: OwnerId,

@@ -7,10 +7,10 @@ use std::time::Instant;
 use crate::background::Job;
 use crate::core::Lock;
 use crate::error::{Error, Result};
-use crate::holds::{LateGrant, Mode, ReleasePlan, Released, Turn};
+use crate::hold_record::HoldRecord;
+use crate::holds::{Expiry, LateGrant, ReleasePlan, Released, Turn};
 use crate::inner::ClientInner;
 use crate::kind::{with_channel, AcquireKind, Ctx, Kind, ReleaseArgs};
-use crate::lease::Lease;
 use crate::once::Once;
 use crate::Unlocked;
 use redis::{FromRedisValue, Value};
@@ -49,18 +49,18 @@ impl Releaser {
     pub(crate) async fn release_hold(
         &self,
         field: &Arc<str>,
-        lease: &Arc<Lease>,
-        mode: Mode,
+        record: &Arc<HoldRecord>,
+        expiry: Expiry,
     ) -> Result<Unlocked> {
         let waiting = AwaitingTurn {
             releaser: self,
             field,
-            what: What::Hold(lease, mode),
+            what: What::Hold(record, expiry),
         };
         let turn = self.client.holds.turn(&self.key, field, self.kind).await;
         waiting.disarm();
-        let plan = self.client.holds.begin_release(&turn, lease, mode);
-        self.send(turn, Some(lease), plan).await
+        let plan = self.client.holds.begin_release(&turn, record, expiry);
+        self.send(turn, Some(record), plan).await
     }
 
     /// A handle-level unlock (Redisson's `unlock()` without a guard) of `field`. Cancel safe as
@@ -73,8 +73,8 @@ impl Releaser {
         };
         let turn = self.client.holds.turn(&self.key, field, self.kind).await;
         waiting.disarm();
-        let (plan, lease) = self.client.holds.begin_release_any(&turn);
-        self.send(turn, lease.as_ref(), plan).await
+        let (plan, record) = self.client.holds.begin_release_any(&turn);
+        self.send(turn, record.as_ref(), plan).await
     }
 
     /// Releases a grant nobody will use (see [`LateGrant`]), under the attempt's turn: the one
@@ -82,13 +82,13 @@ impl Releaser {
     pub(crate) async fn release_late(&self, late: LateGrant) -> Result<()> {
         let LateGrant {
             turn,
-            lease,
+            record,
             plan,
             why,
         } = late;
         let field = turn.field().clone();
         tracing::info!(key = %self.key, field = %field, ?why, "a grant nobody will use: releasing it at once");
-        match self.send(turn, lease.as_ref(), plan).await {
+        match self.send(turn, record.as_ref(), plan).await {
             Ok(_) => Ok(()),
             Err(Error::NotHeld { .. }) => {
                 tracing::debug!(key = %self.key, field = %field, "the late grant had already ended in Redis");
@@ -115,7 +115,12 @@ impl Releaser {
     /// Sends the release `plan` asks for. One request id for every retry, so a retried request
     /// can never release twice; a caller that stops waiting hands the request, id and all, to
     /// the client's background work ([`ReleaseInFlight`]).
-    async fn send(&self, turn: Turn, lease: Option<&Arc<Lease>>, plan: ReleasePlan) -> Result<Unlocked> {
+    async fn send(
+        &self,
+        turn: Turn,
+        record: Option<&Arc<HoldRecord>>,
+        plan: ReleasePlan,
+    ) -> Result<Unlocked> {
         let cfg = &self.client.config;
         let (last, need_ms) = match plan {
             ReleasePlan::Stale => {
@@ -142,7 +147,7 @@ impl Releaser {
             releaser: self,
             state: Some(ReleaseRequest {
                 turn,
-                lease: lease.cloned(),
+                record: record.cloned(),
                 plan,
                 last,
                 write,
@@ -174,7 +179,7 @@ impl Releaser {
         };
         self.client
             .holds
-            .released(&f.turn, f.lease.as_ref(), &f.plan, f.sent_at, outcome);
+            .released(&f.turn, f.record.as_ref(), &f.plan, f.sent_at, outcome);
         match &result {
             Ok(u) => {
                 tracing::debug!(key = %self.key, field = %field, kind = self.kind.label(), outcome = ?u, "released")
@@ -223,7 +228,7 @@ impl Releaser {
 /// What a release waiting for its field's turn would send.
 enum What<'a> {
     /// A guard's hold (its lease and mode).
-    Hold(&'a Arc<Lease>, Mode),
+    Hold(&'a Arc<HoldRecord>, Expiry),
     /// A handle-level unlock.
     Any,
 }
@@ -249,11 +254,11 @@ impl Drop for AwaitingTurn<'_> {
         let releaser = self.releaser.cloned();
         let field = self.field.clone();
         let job: Job = match self.what {
-            What::Hold(lease, mode) => {
-                let lease = lease.clone();
+            What::Hold(record, expiry) => {
+                let record = record.clone();
                 Box::new(move || {
                     Box::pin(async move {
-                        let r = releaser.release_hold(&field, &lease, mode).await;
+                        let r = releaser.release_hold(&field, &record, expiry).await;
                         releaser.report_abandoned(&field, r)
                     })
                 })
@@ -275,7 +280,7 @@ impl Drop for AwaitingTurn<'_> {
 /// A release request that may be in Redis, with everything needed to finish it.
 pub(crate) struct ReleaseRequest {
     turn: Turn,
-    lease: Option<Arc<Lease>>,
+    record: Option<Arc<HoldRecord>>,
     plan: ReleasePlan,
     last: bool,
     /// The release script, sent again with the same request latch after a lost reply.

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{expiry_reason, Holds, Turn};
-use crate::lease::{after, Lease};
+use crate::deadline::after;
+use crate::hold_record::HoldRecord;
 
 impl Holds {
     /// Plans the extension of the leased hold expiring at `until`, of the epoch `lease`, to
@@ -16,13 +17,13 @@ impl Holds {
     pub(crate) fn begin_extend(
         &self,
         turn: &Turn,
-        lease: &Arc<Lease>,
+        record: &Arc<HoldRecord>,
         until: Instant,
         new_until: Instant,
     ) -> Option<u64> {
         let t = self.table.lock();
         let r = t.get(&turn.key, &turn.field)?;
-        if !Arc::ptr_eq(r, lease) {
+        if !Arc::ptr_eq(r, record) {
             return None;
         }
         let mut s = r.lock();
@@ -39,7 +40,7 @@ impl Holds {
     pub(crate) fn extended(
         &self,
         turn: &Turn,
-        lease: &Arc<Lease>,
+        record: &Arc<HoldRecord>,
         (until, new_until): (Instant, Instant),
         sent_at: Instant,
         need_ms: u64,
@@ -48,7 +49,7 @@ impl Holds {
         let Some(r) = t.get(&turn.key, &turn.field) else {
             return false;
         };
-        if !Arc::ptr_eq(r, lease) {
+        if !Arc::ptr_eq(r, record) {
             return false;
         }
         let mut s = r.lock();

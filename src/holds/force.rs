@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use super::{Holds, Table};
-use crate::lease::Lease;
+use crate::hold_record::HoldRecord;
 use crate::lost::{LeaseState, LostReason};
 
 /// The holds found gone on a key while this client's forces on it are in flight.
@@ -16,7 +16,7 @@ pub(super) struct ForceWait {
     /// Forces in flight on the key.
     forces: usize,
     /// Records found gone meanwhile, not yet ended.
-    gone: Vec<Arc<Lease>>,
+    gone: Vec<Arc<HoldRecord>>,
 }
 
 /// One force unlock in flight; dropped without [`Forcing::deleted`], it ends the holds found
@@ -41,7 +41,7 @@ impl Holds {
 impl Table {
     /// Ends `record` as gone from Redis, or keeps it for the outcome of a force in flight on
     /// `key`. True when it ended here (it was held until now).
-    pub(super) fn gone(&mut self, key: &Arc<str>, record: &Arc<Lease>) -> bool {
+    pub(super) fn gone(&mut self, key: &Arc<str>, record: &Arc<HoldRecord>) -> bool {
         if let Some(w) = self.forcing.get_mut(key) {
             if record.lock().open() && !w.gone.iter().any(|r| Arc::ptr_eq(r, record)) {
                 w.gone.push(record.clone());

@@ -56,7 +56,7 @@ impl Redis {
 
 /// One acquisition as the core makes it: the turn, the request, the grant recorded. `None`
 /// when the table was closed (refused, or granted late and released at once).
-async fn acquire(h: &Arc<Holds>, redis: &Redis) -> Option<Arc<Lease>> {
+async fn acquire(h: &Arc<Holds>, redis: &Redis) -> Option<Arc<HoldRecord>> {
     let (k, f) = names();
     let turn = match h.turn_to_acquire(&k, &f, &DUMMY).await {
         Ok(t) => t,
@@ -65,15 +65,15 @@ async fn acquire(h: &Arc<Holds>, redis: &Redis) -> Option<Arc<Lease>> {
     };
     let need_ms = h.acquire_need(&turn, 30_000);
     let count = redis.grant();
-    let g = Grant {
+    let g = NewHold {
         kind: &DUMMY,
-        mode: Mode::Watchdog,
+        expiry: Expiry::Watchdog,
         sent_at: Instant::now(),
         need_ms,
         count,
     };
     match h.grant_passing(turn, g, false) {
-        Recorded::Live(lease) => Some(lease),
+        Recorded::Live(record) => Some(record),
         Recorded::Late(late) => {
             assert_eq!(
                 late.why,
@@ -83,7 +83,7 @@ async fn acquire(h: &Arc<Holds>, redis: &Redis) -> Option<Arc<Lease>> {
             let outcome = redis.release(&late.plan).expect("a late grant is released");
             h.released(
                 &late.turn,
-                late.lease.as_ref(),
+                late.record.as_ref(),
                 &late.plan,
                 Instant::now(),
                 outcome,
@@ -94,12 +94,12 @@ async fn acquire(h: &Arc<Holds>, redis: &Redis) -> Option<Arc<Lease>> {
 }
 
 /// A guard's release: nothing is sent for an epoch that ended (shutdown releases those).
-async fn release(h: &Arc<Holds>, redis: &Redis, lease: &Arc<Lease>) {
+async fn release(h: &Arc<Holds>, redis: &Redis, record: &Arc<HoldRecord>) {
     let (k, f) = names();
     let turn = h.turn(&k, &f, &DUMMY).await;
-    let plan = h.begin_release(&turn, lease, Mode::Watchdog);
+    let plan = h.begin_release(&turn, record, Expiry::Watchdog);
     if let Some(outcome) = redis.release(&plan) {
-        h.released(&turn, Some(lease), &plan, Instant::now(), outcome);
+        h.released(&turn, Some(record), &plan, Instant::now(), outcome);
     }
 }
 
@@ -108,8 +108,8 @@ fn spawn_user(h: &Arc<Holds>, redis: &Arc<Redis>) -> thread::JoinHandle<()> {
     let (h, redis) = (h.clone(), redis.clone());
     thread::spawn(move || {
         block_on(async {
-            if let Some(lease) = acquire(&h, &redis).await {
-                release(&h, &redis, &lease).await;
+            if let Some(record) = acquire(&h, &redis).await {
+                release(&h, &redis, &record).await;
             }
         })
     })

@@ -5,10 +5,10 @@
 //! # Epochs
 //!
 //! All holds of one field share one fate in Redis: one hash field with one count, under one key
-//! with one TTL. So they share one [`Lease`] (an *epoch*): granted when the field's first hold is
+//! with one TTL. So they share one [`HoldRecord`] (an *epoch*): granted when the field's first hold is
 //! taken, extended by grants and renewals, and ended for all of them at once when the field turns
 //! out to be gone (renewal finds no field, a release answers "not held", Redis' count contradicts
-//! ours) or when no grant or renewal succeeded in time. A guard holds its epoch's `Lease`; a guard
+//! ours) or when no grant or renewal succeeded in time. A guard holds its epoch's `HoldRecord`; a guard
 //! whose epoch ended is stale forever: it never sends a release (its `unlock` is `NotHeld` without
 //! a round trip), so it can never take away a later hold of the same field.
 //!
@@ -34,8 +34,9 @@ use std::time::{Duration, Instant};
 use crate::primitives::{Mutex, Notified, Notify};
 
 use crate::config::Config;
+use crate::deadline::after;
+use crate::hold_record::{HoldRecord, Slot};
 use crate::kind::{Kind, Renewal};
-use crate::lease::{after, Lease, Slot};
 use crate::lost::{LeaseState, LostReason};
 
 mod extend;
@@ -46,7 +47,7 @@ pub(crate) use turn::Turn;
 
 /// How one hold keeps its key alive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Mode {
+pub(crate) enum Expiry {
     /// Renewed by the watchdog while the hold lives.
     Watchdog,
     /// An explicit lease; `until` is a lower bound of when Redis expires it (request sent + lease).
@@ -55,7 +56,7 @@ pub(crate) enum Mode {
 
 /// The records of one lock's owners. Almost always one, so that case is one pointer.
 ///
-/// Every record ([`Lease`]) is one allocation holding the field, its epoch (what guards see) and
+/// Every record ([`HoldRecord`]) is one allocation holding the field, its epoch (what guards see) and
 /// the table's bookkeeping (turn, hold counts), so a held lock costs the client one record, its
 /// key and field strings and a share of this map's buckets.
 #[allow(
@@ -63,12 +64,12 @@ pub(crate) enum Mode {
     reason = "the rare many-owner map is boxed so every lock's entry stays one pointer wide"
 )]
 enum Owners {
-    One(Arc<Lease>),
-    Many(Box<HashMap<Arc<str>, Arc<Lease>>>),
+    One(Arc<HoldRecord>),
+    Many(Box<HashMap<Arc<str>, Arc<HoldRecord>>>),
 }
 
 impl Owners {
-    fn get(&self, field: &str) -> Option<&Arc<Lease>> {
+    fn get(&self, field: &str) -> Option<&Arc<HoldRecord>> {
         match self {
             Owners::One(r) => (&**r.field() == field).then_some(r),
             Owners::Many(m) => m.get(field),
@@ -89,7 +90,7 @@ impl Owners {
         matches!(self, Owners::Many(m) if m.is_empty())
     }
 
-    fn for_each(&self, mut f: impl FnMut(&Arc<Lease>)) {
+    fn for_each(&self, mut f: impl FnMut(&Arc<HoldRecord>)) {
         match self {
             Owners::One(r) => f(r),
             Owners::Many(m) => m.values().for_each(f),
@@ -109,11 +110,11 @@ fn idle(s: &Slot) -> bool {
     !s.open() && !s.busy
 }
 
-/// What a hold of `mode` reports when its trusted time runs out.
-fn expiry_of(mode: Mode) -> LostReason {
-    match mode {
-        Mode::Watchdog => LostReason::RenewalFailed,
-        Mode::Leased { .. } => LostReason::LeaseExpired,
+/// What a hold of `expiry` reports when its trusted time runs out.
+fn lapse_reason(expiry: Expiry) -> LostReason {
+    match expiry {
+        Expiry::Watchdog => LostReason::RenewalFailed,
+        Expiry::Leased { .. } => LostReason::LeaseExpired,
     }
 }
 
@@ -137,15 +138,15 @@ struct Table {
 }
 
 impl Table {
-    fn get(&self, key: &str, field: &str) -> Option<&Arc<Lease>> {
+    fn get(&self, key: &str, field: &str) -> Option<&Arc<HoldRecord>> {
         self.locks.get(key)?.get(field)
     }
 
     /// The field's record, made (without an epoch) when missing.
-    fn entry(&mut self, key: &Arc<str>, field: &Arc<str>, kind: &'static dyn Kind) -> &Arc<Lease> {
+    fn entry(&mut self, key: &Arc<str>, field: &Arc<str>, kind: &'static dyn Kind) -> &Arc<HoldRecord> {
         let owners = match self.locks.entry(key.clone()) {
             std::collections::hash_map::Entry::Vacant(v) => {
-                return match v.insert(Owners::One(Arc::new(Lease::fresh(field.clone(), kind)))) {
+                return match v.insert(Owners::One(Arc::new(HoldRecord::fresh(field.clone(), kind)))) {
                     Owners::One(r) => r,
                     Owners::Many(_) => unreachable!("just inserted One"),
                 };
@@ -157,14 +158,14 @@ impl Table {
                 Owners::One(r) => Box::new(HashMap::from_iter([(r.field().clone(), r)])),
                 Owners::Many(m) => m,
             };
-            map.insert(field.clone(), Arc::new(Lease::fresh(field.clone(), kind)));
+            map.insert(field.clone(), Arc::new(HoldRecord::fresh(field.clone(), kind)));
             *owners = Owners::Many(map);
         }
         owners.get(field).expect("present: found or just inserted")
     }
 
     /// Puts `record` in place of the field's current record (a new epoch after an ended one).
-    fn replace(&mut self, key: &str, record: Arc<Lease>) {
+    fn replace(&mut self, key: &str, record: Arc<HoldRecord>) {
         match self.locks.get_mut(key) {
             Some(Owners::One(r)) if r.field() == record.field() => *r = record,
             Some(Owners::Many(m)) => {
@@ -215,9 +216,9 @@ impl Closed {
 }
 
 /// One granted acquire request, as the hold table records it.
-pub(crate) struct Grant {
+pub(crate) struct NewHold {
     pub kind: &'static dyn Kind,
-    pub mode: Mode,
+    pub expiry: Expiry,
     /// When the request was sent (the hold is trusted from then, not from the reply).
     pub sent_at: Instant,
     /// The TTL the request gave the key.
@@ -255,7 +256,7 @@ pub(crate) enum Released {
 pub(crate) struct RenewalItem {
     pub key: Arc<str>,
     pub field: Arc<str>,
-    pub lease: Arc<Lease>,
+    pub record: Arc<HoldRecord>,
     /// How the hold is renewed.
     pub renewal: &'static dyn Renewal,
 }
@@ -263,7 +264,7 @@ pub(crate) struct RenewalItem {
 /// How a grant was recorded.
 pub(crate) enum Recorded {
     /// A live hold: its epoch.
-    Live(Arc<Lease>),
+    Live(Arc<HoldRecord>),
     /// A hold nobody will use: it is to be released at once, under the attempt's turn.
     Late(LateGrant),
 }
@@ -275,7 +276,7 @@ pub(crate) struct LateGrant {
     /// The attempt's turn, kept until the release is recorded.
     pub turn: Turn,
     /// The field's live epoch, when the grant joined one (its other holds stay).
-    pub lease: Option<Arc<Lease>>,
+    pub record: Option<Arc<HoldRecord>>,
     pub plan: ReleasePlan,
     /// Why the hold cannot be used.
     pub why: LateWhy,
@@ -357,7 +358,7 @@ impl Holds {
     /// up before its outcome was known. A live hold gives the turn back in the same visit to the
     /// table (what dropping it right after would do: the record is live, so nothing is tidied
     /// away); a late one keeps it for its release.
-    pub(crate) fn grant_passing(&self, mut turn: Turn, g: Grant, abandoned: bool) -> Recorded {
+    pub(crate) fn grant_passing(&self, mut turn: Turn, g: NewHold, abandoned: bool) -> Recorded {
         let mut t = self.table.lock();
         let why = if abandoned {
             Some(LateWhy::Abandoned)
@@ -368,11 +369,11 @@ impl Holds {
         };
         let record = match self.grant_in(&mut t, &turn, g, why) {
             Ok(record) => record,
-            Err((lease, plan, why)) => {
+            Err((record, plan, why)) => {
                 drop(t);
                 return Recorded::Late(LateGrant {
                     turn,
-                    lease,
+                    record,
                     plan,
                     why,
                 });
@@ -398,12 +399,12 @@ impl Holds {
         &self,
         t: &mut Table,
         turn: &Turn,
-        g: Grant,
+        g: NewHold,
         late: Option<LateWhy>,
-    ) -> Result<Arc<Lease>, (Option<Arc<Lease>>, ReleasePlan, LateWhy)> {
-        let Grant {
+    ) -> Result<Arc<HoldRecord>, (Option<Arc<HoldRecord>>, ReleasePlan, LateWhy)> {
+        let NewHold {
             kind,
-            mode,
+            expiry,
             sent_at,
             need_ms,
             count,
@@ -416,7 +417,7 @@ impl Holds {
         let late = late.or_else(|| {
             // a grant that only joins a live epoch is covered by it; one that would start an
             // epoch must be trustable now
-            (!joins && until <= Instant::now()).then(|| LateWhy::Expired(expiry_of(mode)))
+            (!joins && until <= Instant::now()).then(|| LateWhy::Expired(lapse_reason(expiry)))
         });
         if let Some(why) = late {
             // Release what this grant added, and only that: one hold when the field's live
@@ -460,7 +461,7 @@ impl Holds {
             if s.started {
                 // the field's last epoch ended: its guards keep that record (stale for ever);
                 // the new epoch gets a new one, which inherits the turn
-                let fresh = Arc::new(Lease::fresh(turn.field.clone(), kind));
+                let fresh = Arc::new(HoldRecord::fresh(turn.field.clone(), kind));
                 {
                     let mut n = fresh.lock();
                     n.busy = s.busy;
@@ -472,9 +473,9 @@ impl Holds {
                 s = record.lock();
             }
         }
-        match mode {
-            Mode::Watchdog => s.watchdog += 1,
-            Mode::Leased { until, .. } => s.add(until),
+        match expiry {
+            Expiry::Watchdog => s.watchdog += 1,
+            Expiry::Leased { until, .. } => s.add(until),
         }
         let reason = expiry_reason(&s);
         if joined {
@@ -487,12 +488,12 @@ impl Holds {
     }
 
     /// Removes one hold observed through `lease` (an epoch) and says what to send.
-    pub(crate) fn begin_release(&self, turn: &Turn, lease: &Arc<Lease>, mode: Mode) -> ReleasePlan {
+    pub(crate) fn begin_release(&self, turn: &Turn, record: &Arc<HoldRecord>, expiry: Expiry) -> ReleasePlan {
         let t = self.table.lock();
         let Some(r) = t.get(&turn.key, &turn.field) else {
             return ReleasePlan::Stale;
         };
-        if !Arc::ptr_eq(r, lease) {
+        if !Arc::ptr_eq(r, record) {
             return ReleasePlan::Stale;
         }
         let mut s = r.lock();
@@ -500,21 +501,21 @@ impl Holds {
             s.end(LeaseState::Held);
             return ReleasePlan::Stale;
         }
-        match mode {
-            Mode::Watchdog if s.watchdog > 0 => s.watchdog -= 1,
-            Mode::Leased { until, .. } => {
+        match expiry {
+            Expiry::Watchdog if s.watchdog > 0 => s.watchdog -= 1,
+            Expiry::Leased { until, .. } => {
                 if !s.remove_leased(until) {
                     return ReleasePlan::Stale;
                 }
             }
-            Mode::Watchdog => return ReleasePlan::Stale,
+            Expiry::Watchdog => return ReleasePlan::Stale,
         }
-        self.plan_after_removal(&mut s, mode)
+        self.plan_after_removal(&mut s, expiry)
     }
 
     /// A handle-level unlock (Redisson's `unlock()` without a guard): removes one of the field's
     /// holds (a forgotten guard's, usually).
-    pub(crate) fn begin_release_any(&self, turn: &Turn) -> (ReleasePlan, Option<Arc<Lease>>) {
+    pub(crate) fn begin_release_any(&self, turn: &Turn) -> (ReleasePlan, Option<Arc<HoldRecord>>) {
         let t = self.table.lock();
         let Some(r) = t.get(&turn.key, &turn.field) else {
             return (ReleasePlan::Unknown, None);
@@ -524,28 +525,28 @@ impl Holds {
             s.end(LeaseState::Held);
             return (ReleasePlan::Unknown, None);
         }
-        let mode = if s.watchdog > 0 {
+        let expiry = if s.watchdog > 0 {
             s.watchdog -= 1;
-            Mode::Watchdog
+            Expiry::Watchdog
         } else {
             // the leased hold that would expire first
             let Some(until) = s.remove_first_leased() else {
                 return (ReleasePlan::Unknown, None);
             };
-            Mode::Leased { lease_ms: 0, until }
+            Expiry::Leased { lease_ms: 0, until }
         };
-        let plan = self.plan_after_removal(&mut s, mode);
+        let plan = self.plan_after_removal(&mut s, expiry);
         (plan, Some(r.clone()))
     }
 
-    fn plan_after_removal(&self, s: &mut Slot, removed: Mode) -> ReleasePlan {
+    fn plan_after_removal(&self, s: &mut Slot, removed: Expiry) -> ReleasePlan {
         match self.need_of(s) {
             None => {
                 // the field's last hold: renewal stops now, before anything is sent
                 s.end(LeaseState::Released);
                 let own = match removed {
-                    Mode::Watchdog => self.watchdog_timeout.as_millis() as u64,
-                    Mode::Leased { lease_ms, .. } => lease_ms.max(1),
+                    Expiry::Watchdog => self.watchdog_timeout.as_millis() as u64,
+                    Expiry::Leased { lease_ms, .. } => lease_ms.max(1),
                 };
                 ReleasePlan::Send {
                     last: true,
@@ -560,7 +561,7 @@ impl Holds {
     pub(crate) fn released(
         &self,
         turn: &Turn,
-        lease: Option<&Arc<Lease>>,
+        record: Option<&Arc<HoldRecord>>,
         plan: &ReleasePlan,
         sent_at: Instant,
         outcome: Released,
@@ -568,12 +569,12 @@ impl Holds {
         let ReleasePlan::Send { last: false, need_ms } = plan else {
             return; // the epoch already ended locally (or was never known)
         };
-        let Some(lease) = lease else { return };
+        let Some(record) = record else { return };
         let t = self.table.lock();
         let Some(r) = t.get(&turn.key, &turn.field) else {
             return;
         };
-        if !Arc::ptr_eq(r, lease) {
+        if !Arc::ptr_eq(r, record) {
             return;
         }
         let mut s = r.lock();

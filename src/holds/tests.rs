@@ -31,16 +31,16 @@ pub(super) fn holds() -> Arc<Holds> {
 }
 
 /// One grant under `t` (the tests record several under one turn).
-fn grant(h: &Holds, t: &Turn, mode: Mode, sent_at: Instant, need_ms: u64, count: i64) -> Arc<Lease> {
-    let g = Grant {
+fn grant(h: &Holds, t: &Turn, expiry: Expiry, sent_at: Instant, need_ms: u64, count: i64) -> Arc<HoldRecord> {
+    let g = NewHold {
         kind: &DUMMY,
-        mode,
+        expiry,
         sent_at,
         need_ms,
         count,
     };
     match h.grant_in(&mut h.table.lock(), t, g, None) {
-        Ok(lease) => lease,
+        Ok(record) => record,
         Err((_, plan, why)) => panic!("a live grant was recorded as late ({why:?}, {plan:?})"),
     }
 }
@@ -52,10 +52,10 @@ fn late(
     sent_at: Instant,
     count: i64,
     why: Option<LateWhy>,
-) -> (Option<Arc<Lease>>, ReleasePlan, LateWhy) {
-    let g = Grant {
+) -> (Option<Arc<HoldRecord>>, ReleasePlan, LateWhy) {
+    let g = NewHold {
         kind: &DUMMY,
-        mode: Mode::Watchdog,
+        expiry: Expiry::Watchdog,
         sent_at,
         need_ms: 30_000,
         count,
@@ -86,14 +86,14 @@ async fn a_grant_gives_its_turn_back_to_the_next_operation_on_the_field() {
     };
     tokio::task::yield_now().await;
     assert!(!waiter.is_finished(), "the turn is still taken");
-    let g = Grant {
+    let g = NewHold {
         kind: &DUMMY,
-        mode: Mode::Watchdog,
+        expiry: Expiry::Watchdog,
         sent_at: Instant::now(),
         need_ms: 30_000,
         count: 1,
     };
-    let Recorded::Live(lease) = h.grant_passing(t, g, false) else {
+    let Recorded::Live(record) = h.grant_passing(t, g, false) else {
         panic!("a grant on an open table is live")
     };
     let need = tokio::time::timeout(Duration::from_secs(5), waiter)
@@ -101,8 +101,12 @@ async fn a_grant_gives_its_turn_back_to_the_next_operation_on_the_field() {
         .expect("the grant woke the waiting operation")
         .expect("task");
     assert_eq!(need, 30_000, "the next turn plans against the live watchdog hold");
-    assert_eq!(lease.state(), LeaseState::Held);
-    assert!(h.table.lock().get(&k, &f).is_some_and(|r| Arc::ptr_eq(r, &lease)));
+    assert_eq!(record.state(), LeaseState::Held);
+    assert!(h
+        .table
+        .lock()
+        .get(&k, &f)
+        .is_some_and(|r| Arc::ptr_eq(r, &record)));
 }
 
 #[tokio::test]
@@ -111,18 +115,18 @@ async fn epochs_are_shared_and_final() {
     let (k, f) = names();
     let t = h.turn(&k, &f, &DUMMY).await;
     let now = Instant::now();
-    let a = grant(&h, &t, Mode::Watchdog, now, 30_000, 1);
-    let b = grant(&h, &t, Mode::Watchdog, now, 30_000, 2);
+    let a = grant(&h, &t, Expiry::Watchdog, now, 30_000, 1);
+    let b = grant(&h, &t, Expiry::Watchdog, now, 30_000, 2);
     assert!(Arc::ptr_eq(&a, &b), "a re-entry joins the epoch");
     // Redis says 1 where we expect 3: it lost the field; the epoch ends for both guards
-    let c = grant(&h, &t, Mode::Watchdog, now, 30_000, 1);
+    let c = grant(&h, &t, Expiry::Watchdog, now, 30_000, 1);
     assert!(!Arc::ptr_eq(&a, &c));
     assert_eq!(a.state(), LeaseState::Lost(LostReason::OwnerGone));
     assert_eq!(c.state(), LeaseState::Held);
     // a guard of the ended epoch sends nothing
-    assert_eq!(h.begin_release(&t, &a, Mode::Watchdog), ReleasePlan::Stale);
+    assert_eq!(h.begin_release(&t, &a, Expiry::Watchdog), ReleasePlan::Stale);
     assert_eq!(
-        h.begin_release(&t, &c, Mode::Watchdog),
+        h.begin_release(&t, &c, Expiry::Watchdog),
         ReleasePlan::Send {
             last: true,
             need_ms: 30_000
@@ -138,10 +142,10 @@ async fn a_lapsed_epoch_is_never_revived() {
     let h = holds();
     let (k, f) = names();
     let t = h.turn(&k, &f, &DUMMY).await;
-    let old = grant(&h, &t, Mode::Watchdog, Instant::now(), 30_000, 1);
+    let old = grant(&h, &t, Expiry::Watchdog, Instant::now(), 30_000, 1);
     old.lower_to(Instant::now(), LostReason::RenewalFailed);
     // nobody has read its state since its deadline passed; a new grant must not revive it
-    let new = grant(&h, &t, Mode::Watchdog, Instant::now(), 30_000, 2);
+    let new = grant(&h, &t, Expiry::Watchdog, Instant::now(), 30_000, 2);
     assert!(!Arc::ptr_eq(&old, &new));
     assert_eq!(old.state(), LeaseState::Lost(LostReason::RenewalFailed));
     assert_eq!(new.state(), LeaseState::Held);
@@ -154,21 +158,21 @@ async fn the_ttl_sent_covers_the_longest_live_hold() {
     let t = h.turn(&k, &f, &DUMMY).await;
     assert_eq!(h.acquire_need(&t, 300), 300, "nothing held: the own lease");
     let now = Instant::now();
-    let w = grant(&h, &t, Mode::Watchdog, now, 30_000, 1);
+    let w = grant(&h, &t, Expiry::Watchdog, now, 30_000, 1);
     assert_eq!(
         h.acquire_need(&t, 300),
         30_000,
         "a short re-entry keeps the watchdog TTL"
     );
     let until = now + Duration::from_secs(100);
-    let leased = Mode::Leased {
+    let leased = Expiry::Leased {
         lease_ms: 100_000,
         until,
     };
     grant(&h, &t, leased, now, 100_000, 2);
     assert!(h.acquire_need(&t, 300) > 99_000);
     // releasing the watchdog hold re-applies what the leased hold still needs
-    match h.begin_release(&t, &w, Mode::Watchdog) {
+    match h.begin_release(&t, &w, Expiry::Watchdog) {
         ReleasePlan::Send { last: false, need_ms } => assert!((99_000..=100_000).contains(&need_ms)),
         other => panic!("{other:?}"),
     }
@@ -207,7 +211,7 @@ async fn a_turn_waiter_survives_a_new_epoch_record() {
     let h = holds();
     let (k, f) = names();
     let t = h.turn(&k, &f, &DUMMY).await;
-    let old = grant(&h, &t, Mode::Watchdog, Instant::now(), 30_000, 1);
+    let old = grant(&h, &t, Expiry::Watchdog, Instant::now(), 30_000, 1);
     let h2 = h.clone();
     let (k2, f2) = (k.clone(), f.clone());
     let waiter = tokio::spawn(async move {
@@ -218,13 +222,13 @@ async fn a_turn_waiter_survives_a_new_epoch_record() {
     // the epoch ends (Redis lost the field) and a grant under the same turn starts a new
     // record: the waiter queued on the old one must still get the turn
     old.set(LeaseState::Lost(LostReason::OwnerGone));
-    let new = grant(&h, &t, Mode::Watchdog, Instant::now(), 30_000, 1);
+    let new = grant(&h, &t, Expiry::Watchdog, Instant::now(), 30_000, 1);
     assert!(
         !Arc::ptr_eq(&old, &new),
         "an ended epoch's record is never reused"
     );
     assert_eq!(old.state(), LeaseState::Lost(LostReason::OwnerGone));
-    assert_eq!(h.begin_release(&t, &old, Mode::Watchdog), ReleasePlan::Stale);
+    assert_eq!(h.begin_release(&t, &old, Expiry::Watchdog), ReleasePlan::Stale);
     drop(t);
     tokio::time::timeout(Duration::from_secs(1), waiter)
         .await
@@ -238,7 +242,7 @@ async fn a_turn_waiter_survives_a_new_epoch_record() {
 fn a_held_field_costs_one_small_record() {
     // the record (epoch, counts, turn) is one allocation; keep it small: it is most of the
     // client's memory per held lock (see the watchdog section of benches/REPORT.md)
-    let record = std::mem::size_of::<Lease>() + 2 * std::mem::size_of::<usize>();
+    let record = std::mem::size_of::<HoldRecord>() + 2 * std::mem::size_of::<usize>();
     assert!(record <= 96, "record is {record} bytes");
     assert!(std::mem::size_of::<Owners>() <= 16);
 }
@@ -248,7 +252,7 @@ async fn close_ends_every_live_epoch() {
     let h = holds();
     let (k, f) = names();
     let t = h.turn(&k, &f, &DUMMY).await;
-    let l = grant(&h, &t, Mode::Watchdog, Instant::now(), 30_000, 1);
+    let l = grant(&h, &t, Expiry::Watchdog, Instant::now(), 30_000, 1);
     drop(t);
     let rest = h.close();
     assert_eq!(rest.len(), 1);
@@ -263,8 +267,8 @@ async fn a_grant_nobody_will_use_is_released_and_starts_no_hold() {
     let (k, f) = names();
     let t = h.turn(&k, &f, &DUMMY).await;
     // its caller gave up, and the field has no live epoch: release everything the field has
-    let (lease, plan, why) = late(&h, &t, Instant::now(), 1, Some(LateWhy::Abandoned));
-    assert!(lease.is_none());
+    let (record, plan, why) = late(&h, &t, Instant::now(), 1, Some(LateWhy::Abandoned));
+    assert!(record.is_none());
     assert_eq!(
         plan,
         ReleasePlan::Send {
@@ -286,9 +290,9 @@ async fn a_grant_nobody_will_use_is_released_and_starts_no_hold() {
     );
     assert_eq!(why, LateWhy::Expired(LostReason::RenewalFailed));
     // a late grant that joins a live epoch releases one hold and keeps what the others need
-    let live = grant(&h, &t, Mode::Watchdog, Instant::now(), 30_000, 1);
-    let (lease, plan, _) = late(&h, &t, Instant::now(), 2, Some(LateWhy::Abandoned));
-    assert!(lease.is_some_and(|l| Arc::ptr_eq(&l, &live)));
+    let live = grant(&h, &t, Expiry::Watchdog, Instant::now(), 30_000, 1);
+    let (record, plan, _) = late(&h, &t, Instant::now(), 2, Some(LateWhy::Abandoned));
+    assert!(record.is_some_and(|l| Arc::ptr_eq(&l, &live)));
     assert_eq!(
         plan,
         ReleasePlan::Send {
@@ -300,8 +304,8 @@ async fn a_grant_nobody_will_use_is_released_and_starts_no_hold() {
     // ... even when it came back too late to trust: the live epoch covers the field
     assert!(matches!(grant_in_result(&h, &t, long_ago, 2), Ok(l) if Arc::ptr_eq(&l, &live)));
     // one that contradicts the live epoch's count ends it
-    let (lease, plan, _) = late(&h, &t, Instant::now(), 7, Some(LateWhy::Abandoned));
-    assert!(lease.is_none());
+    let (record, plan, _) = late(&h, &t, Instant::now(), 7, Some(LateWhy::Abandoned));
+    assert!(record.is_none());
     assert_eq!(
         plan,
         ReleasePlan::Send {
@@ -312,10 +316,10 @@ async fn a_grant_nobody_will_use_is_released_and_starts_no_hold() {
     assert_eq!(live.state(), LeaseState::Lost(LostReason::OwnerGone));
 }
 
-fn grant_in_result(h: &Holds, t: &Turn, sent_at: Instant, count: i64) -> Result<Arc<Lease>, LateWhy> {
-    let g = Grant {
+fn grant_in_result(h: &Holds, t: &Turn, sent_at: Instant, count: i64) -> Result<Arc<HoldRecord>, LateWhy> {
+    let g = NewHold {
         kind: &DUMMY,
-        mode: Mode::Watchdog,
+        expiry: Expiry::Watchdog,
         sent_at,
         need_ms: 30_000,
         count,
@@ -347,9 +351,9 @@ async fn a_closed_table_starts_no_acquisition_and_tells_when_nothing_is_in_fligh
         Err(crate::Error::Shutdown)
     ));
     // the attempt in flight lands granted: late, and its turn stays taken until released
-    let g = Grant {
+    let g = NewHold {
         kind: &DUMMY,
-        mode: Mode::Watchdog,
+        expiry: Expiry::Watchdog,
         sent_at: Instant::now(),
         need_ms: 30_000,
         count: 1,
@@ -378,11 +382,11 @@ async fn a_closed_table_starts_no_acquisition_and_tells_when_nothing_is_in_fligh
 }
 
 /// The loss watch's view of the field's hold.
-fn item(k: &Arc<str>, f: &Arc<str>, lease: &Arc<Lease>) -> RenewalItem {
+fn item(k: &Arc<str>, f: &Arc<str>, record: &Arc<HoldRecord>) -> RenewalItem {
     RenewalItem {
         key: k.clone(),
         field: f.clone(),
-        lease: lease.clone(),
+        record: record.clone(),
         renewal: crate::script::renewal_of(&DUMMY),
     }
 }
@@ -393,7 +397,7 @@ async fn a_hold_found_gone_during_this_clients_force_reports_what_the_force_did(
     let (k, f) = names();
     // the force deleted the key: the loss watch saw it first, the force's reply decides
     let t = h.turn(&k, &f, &DUMMY).await;
-    let a = grant(&h, &t, Mode::Watchdog, Instant::now(), 30_000, 1);
+    let a = grant(&h, &t, Expiry::Watchdog, Instant::now(), 30_000, 1);
     drop(t);
     let forcing = h.forcing(&k);
     assert!(
@@ -407,7 +411,7 @@ async fn a_hold_found_gone_during_this_clients_force_reports_what_the_force_did(
 
     // the force deleted nothing (or failed, or was dropped): the field went for another reason
     let t = h.turn(&k, &f, &DUMMY).await;
-    let b = grant(&h, &t, Mode::Watchdog, Instant::now(), 30_000, 1);
+    let b = grant(&h, &t, Expiry::Watchdog, Instant::now(), 30_000, 1);
     drop(t);
     let forcing = h.forcing(&k);
     h.owner_gone(&item(&k, &f, &b));
@@ -418,7 +422,7 @@ async fn a_hold_found_gone_during_this_clients_force_reports_what_the_force_did(
 
     // with no force in flight, a field found gone ends at once
     let t = h.turn(&k, &f, &DUMMY).await;
-    let c = grant(&h, &t, Mode::Watchdog, Instant::now(), 30_000, 1);
+    let c = grant(&h, &t, Expiry::Watchdog, Instant::now(), 30_000, 1);
     drop(t);
     assert!(h.field_gone(&item(&k, &f, &c)));
     assert_eq!(c.state(), LeaseState::Lost(LostReason::OwnerGone));

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{Holds, Owners, RenewalItem};
-use crate::lease::after;
+use crate::deadline::after;
 use crate::lost::{LeaseState, LostReason};
 
 impl Holds {
@@ -31,7 +31,7 @@ impl Holds {
                         items.push(RenewalItem {
                             key: key.clone(),
                             field: r.field().clone(),
-                            lease: r.clone(),
+                            record: r.clone(),
                             renewal: crate::script::renewal_of(s.kind),
                         });
                     }
@@ -53,7 +53,7 @@ impl Holds {
     /// The open epochs on `keys` (on every key: `None`), for the loss watch to re-read. Open,
     /// not live: reading Redis neither ends an epoch whose deadline passed unobserved nor
     /// extends one (whoever reads the state next decides), so a renewal answered late can
-    /// still keep it ([`Slot::renewed`](crate::lease::Slot::renewed)).
+    /// still keep it ([`Slot::renewed`](crate::hold_record::Slot::renewed)).
     pub(crate) fn live_items(&self, keys: Option<&HashSet<Arc<str>>>) -> Vec<RenewalItem> {
         let t = self.table.lock();
         let mut items = Vec::new();
@@ -64,7 +64,7 @@ impl Holds {
                     items.push(RenewalItem {
                         key: key.clone(),
                         field: r.field().clone(),
-                        lease: r.clone(),
+                        record: r.clone(),
                         renewal: crate::script::renewal_of(s.kind),
                     });
                 }
@@ -89,7 +89,7 @@ impl Holds {
         let Some(r) = t.get(&item.key, &item.field) else {
             return;
         };
-        if !Arc::ptr_eq(r, &item.lease) {
+        if !Arc::ptr_eq(r, &item.record) {
             return;
         }
         let mut s = r.lock();
@@ -103,7 +103,7 @@ impl Holds {
 
     /// Watchdog: renewal found the owner's field gone (or the key of another type).
     pub(crate) fn owner_gone(&self, item: &RenewalItem) {
-        self.table.lock().gone(&item.key, &item.lease);
+        self.table.lock().gone(&item.key, &item.record);
     }
 
     /// Loss watch: the owner's field is gone from Redis. A hold whose deadline passed before
@@ -111,7 +111,7 @@ impl Holds {
     /// reason; any other ends as `OwnerGone`, or as this client's force unlock in flight on the
     /// key decides. True when this call ended it as `OwnerGone`.
     pub(crate) fn field_gone(&self, item: &RenewalItem) -> bool {
-        self.table.lock().gone(&item.key, &item.lease)
+        self.table.lock().gone(&item.key, &item.record)
     }
 
     /// Number of fields being renewed by the watchdog.

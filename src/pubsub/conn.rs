@@ -1,4 +1,4 @@
-//! The connection subscriptions are made on, the mode that picks its commands (classic,
+//! The connection subscriptions are made on, which commands it uses (classic,
 //! sharded or both), and one SUBSCRIBE or UNSUBSCRIBE sent on it.
 
 use std::sync::Arc;
@@ -23,7 +23,7 @@ const COMMAND_CAP: Duration = Duration::from_secs(10);
 /// and the deployment when the client is built: unlock scripts publish and waiters subscribe
 /// the same way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Mode {
+pub(crate) enum PubSubCommands {
     /// `PUBLISH` / `SUBSCRIBE`.
     Classic,
     /// `SPUBLISH` / `SSUBSCRIBE` (cluster only).
@@ -32,22 +32,22 @@ pub(crate) enum Mode {
     Both,
 }
 
-impl Mode {
+impl PubSubCommands {
     /// The scripts' "publish mode" argument (lua/common/notify.lua).
     pub(crate) fn script_arg(self) -> &'static str {
         match self {
-            Mode::Classic => "PUBLISH",
-            Mode::Sharded => "SPUBLISH",
-            Mode::Both => "BOTH",
+            PubSubCommands::Classic => "PUBLISH",
+            PubSubCommands::Sharded => "SPUBLISH",
+            PubSubCommands::Both => "BOTH",
         }
     }
 
     pub(super) fn classic(self) -> bool {
-        matches!(self, Mode::Classic | Mode::Both)
+        matches!(self, PubSubCommands::Classic | PubSubCommands::Both)
     }
 
     pub(super) fn sharded(self) -> bool {
-        matches!(self, Mode::Sharded | Mode::Both)
+        matches!(self, PubSubCommands::Sharded | PubSubCommands::Both)
     }
 }
 
@@ -98,7 +98,7 @@ impl PubSubConn {
 }
 
 impl Hub {
-    /// One SUBSCRIBE or UNSUBSCRIBE of `name` in the hub's mode ([`Mode::Both`]: the classic
+    /// One SUBSCRIBE or UNSUBSCRIBE of `name` with the hub's commands ([`PubSubCommands::Both`]: the classic
     /// command, then the sharded one).
     pub(super) async fn command(&self, step: Step, name: &str) -> std::result::Result<(), Failure> {
         let Some(conn) = self.conn.clone() else {
@@ -109,11 +109,11 @@ impl Hub {
             return server.command(&step);
         }
         let mut classic_done = false;
-        if self.mode.classic() {
+        if self.commands.classic() {
             self.one(&conn, &step, false, name).await?;
             classic_done = true;
         }
-        if self.mode.sharded() {
+        if self.commands.sharded() {
             let res = self.one(&conn, &step, true, name).await;
             return match res {
                 Err(f) if classic_done => Err(Failure::Partial(Box::new(f))),

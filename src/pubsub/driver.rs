@@ -105,7 +105,7 @@ impl Hub {
                                 if !std::mem::replace(&mut st.counted, true) {
                                     crate::metrics::subscriptions(1.0);
                                 }
-                                tracing::trace!(channel = %name, mode = ?self.mode, "subscribed");
+                                tracing::trace!(channel = %name, commands = ?self.commands, "subscribed");
                             }
                             Err(f) => {
                                 tracing::debug!(channel = %name, error = %f, "subscribe failed");

@@ -16,7 +16,7 @@ const BACKOFF_MAX: Duration = Duration::from_secs(5);
 pub(super) enum Failure {
     Redis(redis::RedisError),
     Timeout(Duration),
-    /// In [`Mode::Both`](super::Mode::Both): the first command of the pair succeeded, the
+    /// In [`PubSubCommands::Both`](super::PubSubCommands::Both): the first command of the pair succeeded, the
     /// second failed (so the server's state did change).
     Partial(Box<Failure>),
 }

@@ -117,7 +117,7 @@ fn hub(server: &Arc<Server>) -> Arc<Hub> {
     Arc::new(Hub::new(
         Hub::new_channels(),
         Some(PubSubConn::Model(server.clone())),
-        Mode::Classic,
+        PubSubCommands::Classic,
     ))
 }
 

@@ -69,7 +69,7 @@ use crate::error::{Error, Result};
 use crate::primitives::Mutex;
 
 pub(crate) use channel::{clock_ms, Channel, ChannelsHandle, Messages};
-pub(crate) use conn::{cluster_conn, Mode, PubSubConn};
+pub(crate) use conn::{cluster_conn, PubSubCommands, PubSubConn};
 use health::{Failure, Health};
 pub(crate) use invalidated::{Invalidated, Pending};
 pub(crate) use push::{push_handler, HubSink, Pushes};
@@ -77,7 +77,7 @@ pub(crate) use push::{push_handler, HubSink, Pushes};
 pub(crate) struct Hub {
     channels: ChannelsHandle,
     conn: Option<PubSubConn>,
-    mode: Mode,
+    commands: PubSubCommands,
     health: Mutex<Health>,
     /// The client's runtime, where channel drivers run (the one `new` was called in).
     runtime: Option<tokio::runtime::Handle>,
@@ -89,11 +89,11 @@ impl Hub {
         Arc::new(Mutex::new(foldhash::HashMap::default()))
     }
 
-    pub(crate) fn new(channels: ChannelsHandle, conn: Option<PubSubConn>, mode: Mode) -> Hub {
+    pub(crate) fn new(channels: ChannelsHandle, conn: Option<PubSubConn>, commands: PubSubCommands) -> Hub {
         Hub {
             channels,
             conn,
-            mode,
+            commands,
             health: Mutex::new(Health::default()),
             runtime: tokio::runtime::Handle::try_current().ok(),
         }

@@ -32,7 +32,7 @@ async fn waiters(hub: &Arc<Hub>, n: usize) -> Vec<tokio::task::JoinHandle<()>> {
 #[tokio::test]
 async fn zero_wakes_one_one_wakes_all_others_are_ignored() {
     let channels = Hub::new_channels();
-    let hub = Arc::new(Hub::new(channels.clone(), None, Mode::Classic));
+    let hub = Arc::new(Hub::new(channels.clone(), None, PubSubCommands::Classic));
     let handler = push_handler(Pushes {
         channels,
         ..Default::default()
@@ -112,7 +112,7 @@ fn backoff_doubles_to_a_cap_and_one_probe_goes_through_per_period() {
 #[tokio::test]
 async fn channels_are_refcounted_and_removed_with_their_last_user() {
     let channels = Hub::new_channels();
-    let hub = Arc::new(Hub::new(channels, None, Mode::Classic));
+    let hub = Arc::new(Hub::new(channels, None, PubSubCommands::Classic));
     assert!(hub.is_healthy());
     let a1 = hub
         .subscribe("a", super::Messages::Unlock, Duration::ZERO)
@@ -138,7 +138,11 @@ async fn channels_are_refcounted_and_removed_with_their_last_user() {
 
 #[test]
 fn each_mode_has_its_script_argument_and_commands() {
-    let all = [Mode::Classic, Mode::Sharded, Mode::Both];
+    let all = [
+        PubSubCommands::Classic,
+        PubSubCommands::Sharded,
+        PubSubCommands::Both,
+    ];
     let args: Vec<&str> = all.iter().map(|m| m.script_arg()).collect();
     assert_eq!(
         args,
@@ -151,9 +155,9 @@ fn each_mode_has_its_script_argument_and_commands() {
 
 #[tokio::test]
 async fn a_sharded_message_wakes_the_same_channel() {
-    // Mode::Both listens on the classic and the sharded channel of one name: either wakes
+    // PubSubCommands::Both listens on the classic and the sharded channel of one name: either wakes
     let channels = Hub::new_channels();
-    let hub = Arc::new(Hub::new(channels.clone(), None, Mode::Both));
+    let hub = Arc::new(Hub::new(channels.clone(), None, PubSubCommands::Both));
     let handler = push_handler(Pushes {
         channels,
         ..Default::default()
@@ -174,7 +178,7 @@ async fn a_sharded_message_wakes_the_same_channel() {
 #[tokio::test]
 async fn joining_without_a_command_only_when_already_subscribed() {
     let channels = Hub::new_channels();
-    let hub = Arc::new(Hub::new(channels, None, Mode::Classic));
+    let hub = Arc::new(Hub::new(channels, None, PubSubCommands::Classic));
     assert!(
         hub.join_subscribed("ch").is_none(),
         "no pub/sub connection: nothing to join"
@@ -186,7 +190,7 @@ async fn joining_without_a_command_only_when_already_subscribed() {
 #[tokio::test]
 async fn a_server_side_sunsubscribe_makes_subscriptions_stale_and_wakes_waiters() {
     let channels = Hub::new_channels();
-    let hub = Arc::new(Hub::new(channels.clone(), None, Mode::Sharded));
+    let hub = Arc::new(Hub::new(channels.clone(), None, PubSubCommands::Sharded));
     let handler = push_handler(Pushes {
         channels,
         ..Default::default()
@@ -221,7 +225,7 @@ async fn a_server_side_sunsubscribe_makes_subscriptions_stale_and_wakes_waiters(
 #[tokio::test]
 async fn disconnection_wakes_everyone_and_makes_subscriptions_stale() {
     let channels = Hub::new_channels();
-    let hub = Arc::new(Hub::new(channels.clone(), None, Mode::Classic));
+    let hub = Arc::new(Hub::new(channels.clone(), None, PubSubCommands::Classic));
     let handler = push_handler(Pushes {
         channels,
         ..Default::default()

@@ -8,7 +8,7 @@ use super::address::{url_with, Auth};
 use super::ssl::Ssl;
 use super::suggest::{nearest, SECTION_KEYS};
 use super::tags::{default_class_only, DEFAULT_COMMAND_MAPPER, DEFAULT_CREDENTIALS, DEFAULT_NAT_MAPPER};
-use super::top_level::{Mode, Parser};
+use super::top_level::{Parser, Topology};
 use super::values::{bad, delay, entries, integer, millis, string, strings};
 use super::RedissonServers;
 use crate::config::{Config, PublishMode};
@@ -18,13 +18,13 @@ impl Parser<'_> {
     #[allow(clippy::type_complexity)]
     pub(super) fn section(
         &self,
-        mode: Mode,
+        topology: Topology,
         section: &Value,
         mut config: Config,
         top: &Auth,
     ) -> Result<(Config, RedissonServers, Option<(String, Value)>, Ssl)> {
         let mut ssl = Ssl::default();
-        let sk = mode.key();
+        let sk = topology.key();
         let mut auth = top.clone();
         let mut database = 0i64;
         let mut addresses: Vec<String> = Vec::new();
@@ -36,7 +36,7 @@ impl Parser<'_> {
         for (key, v) in entries(sk, section)? {
             let full = format!("{sk}.{key}");
             let full = full.as_str();
-            match (mode, key) {
+            match (topology, key) {
                 (_, k) if k.starts_with("ssl") => ssl.set(full, k, v)?,
                 (_, "timeout") => config = config.with_command_timeout(millis(full, v)?),
                 (_, "connectTimeout") => config = config.with_connect_timeout(millis(full, v)?),
@@ -64,16 +64,16 @@ impl Parser<'_> {
                 (_, "nameMapper") => mapper = Some((full.to_owned(), v.clone())),
                 (_, "commandMapper") => default_class_only(full, v, DEFAULT_COMMAND_MAPPER)?,
                 (_, "credentialsResolver") => default_class_only(full, v, DEFAULT_CREDENTIALS)?,
-                (Mode::Cluster | Mode::Sentinel, "natMapper") => {
+                (Topology::Cluster | Topology::Sentinel, "natMapper") => {
                     default_class_only(full, v, DEFAULT_NAT_MAPPER)?
                 }
-                (Mode::Single, "address") | (Mode::MasterSlave, "masterAddress") => {
+                (Topology::Single, "address") | (Topology::MasterSlave, "masterAddress") => {
                     addresses = string(full, v)?.into_iter().collect()
                 }
-                (Mode::Cluster, "nodeAddresses") | (Mode::Sentinel, "sentinelAddresses") => {
+                (Topology::Cluster, "nodeAddresses") | (Topology::Sentinel, "sentinelAddresses") => {
                     addresses = strings(full, v)?
                 }
-                (Mode::Cluster, "shardedSubscriptionMode") => {
+                (Topology::Cluster, "shardedSubscriptionMode") => {
                     let s = string(full, v)?.unwrap_or_default();
                     config = config.with_publish_mode(match s.to_ascii_uppercase().as_str() {
                         "AUTO" => PublishMode::Auto,
@@ -82,10 +82,10 @@ impl Parser<'_> {
                         _ => return Err(bad(full, format!("expected AUTO, ON or OFF, got `{s}`"))),
                     });
                 }
-                (Mode::Sentinel, "masterName") => master_name = string(full, v)?,
-                (Mode::Sentinel, "sentinelUsername") => sentinel_auth.username = string(full, v)?,
-                (Mode::Sentinel, "sentinelPassword") => sentinel_auth.password = string(full, v)?,
-                (Mode::Sentinel, "scanInterval") => {
+                (Topology::Sentinel, "masterName") => master_name = string(full, v)?,
+                (Topology::Sentinel, "sentinelUsername") => sentinel_auth.username = string(full, v)?,
+                (Topology::Sentinel, "sentinelPassword") => sentinel_auth.password = string(full, v)?,
+                (Topology::Sentinel, "scanInterval") => {
                     config = config.with_sentinel_scan_interval(millis(full, v)?)
                 }
                 (_, other) => match nearest(other, SECTION_KEYS) {
@@ -103,11 +103,11 @@ impl Parser<'_> {
             config = config.with_retry_interval(d);
         }
         if addresses.is_empty() {
-            let which = match mode {
-                Mode::Single => "address",
-                Mode::MasterSlave => "masterAddress",
-                Mode::Cluster => "nodeAddresses",
-                Mode::Sentinel => "sentinelAddresses",
+            let which = match topology {
+                Topology::Single => "address",
+                Topology::MasterSlave => "masterAddress",
+                Topology::Cluster => "nodeAddresses",
+                Topology::Sentinel => "sentinelAddresses",
             };
             let hint = match misspelt.iter().find(|(_, meant)| *meant == which) {
                 Some((found, _)) => format!(" (the file has `{found}`: did you mean `{which}`?)"),
@@ -118,9 +118,9 @@ impl Parser<'_> {
                 format!("missing: no address to connect to{hint}"),
             ));
         }
-        let servers = match mode {
-            Mode::Single | Mode::MasterSlave => {
-                let key = if mode == Mode::Single {
+        let servers = match topology {
+            Topology::Single | Topology::MasterSlave => {
+                let key = if topology == Topology::Single {
                     "address"
                 } else {
                     "masterAddress"
@@ -129,7 +129,7 @@ impl Parser<'_> {
                     url: url_with(&format!("{sk}.{key}"), &addresses[0], &auth, Some(database))?,
                 }
             }
-            Mode::Cluster => {
+            Topology::Cluster => {
                 if database != 0 {
                     return Err(bad(
                         &format!("{sk}.database"),
@@ -143,7 +143,7 @@ impl Parser<'_> {
                         .collect::<Result<_>>()?,
                 }
             }
-            Mode::Sentinel => RedissonServers::Sentinel {
+            Topology::Sentinel => RedissonServers::Sentinel {
                 sentinels: addresses
                     .iter()
                     .map(|a| url_with(&format!("{sk}.sentinelAddresses"), a, &sentinel_auth, None))

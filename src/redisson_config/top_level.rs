@@ -16,20 +16,20 @@ use crate::name::NameMapper;
 
 /// Which server section the file has.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum Mode {
+pub(super) enum Topology {
     Single,
     MasterSlave,
     Cluster,
     Sentinel,
 }
 
-impl Mode {
+impl Topology {
     pub(super) fn key(self) -> &'static str {
         match self {
-            Mode::Single => "singleServerConfig",
-            Mode::MasterSlave => "masterSlaveServersConfig",
-            Mode::Cluster => "clusterServersConfig",
-            Mode::Sentinel => "sentinelServersConfig",
+            Topology::Single => "singleServerConfig",
+            Topology::MasterSlave => "masterSlaveServersConfig",
+            Topology::Cluster => "clusterServersConfig",
+            Topology::Sentinel => "sentinelServersConfig",
         }
     }
 }
@@ -72,10 +72,10 @@ impl Parser<'_> {
                 "nameMapper" => mapper = Some((key.to_owned(), v.clone())),
                 "commandMapper" => default_class_only(key, v, DEFAULT_COMMAND_MAPPER)?,
                 "credentialsResolver" => default_class_only(key, v, DEFAULT_CREDENTIALS)?,
-                "singleServerConfig" => sections.push((Mode::Single, v)),
-                "masterSlaveServersConfig" => sections.push((Mode::MasterSlave, v)),
-                "clusterServersConfig" => sections.push((Mode::Cluster, v)),
-                "sentinelServersConfig" => sections.push((Mode::Sentinel, v)),
+                "singleServerConfig" => sections.push((Topology::Single, v)),
+                "masterSlaveServersConfig" => sections.push((Topology::MasterSlave, v)),
+                "clusterServersConfig" => sections.push((Topology::Cluster, v)),
+                "sentinelServersConfig" => sections.push((Topology::Sentinel, v)),
                 "replicatedServersConfig" => {
                     return Err(bad(
                         key,
@@ -85,7 +85,7 @@ impl Parser<'_> {
                 other => tracing::debug!(key = other, "redisson config: ignored (no effect on locks)"),
             }
         }
-        let (mode, section) = match sections.as_slice() {
+        let (topology, section) = match sections.as_slice() {
             [] => {
                 return Err(Error::InvalidArgument(
                     "redisson config: no server section (singleServerConfig, clusterServersConfig, sentinelServersConfig or masterSlaveServersConfig)".into(),
@@ -99,7 +99,8 @@ impl Parser<'_> {
                 )))
             }
         };
-        let (config, servers, server_mapper, section_ssl) = self.section(mode, section, config, &top_auth)?;
+        let (config, servers, server_mapper, section_ssl) =
+            self.section(topology, section, config, &top_auth)?;
         let ssl = ssl.over(section_ssl);
         // The server section's (deprecated) nameMapper wins over the top-level one, as in Redisson.
         let mapper = server_mapper.or(mapper);
@@ -107,10 +108,12 @@ impl Parser<'_> {
             Some((key, v)) => config.with_name_mapper(self.name_mapper(&key, &v)?),
             None => config,
         };
-        config = config.with_replica_sync(match (mode, check_synced) {
-            (Mode::Single, _) => ReplicaSync::Off,
-            (Mode::Cluster | Mode::Sentinel | Mode::MasterSlave, Some(false)) => ReplicaSync::BestEffort,
-            (Mode::Cluster | Mode::Sentinel | Mode::MasterSlave, _) => ReplicaSync::Required,
+        config = config.with_replica_sync(match (topology, check_synced) {
+            (Topology::Single, _) => ReplicaSync::Off,
+            (Topology::Cluster | Topology::Sentinel | Topology::MasterSlave, Some(false)) => {
+                ReplicaSync::BestEffort
+            }
+            (Topology::Cluster | Topology::Sentinel | Topology::MasterSlave, _) => ReplicaSync::Required,
         });
         config.validate()?;
         #[cfg(feature = "tls-rustls")]

@@ -14,7 +14,7 @@ use crate::layout::{ChannelSpec, KeySpec, Layout};
 use crate::once::Once;
 use crate::script::{self, lua};
 use crate::synchronizer::pending::{GiveBack, Pending};
-use crate::synchronizer::wait::Waiter;
+use crate::synchronizer::wait::WaitTarget;
 use crate::waiting::Step;
 
 lua!(PES_ACQUIRE, "expirable/acquire", with "common/notify", "common/counter", "common/reclaim");
@@ -369,7 +369,7 @@ impl PermitExpirableSemaphore {
     ) -> Result<Option<PermitGuard>> {
         let n = super::permits(&self.s.key, permits)?;
         lease_end(&self.s.key, lease)?;
-        let deadline = crate::lease::after(Instant::now(), wait);
+        let deadline = crate::deadline::after(Instant::now(), wait);
         Ok(self
             .wait(n, lease, Some(deadline))
             .await?
@@ -646,14 +646,14 @@ impl PermitExpirableSemaphore {
         lease: Option<Duration>,
         deadline: Option<Instant>,
     ) -> Result<Option<Vec<PermitId>>> {
-        let waiter = Waiter {
+        let target = WaitTarget {
             client: &self.s.client,
             key: &self.s.key,
             channel: &self.s.channel,
             kind: "expirable semaphore",
             messages: crate::pubsub::Messages::Permits,
         };
-        waiter
+        target
             .until(deadline, || async {
                 Ok(match self.attempt(n, lease).await? {
                     Ok(ids) => Step::Done(ids),
@@ -751,7 +751,7 @@ fn retry_at(v: &Value, now: i64) -> Option<Instant> {
     };
     // one ms past the end: the reclaim takes leases that ended at or before its `now`
     let wait = end.saturating_sub(now).saturating_add(1).max(0);
-    Some(crate::lease::after(
+    Some(crate::deadline::after(
         Instant::now(),
         Duration::from_millis(wait.unsigned_abs()),
     ))

@@ -12,7 +12,7 @@ use crate::layout::{ChannelSpec, KeySpec, Layout};
 use crate::once::Once;
 use crate::script::{self, lua};
 use crate::synchronizer::pending::{GiveBack, Pending};
-use crate::synchronizer::wait::Waiter;
+use crate::synchronizer::wait::WaitTarget;
 use crate::waiting::Step;
 
 lua!(SEM_TRY_ACQUIRE, "semaphore/try_acquire", with "common/counter");
@@ -259,7 +259,7 @@ impl Semaphore {
         let Some(n) = self.count_of(permits)? else {
             return Ok(Some(SemaphoreGuard::none(self.clone())));
         };
-        let deadline = crate::lease::after(Instant::now(), wait);
+        let deadline = crate::deadline::after(Instant::now(), wait);
         Ok(self
             .wait(n, Some(deadline))
             .await?
@@ -400,14 +400,14 @@ impl Semaphore {
 
     /// Waits for `n` permits until `deadline`: `None` when it passed first.
     async fn wait(&self, n: i64, deadline: Option<Instant>) -> Result<Option<()>> {
-        let waiter = Waiter {
+        let target = WaitTarget {
             client: &self.s.client,
             key: &self.s.key,
             channel: &self.s.channel,
             kind: "semaphore",
             messages: crate::pubsub::Messages::Permits,
         };
-        waiter
+        target
             .until(deadline, || async {
                 Ok(match self.attempt(n).await? {
                     true => Step::Done(()),

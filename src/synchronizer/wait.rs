@@ -12,7 +12,7 @@ use crate::pubsub::Messages;
 use crate::waiting::{Between, Seen, Step, Wait};
 
 /// The synchronizer being waited on.
-pub(crate) struct Waiter<'a> {
+pub(crate) struct WaitTarget<'a> {
     pub client: &'a Arc<ClientInner>,
     /// Its key (named in logs and errors).
     pub key: &'a Arc<str>,
@@ -24,7 +24,7 @@ pub(crate) struct Waiter<'a> {
     pub messages: Messages,
 }
 
-impl Waiter<'_> {
+impl WaitTarget<'_> {
     /// Runs `step` until it is done or `deadline` passes (`None`: no deadline): `Ok(None)` when
     /// the deadline passed first (the error of the last step when that one failed).
     ///

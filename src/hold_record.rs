@@ -1,4 +1,5 @@
-//! Lease state shared by a guard, the hold table and the watchdog: the lock-lost signal.
+//! The record of one held (lock key, owner field), shared by its guards, the hold table and the
+//! watchdog: the epoch's state (the lock-lost signal) and the table's bookkeeping.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -38,12 +39,12 @@ impl At {
 /// The hold table ([`crate::holds`]) keeps the field's current record; a record whose epoch
 /// ended is never revived: the next grant of the field starts a new record, so a guard of the
 /// old epoch stays stale (and keeps reporting how its epoch ended) for ever.
-pub(crate) struct Lease {
+pub(crate) struct HoldRecord {
     field: Arc<str>,
     slot: Mutex<Slot>,
 }
 
-/// The mutable part of a [`Lease`]: the epoch as guards see it, and the hold table's
+/// The mutable part of a [`HoldRecord`]: the epoch as guards see it, and the hold table's
 /// bookkeeping for the field (which only [`crate::holds`] touches).
 pub(crate) struct Slot {
     /// `Held` until the epoch ends (also before it started: see `started`).
@@ -211,12 +212,12 @@ impl Slot {
     }
 }
 
-impl Lease {
+impl HoldRecord {
     /// A record for `field` without an epoch yet.
-    pub(crate) fn fresh(field: Arc<str>, kind: &'static dyn Kind) -> Lease {
+    pub(crate) fn fresh(field: Arc<str>, kind: &'static dyn Kind) -> HoldRecord {
         // the base of every deadline is set before the first request of any record is sent
         std::sync::LazyLock::force(&BASE);
-        Lease {
+        HoldRecord {
             field,
             slot: Mutex::new(Slot {
                 state: LeaseState::Held,
@@ -256,7 +257,7 @@ impl Lease {
             }
         }
         static NO_KIND: NoKind = NoKind;
-        let l = Lease::fresh("test".into(), &NO_KIND);
+        let l = HoldRecord::fresh("test".into(), &NO_KIND);
         l.lock().start(valid_until, on_expiry);
         l
     }
@@ -322,10 +323,10 @@ impl Lease {
     }
 }
 
-impl std::fmt::Debug for Lease {
+impl std::fmt::Debug for HoldRecord {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let s = self.slot.lock();
-        f.debug_struct("Lease")
+        f.debug_struct("HoldRecord")
             .field("field", &&*self.field)
             .field("state", &s.state)
             .field("started", &s.started)
@@ -334,19 +335,11 @@ impl std::fmt::Debug for Lease {
     }
 }
 
-/// `start + d`, saturating at a year from `start`: the one deadline rule of every wait, lease and
-/// window (a caller's `Duration::MAX` means "no practical bound", never a panic).
-pub(crate) fn after(start: Instant, d: Duration) -> Instant {
-    start
-        .checked_add(d)
-        .unwrap_or(start + Duration::from_secs(86_400 * 365))
-}
-
 #[cfg(test)]
 mod tests {
     #[tokio::test]
     async fn a_shorter_deadline_wakes_lost_waiters() {
-        let l = std::sync::Arc::new(Lease::new(
+        let l = std::sync::Arc::new(HoldRecord::new(
             Instant::now() + Duration::from_secs(60),
             LostReason::RenewalFailed,
         ));
@@ -368,7 +361,7 @@ mod tests {
 
     #[tokio::test]
     async fn deadline_turns_held_into_lost() {
-        let l = Lease::new(
+        let l = HoldRecord::new(
             Instant::now() + Duration::from_millis(30),
             LostReason::LeaseExpired,
         );
@@ -386,7 +379,7 @@ mod tests {
     #[test]
     fn a_renewal_answered_after_an_unobserved_deadline_keeps_the_hold() {
         let sent_at = Instant::now();
-        let l = Lease::new(sent_at + Duration::from_millis(20), LostReason::RenewalFailed);
+        let l = HoldRecord::new(sent_at + Duration::from_millis(20), LostReason::RenewalFailed);
         // the reply is read only after the deadline (the process was paused), nobody looked
         std::thread::sleep(Duration::from_millis(40));
         l.renewed(
@@ -401,7 +394,7 @@ mod tests {
         );
 
         // a renewal sent after the deadline proves nothing about the time before it
-        let l = Lease::new(
+        let l = HoldRecord::new(
             Instant::now() + Duration::from_millis(20),
             LostReason::RenewalFailed,
         );
@@ -412,7 +405,7 @@ mod tests {
 
         // a lapse somebody saw was reported: a renewal answered after that changes nothing
         let sent_at = Instant::now();
-        let l = Lease::new(sent_at + Duration::from_millis(20), LostReason::RenewalFailed);
+        let l = HoldRecord::new(sent_at + Duration::from_millis(20), LostReason::RenewalFailed);
         std::thread::sleep(Duration::from_millis(40));
         assert_eq!(l.state(), LeaseState::Lost(LostReason::RenewalFailed));
         l.renewed(
@@ -429,7 +422,7 @@ mod tests {
 
     #[tokio::test]
     async fn explicit_loss_wakes_waiters() {
-        let l = std::sync::Arc::new(Lease::new(
+        let l = std::sync::Arc::new(HoldRecord::new(
             Instant::now() + Duration::from_secs(60),
             LostReason::RenewalFailed,
         ));
