@@ -365,7 +365,7 @@ impl ClientBuilder {
                 (
                     Connection::Sentinel(crate::sentinel::SentinelConnection::new(
                         link.clone(),
-                        crate::sentinel::Role::Commands,
+                        crate::sentinel::Purpose::Commands,
                     )),
                     Some(PubSubConn::Sentinel(link)),
                     None,

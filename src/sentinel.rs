@@ -68,13 +68,13 @@ struct Bound {
     client: redis::Client,
     commands: ConnectionManager,
     pubsub: Option<ConnectionManager>,
-    /// The loss watch's own connection to this master (see [`Role::Tracker`]), once used.
+    /// The loss watch's own connection to this master (see [`Purpose::Tracker`]), once used.
     tracker: Option<ConnectionManager>,
 }
 
 /// Which of the master's connections a [`SentinelConnection`] sends on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Role {
+pub(crate) enum Purpose {
     /// The command connection.
     Commands,
     /// The loss watch's own connection, where held keys are renewed and read so that they are
@@ -172,7 +172,7 @@ impl SentinelLink {
         if bound.generation != generation {
             return Ok(None);
         }
-        self.conn_of(&bound, Role::Tracker).await.map(Some)
+        self.conn_of(&bound, Purpose::Tracker).await.map(Some)
     }
 
     /// Closes the current master's tracker (the loss watch tracks on the pub/sub connection
@@ -182,11 +182,11 @@ impl SentinelLink {
     }
 
     /// `bound`'s connection for `role`; the tracker is opened on first use, once per master.
-    async fn conn_of(&self, bound: &Bound, role: Role) -> RedisResult<ConnectionManager> {
-        match (role, &bound.tracker) {
-            (Role::Commands, _) => Ok(bound.commands.clone()),
-            (Role::Tracker, Some(t)) => Ok(t.clone()),
-            (Role::Tracker, None) => {
+    async fn conn_of(&self, bound: &Bound, purpose: Purpose) -> RedisResult<ConnectionManager> {
+        match (purpose, &bound.tracker) {
+            (Purpose::Commands, _) => Ok(bound.commands.clone()),
+            (Purpose::Tracker, Some(t)) => Ok(t.clone()),
+            (Purpose::Tracker, None) => {
                 let opened = tokio::time::timeout(
                     self.config.connect_timeout,
                     bound
@@ -302,12 +302,12 @@ impl SentinelLink {
         false
     }
 
-    async fn request_one(self: &Arc<Self>, role: Role, cmd: &Cmd) -> RedisResult<Value> {
+    async fn request_one(self: &Arc<Self>, purpose: Purpose, cmd: &Cmd) -> RedisResult<Value> {
         let bound = self.current();
-        let mut c = self.conn_of(&bound, role).await?;
+        let mut c = self.conn_of(&bound, purpose).await?;
         match c.req_packed_command(cmd).await {
             Err(e) if self.retry_after(bound.generation, &e).await => {
-                let mut c = self.conn_of(&self.current(), role).await?;
+                let mut c = self.conn_of(&self.current(), purpose).await?;
                 c.req_packed_command(cmd).await
             }
             res => res,
@@ -316,23 +316,23 @@ impl SentinelLink {
 
     async fn request_many(
         self: &Arc<Self>,
-        role: Role,
+        purpose: Purpose,
         pipeline: &Pipeline,
         offset: usize,
         count: usize,
     ) -> RedisResult<Vec<Value>> {
         let bound = self.current();
-        let mut c = self.conn_of(&bound, role).await?;
+        let mut c = self.conn_of(&bound, purpose).await?;
         match c.req_packed_commands(pipeline, offset, count).await {
             Err(e) if self.retry_after(bound.generation, &e).await => {
-                let mut c = self.conn_of(&self.current(), role).await?;
+                let mut c = self.conn_of(&self.current(), purpose).await?;
                 c.req_packed_commands(pipeline, offset, count).await
             }
             // a pipeline that ignores errors (a script and its WAIT) carries them in its replies;
             // a node that is no longer a writable master refused every write in it, so it is sent
             // once more on the new master
             Ok(replies) if replies.iter().any(moved_reply) && self.follow(bound.generation).await => {
-                let mut c = self.conn_of(&self.current(), role).await?;
+                let mut c = self.conn_of(&self.current(), purpose).await?;
                 c.req_packed_commands(pipeline, offset, count).await
             }
             res => res,
@@ -521,13 +521,13 @@ fn spawn_scanner(link: Weak<SentinelLink>, every: Duration) {
 #[derive(Clone)]
 pub struct SentinelConnection {
     link: Arc<SentinelLink>,
-    role: Role,
+    purpose: Purpose,
 }
 
 impl SentinelConnection {
     /// `link`'s connection for `role`, on whichever master the link is on.
-    pub(crate) fn new(link: Arc<SentinelLink>, role: Role) -> SentinelConnection {
-        SentinelConnection { link, role }
+    pub(crate) fn new(link: Arc<SentinelLink>, purpose: Purpose) -> SentinelConnection {
+        SentinelConnection { link, purpose }
     }
 
     /// `host:port` of the master this connection currently sends to.
@@ -546,8 +546,8 @@ impl SentinelConnection {
 
 impl ConnectionLike for SentinelConnection {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
-        let (link, role) = (self.link.clone(), self.role);
-        Box::pin(async move { link.request_one(role, cmd).await })
+        let (link, purpose) = (self.link.clone(), self.purpose);
+        Box::pin(async move { link.request_one(purpose, cmd).await })
     }
 
     fn req_packed_commands<'a>(
@@ -556,8 +556,8 @@ impl ConnectionLike for SentinelConnection {
         offset: usize,
         count: usize,
     ) -> RedisFuture<'a, Vec<Value>> {
-        let (link, role) = (self.link.clone(), self.role);
-        Box::pin(async move { link.request_many(role, pipeline, offset, count).await })
+        let (link, purpose) = (self.link.clone(), self.purpose);
+        Box::pin(async move { link.request_many(purpose, pipeline, offset, count).await })
     }
 
     fn get_db(&self) -> i64 {

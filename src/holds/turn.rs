@@ -61,7 +61,7 @@ impl Drop for Turn {
 }
 
 /// Why a turn was not taken now.
-enum NotNow {
+enum Blocked {
     /// Another operation on the field holds it: wait on this.
     Busy(Arc<Notify>),
     /// The client is shutting down: no acquisition starts.
@@ -105,8 +105,8 @@ impl Holds {
     ) -> Result<Option<Turn>> {
         match self.take_turn(key, field, kind, true) {
             Ok(t) => Ok(Some(t)),
-            Err(NotNow::Busy(_)) => Ok(None),
-            Err(NotNow::Closed) => Err(Error::Shutdown),
+            Err(Blocked::Busy(_)) => Ok(None),
+            Err(Blocked::Closed) => Err(Error::Shutdown),
         }
     }
 
@@ -120,8 +120,8 @@ impl Holds {
         loop {
             let waiters = match self.take_turn(key, field, kind, acquire) {
                 Ok(turn) => return Ok(turn),
-                Err(NotNow::Closed) => return Err(Error::Shutdown),
-                Err(NotNow::Busy(waiters)) => waiters,
+                Err(Blocked::Closed) => return Err(Error::Shutdown),
+                Err(Blocked::Busy(waiters)) => waiters,
             };
             let notified = waiters.notified();
             let mut notified = std::pin::pin!(notified);
@@ -150,15 +150,15 @@ impl Holds {
         field: &Arc<str>,
         kind: &'static dyn Kind,
         acquire: bool,
-    ) -> Result<Turn, NotNow> {
+    ) -> Result<Turn, Blocked> {
         let mut t = self.table.lock();
         if acquire && t.closed {
-            return Err(NotNow::Closed);
+            return Err(Blocked::Closed);
         }
         let started = {
             let mut s = t.entry(key, field, kind).lock();
             if s.busy {
-                return Err(NotNow::Busy(s.waiters()));
+                return Err(Blocked::Busy(s.waiters()));
             }
             s.busy = true;
             s.started

@@ -47,7 +47,7 @@ use crate::config::{Config, LossDetection};
 use crate::conn::{slot_groups, Connection};
 use crate::error::Error;
 use crate::holds::{Holds, RenewalItem};
-use crate::pubsub::{Invalidated, Pending, PubSubConn};
+use crate::pubsub::{Invalidated, PubSubConn, ToCheck};
 use crate::script;
 use redis::cluster_routing::{MultipleNodeRoutingInfo, ResponsePolicy, RoutingInfo};
 use redis::Value;
@@ -300,7 +300,7 @@ impl LossWatcher {
     async fn round(
         &self,
         holds: &Holds,
-        mut pending: Pending,
+        mut pending: ToCheck,
         timed: &HashSet<Arc<str>>,
         expiries: &mut BTreeMap<Instant, Vec<Arc<str>>>,
         quiet: &mut Quiet,
@@ -386,7 +386,7 @@ impl LossWatcher {
         let reported = |k: &Arc<str>| !pending.all && !pending.fresh.contains(k) && !timed.contains(k);
         for (
             chunk,
-            Read {
+            BatchRead {
                 ok,
                 short,
                 in_place,
@@ -539,7 +539,7 @@ impl LossWatcher {
     /// Redis serves during `CLIENT PAUSE WRITE`, out of memory and on replicas, where a script
     /// might be refused) and ends the epochs whose field is gone. False when the batch is to be
     /// read again (the call failed, or a reply was neither an answer nor "another type").
-    async fn read(&self, conn: &Connection, holds: &Holds, chunk: &[RenewalItem], ttls: bool) -> Read {
+    async fn read(&self, conn: &Connection, holds: &Holds, chunk: &[RenewalItem], ttls: bool) -> BatchRead {
         let mut pipe = redis::pipe();
         pipe.ignore_errors();
         for it in chunk {
@@ -570,18 +570,18 @@ impl LossWatcher {
                     got = replies.len(),
                     "loss detection: a reply of the wrong length; reading again"
                 );
-                return Read::failed();
+                return BatchRead::failed();
             }
             Ok(Err(e)) => {
                 tracing::debug!(error = %e, holds = chunk.len(), "loss detection: reading holds failed; retrying");
-                return Read::failed();
+                return BatchRead::failed();
             }
             Err(_) => {
                 tracing::debug!(
                     holds = chunk.len(),
                     "loss detection: reading holds timed out; retrying"
                 );
-                return Read::failed();
+                return BatchRead::failed();
             }
         };
         tracing::trace!(holds = chunk.len(), first = %chunk[0].key, "loss detection: holds read");
@@ -621,7 +621,7 @@ impl LossWatcher {
             .filter(|(_, ttl)| *ttl < self.short_ttl)
             .collect();
         gone_keys.retain(|k| !present.contains(k));
-        Read {
+        BatchRead {
             ok: complete,
             short,
             in_place: present.into_iter().cloned().collect(),
@@ -631,7 +631,7 @@ impl LossWatcher {
 }
 
 /// What one batch read found.
-struct Read {
+struct BatchRead {
     /// Every hold was answered (else the batch is read again).
     ok: bool,
     /// Keys in place whose TTL was cut short, with that TTL: read again when it runs out.
@@ -642,9 +642,9 @@ struct Read {
     gone: Vec<Arc<str>>,
 }
 
-impl Read {
-    fn failed() -> Read {
-        Read {
+impl BatchRead {
+    fn failed() -> BatchRead {
+        BatchRead {
             ok: false,
             short: Vec::new(),
             in_place: Vec::new(),

@@ -55,7 +55,7 @@ use crate::conn::Connection;
 use crate::error::Error;
 use crate::pubsub::Invalidated;
 use crate::script;
-use crate::sentinel::{Role, SentinelConnection, SentinelLink};
+use crate::sentinel::{Purpose, SentinelConnection, SentinelLink};
 
 use super::not_now::{classify, redirect_gone, NotNow};
 use super::per_master;
@@ -125,14 +125,14 @@ impl NoEcho {
         timeout: Duration,
     ) -> Option<NoEcho> {
         let own = NoEcho::new(
-            Connection::Sentinel(SentinelConnection::new(link.clone(), Role::Tracker)),
+            Connection::Sentinel(SentinelConnection::new(link.clone(), Purpose::Tracker)),
             Some(link.clone()),
             client_id,
         );
         let Some((generation, pubsub)) = link.pubsub_at() else {
             return Some(own);
         };
-        let writer = Connection::Sentinel(SentinelConnection::new(link.clone(), Role::Commands));
+        let writer = Connection::Sentinel(SentinelConnection::new(link.clone(), Purpose::Commands));
         let probed = Probe::new(client_id)
             .run(&Connection::Manager(pubsub), &writer, invalidated, timeout)
             .await;

@@ -66,17 +66,17 @@ pub(super) struct State {
     pub(super) last_failure: Option<Failure>,
 }
 
-pub(super) enum Step {
+pub(super) enum Change {
     Subscribe,
     Unsubscribe,
 }
 
 impl State {
-    pub(super) fn work(&self) -> Option<Step> {
+    pub(super) fn work(&self) -> Option<Change> {
         if self.users > 0 && self.requested && !self.subscribed {
-            Some(Step::Subscribe)
+            Some(Change::Subscribe)
         } else if self.users == 0 && self.maybe_subscribed {
-            Some(Step::Unsubscribe)
+            Some(Change::Unsubscribe)
         } else {
             None
         }

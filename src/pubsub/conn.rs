@@ -8,7 +8,7 @@ use redis::aio::ConnectionManager;
 use redis::cluster_async::ClusterConnection;
 use redis::ProtocolVersion;
 
-use super::channel::Step;
+use super::channel::Change;
 use super::health::Failure;
 use super::push::{push_handler, Pushes};
 use super::Hub;
@@ -100,21 +100,21 @@ impl PubSubConn {
 impl Hub {
     /// One SUBSCRIBE or UNSUBSCRIBE of `name` with the hub's commands ([`PubSubCommands::Both`]: the classic
     /// command, then the sharded one).
-    pub(super) async fn command(&self, step: Step, name: &str) -> std::result::Result<(), Failure> {
+    pub(super) async fn command(&self, change: Change, name: &str) -> std::result::Result<(), Failure> {
         let Some(conn) = self.conn.clone() else {
             return Ok(());
         };
         #[cfg(all(test, redisson_lock_loom))]
         if let PubSubConn::Model(server) = &conn {
-            return server.command(&step);
+            return server.command(&change);
         }
         let mut classic_done = false;
         if self.commands.classic() {
-            self.one(&conn, &step, false, name).await?;
+            self.one(&conn, &change, false, name).await?;
             classic_done = true;
         }
         if self.commands.sharded() {
-            let res = self.one(&conn, &step, true, name).await;
+            let res = self.one(&conn, &change, true, name).await;
             return match res {
                 Err(f) if classic_done => Err(Failure::Partial(Box::new(f))),
                 other => other,
@@ -126,21 +126,21 @@ impl Hub {
     async fn one(
         &self,
         conn: &PubSubConn,
-        step: &Step,
+        change: &Change,
         sharded: bool,
         name: &str,
     ) -> std::result::Result<(), Failure> {
         let fut = async move {
-            match (conn.clone(), step, sharded) {
-                (PubSubConn::Cluster(mut c), Step::Subscribe, true) => c.ssubscribe(name).await,
-                (PubSubConn::Cluster(mut c), Step::Unsubscribe, true) => c.sunsubscribe(name).await,
-                (PubSubConn::Cluster(mut c), Step::Subscribe, false) => c.subscribe(name).await,
-                (PubSubConn::Cluster(mut c), Step::Unsubscribe, false) => c.unsubscribe(name).await,
+            match (conn.clone(), change, sharded) {
+                (PubSubConn::Cluster(mut c), Change::Subscribe, true) => c.ssubscribe(name).await,
+                (PubSubConn::Cluster(mut c), Change::Unsubscribe, true) => c.sunsubscribe(name).await,
+                (PubSubConn::Cluster(mut c), Change::Subscribe, false) => c.subscribe(name).await,
+                (PubSubConn::Cluster(mut c), Change::Unsubscribe, false) => c.unsubscribe(name).await,
                 // a single node (or a sentinel master): the client resolves every mode to classic there
-                (PubSubConn::Manager(mut c), Step::Subscribe, _) => c.subscribe(name).await,
-                (PubSubConn::Manager(mut c), Step::Unsubscribe, _) => c.unsubscribe(name).await,
-                (PubSubConn::Sentinel(link), Step::Subscribe, _) => link.subscribe(name).await,
-                (PubSubConn::Sentinel(link), Step::Unsubscribe, _) => link.unsubscribe(name).await,
+                (PubSubConn::Manager(mut c), Change::Subscribe, _) => c.subscribe(name).await,
+                (PubSubConn::Manager(mut c), Change::Unsubscribe, _) => c.unsubscribe(name).await,
+                (PubSubConn::Sentinel(link), Change::Subscribe, _) => link.subscribe(name).await,
+                (PubSubConn::Sentinel(link), Change::Unsubscribe, _) => link.unsubscribe(name).await,
                 #[cfg(all(test, redisson_lock_loom))]
                 (PubSubConn::Model(_), ..) => unreachable!("the modelled server answers in `command`"),
             }

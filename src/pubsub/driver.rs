@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::channel::{Channel, Step};
+use super::channel::{Change, Channel};
 use super::health::Health;
 use super::Hub;
 
@@ -52,7 +52,7 @@ impl Hub {
             // the last user left a confirmed subscription: keep it a moment for a quick return
             let linger = {
                 let st = ch.state.lock();
-                !lingered && st.subscribed && matches!(st.work(), Some(Step::Unsubscribe))
+                !lingered && st.subscribed && matches!(st.work(), Some(Change::Unsubscribe))
             };
             if linger {
                 lingered = true;
@@ -63,22 +63,22 @@ impl Hub {
                 }
                 continue;
             }
-            let (step, was_maybe) = {
+            let (change, was_maybe) = {
                 let mut st = ch.state.lock();
-                let step = st.work();
+                let change = st.work();
                 let was_maybe = st.maybe_subscribed;
-                match step {
-                    Some(Step::Subscribe) => {
+                match change {
+                    Some(Change::Subscribe) => {
                         st.requested = false;
                         st.subscribing = true;
                         st.maybe_subscribed = true;
                     }
-                    Some(Step::Unsubscribe) => st.subscribed = false,
+                    Some(Change::Unsubscribe) => st.subscribed = false,
                     None => {}
                 }
-                (step, was_maybe)
+                (change, was_maybe)
             };
-            match step {
+            match change {
                 None => {
                     let mut map = self.channels.lock();
                     let mut st = ch.state.lock();
@@ -92,8 +92,8 @@ impl Hub {
                     }
                     return;
                 }
-                Some(Step::Subscribe) => {
-                    let res = self.command(Step::Subscribe, &name).await;
+                Some(Change::Subscribe) => {
+                    let res = self.command(Change::Subscribe, &name).await;
                     self.record(&res);
                     {
                         let mut st = ch.state.lock();
@@ -119,7 +119,7 @@ impl Hub {
                     }
                     ch.settled.notify_waiters();
                 }
-                Some(Step::Unsubscribe) => {
+                Some(Change::Unsubscribe) => {
                     if let Some(at) = retry_at.filter(|at| Instant::now() < *at) {
                         // back off, unless a user arrives and wants the channel again
                         tokio::select! {
@@ -129,7 +129,7 @@ impl Hub {
                         }
                         continue;
                     }
-                    let res = self.command(Step::Unsubscribe, &name).await;
+                    let res = self.command(Change::Unsubscribe, &name).await;
                     self.record(&res);
                     match res {
                         Ok(()) => {

@@ -16,7 +16,7 @@ use crate::primitives::{Mutex, Notify};
 
 /// What the loss watch has to look at.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub(crate) struct Pending {
+pub(crate) struct ToCheck {
     /// Keys that changed (or that a new hold needs read, so that they are tracked).
     pub keys: HashSet<Arc<str>>,
     /// Those of `keys` that only a new hold put there (nothing reported them changed).
@@ -29,7 +29,7 @@ pub(crate) struct Pending {
     pub urgent: bool,
 }
 
-impl Pending {
+impl ToCheck {
     pub(crate) fn is_empty(&self) -> bool {
         self.keys.is_empty() && !self.all && !self.reconnect
     }
@@ -47,7 +47,7 @@ pub(crate) struct Invalidated {
     /// That connection, once opened: nothing but the renewals, the lease extensions and the
     /// watch's reads of held keys is sent on it.
     tracker: OnceLock<Connection>,
-    pending: Mutex<Pending>,
+    pending: Mutex<ToCheck>,
     wake: Notify,
 }
 
@@ -56,7 +56,7 @@ impl Invalidated {
     pub(crate) fn set_active(&self, active: bool) {
         self.active.store(active, Ordering::SeqCst);
         if !active {
-            *self.pending.lock() = Pending::default();
+            *self.pending.lock() = ToCheck::default();
         }
     }
 
@@ -116,7 +116,7 @@ impl Invalidated {
         self.pending.lock().keys.remove(key);
     }
 
-    fn add(&self, urgent: bool, f: impl FnOnce(&mut Pending)) {
+    fn add(&self, urgent: bool, f: impl FnOnce(&mut ToCheck)) {
         if !self.is_active() {
             return;
         }
@@ -171,7 +171,7 @@ impl Invalidated {
 
     /// Takes what is pending: at most `max` keys (the rest stays pending, and urgent if it
     /// was), or everything when every key is to be read anyway.
-    pub(crate) fn take(&self, max: usize) -> Pending {
+    pub(crate) fn take(&self, max: usize) -> ToCheck {
         let mut p = self.pending.lock();
         if p.all || p.keys.len() <= max {
             return std::mem::take(&mut *p);
@@ -184,7 +184,7 @@ impl Invalidated {
                 fresh.insert(k.clone());
             }
         }
-        Pending {
+        ToCheck {
             keys,
             fresh,
             all: false,
@@ -194,7 +194,7 @@ impl Invalidated {
     }
 
     /// Puts back what could not be handled (it is handled with what came meanwhile).
-    pub(crate) fn put_back(&self, p: Pending) {
+    pub(crate) fn put_back(&self, p: ToCheck) {
         let mut cur = self.pending.lock();
         for k in p.keys {
             if p.fresh.contains(&k) && !cur.keys.contains(&k) {
@@ -217,7 +217,7 @@ impl Invalidated {
         self.wait_for(|p| p.urgent).await
     }
 
-    async fn wait_for(&self, ready: impl Fn(&Pending) -> bool) {
+    async fn wait_for(&self, ready: impl Fn(&ToCheck) -> bool) {
         loop {
             let woken = self.wake.notified();
             let mut woken = std::pin::pin!(woken);

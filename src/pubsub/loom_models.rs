@@ -17,7 +17,7 @@ use loom::future::block_on;
 use loom::sync::{mpsc, Mutex as LoomMutex};
 use loom::thread;
 
-use super::channel::Step;
+use super::channel::Change;
 use super::*;
 
 const CHANNEL: &str = "redisson_lock__channel:{lock}";
@@ -68,7 +68,7 @@ impl Server {
     }
 
     /// One command, as the hub's connection would send it.
-    pub(super) fn command(&self, step: &Step) -> std::result::Result<(), Failure> {
+    pub(super) fn command(&self, change: &Change) -> std::result::Result<(), Failure> {
         {
             let mut s = self.lock();
             assert!(!s.in_flight, "two commands of one channel in flight: two drivers");
@@ -77,12 +77,12 @@ impl Server {
         thread::yield_now(); // the round trip
         let mut s = self.lock();
         s.in_flight = false;
-        match step {
-            Step::Unsubscribe => {
+        match change {
+            Change::Unsubscribe => {
                 s.subscribed = false;
                 Ok(())
             }
-            Step::Subscribe => match s.subscribes.pop_front().flatten() {
+            Change::Subscribe => match s.subscribes.pop_front().flatten() {
                 None => {
                     s.subscribed = true;
                     Ok(())

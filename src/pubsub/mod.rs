@@ -71,7 +71,7 @@ use crate::primitives::Mutex;
 pub(crate) use channel::{clock_ms, Channel, ChannelsHandle, Messages};
 pub(crate) use conn::{cluster_conn, PubSubCommands, PubSubConn};
 use health::{Failure, Health};
-pub(crate) use invalidated::{Invalidated, Pending};
+pub(crate) use invalidated::{Invalidated, ToCheck};
 pub(crate) use push::{push_handler, HubSink, Pushes};
 
 pub(crate) struct Hub {
