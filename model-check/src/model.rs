@@ -203,7 +203,7 @@ pub enum Action {
     GiveUp(ClientId),
     /// A client stops waiting for a reply (a command timeout).
     Timeout(ClientId),
-    /// A holder finds its trust window passed (`src/lease.rs`).
+    /// A holder finds its trust window passed (`src/hold_record.rs`).
     Expire(ClientId),
     /// The loss signal reaches a holder whose field vanished (`src/loss_watch/mod.rs`).
     Signal(ClientId),

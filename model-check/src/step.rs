@@ -259,7 +259,7 @@ impl ProtocolModel {
                     Op::Idle | Op::Wait => {}
                 }
             }
-            // src/lease.rs: the window of the last grant or renewal passed: the loss is final.
+            // src/hold_record.rs: the window of the last grant or renewal passed: the loss is final.
             Action::Expire(id) => s.clients[usize::from(id)].lost = true,
             // src/loss_watch/mod.rs: the tracked key changed and the HEXISTS read found the
             // owner's field gone.
