@@ -337,15 +337,21 @@ impl std::fmt::Debug for HoldRecord {
 
 #[cfg(test)]
 mod tests {
-    #[tokio::test]
-    async fn a_shorter_deadline_wakes_lost_waiters() {
-        let l = std::sync::Arc::new(HoldRecord::new(
+    /// A record held for a minute, and a task waiting in `lost()` on it.
+    async fn held_with_a_lost_waiter() -> (Arc<HoldRecord>, tokio::task::JoinHandle<LostReason>) {
+        let l = Arc::new(HoldRecord::new(
             Instant::now() + Duration::from_secs(60),
             LostReason::RenewalFailed,
         ));
         let l2 = l.clone();
         let waiter = tokio::spawn(async move { l2.lost().await });
         tokio::task::yield_now().await;
+        (l, waiter)
+    }
+
+    #[tokio::test]
+    async fn a_shorter_deadline_wakes_lost_waiters() {
+        let (l, waiter) = held_with_a_lost_waiter().await;
         l.lower_to(
             Instant::now() + Duration::from_millis(20),
             LostReason::LeaseExpired,
@@ -422,13 +428,7 @@ mod tests {
 
     #[tokio::test]
     async fn explicit_loss_wakes_waiters() {
-        let l = std::sync::Arc::new(HoldRecord::new(
-            Instant::now() + Duration::from_secs(60),
-            LostReason::RenewalFailed,
-        ));
-        let l2 = l.clone();
-        let waiter = tokio::spawn(async move { l2.lost().await });
-        tokio::task::yield_now().await;
+        let (l, waiter) = held_with_a_lost_waiter().await;
         l.set(LeaseState::Lost(LostReason::OwnerGone));
         assert_eq!(waiter.await.unwrap(), LostReason::OwnerGone);
         l.set(LeaseState::Released);
