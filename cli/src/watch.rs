@@ -20,7 +20,7 @@ use crate::render::COUNT_KIND;
 use crate::render::{count_summary, fmt_ttl, info_json, latch_json, summary_line, ttl_ms, Out};
 use crate::semaphore::SemaphoreWatch;
 use crate::target::{Session, Target, Topology};
-use crate::{now_ms, state_key, Failure, Outcome};
+use crate::{now_ms, Failure, Outcome};
 
 pub(crate) async fn watch(
     session: &Session,
@@ -420,4 +420,19 @@ impl Follow for CountWatch {
     fn failure(&self, e: Error) -> Failure {
         count::count_failure(e)
     }
+}
+
+/// The lock's state, for change detection in `watch`.
+fn state_key(info: &LockInfo) -> String {
+    let mut s = format!("{:?}|{:?}|", info.kind, info.mode);
+    for h in &info.holders {
+        s.push_str(&format!("{}={};", h.field, h.hold_count));
+    }
+    s.push('|');
+    for w in &info.queue {
+        s.push_str(&w.field);
+        s.push(';');
+    }
+    s.push_str(&format!("|{:?}", info.token));
+    s
 }
